@@ -1,0 +1,159 @@
+#include "cli.h"
+
+#include "registry.h"
+#include "tforge/error.h"
+#include "tforge/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef TFORGE_VERSION
+#define TFORGE_VERSION "0.0.0"
+#endif
+
+/* A command that another piece of work will build: it says so and exits 2, never pretends. */
+static int not_built(const cli_command *command, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(command->help, stdout);
+            return TFORGE_EXIT_OK;
+        }
+    fprintf(stderr, "tforge %s: not built yet in this version (%s)\n", command->name,
+            command->summary);
+    return TFORGE_EXIT_USAGE;
+}
+
+static const cli_command cmd_tune = {
+    "tune", "tune a Triton kernel described by a task file",
+    "usage: tforge tune TASK.json [options]\n\nNot built yet in this version.\n", not_built};
+static const cli_command cmd_replay = {
+    "replay", "compare search strategies on a recorded tuning space",
+    "usage: tforge replay --cache FILE --strategy A[,B...] [options]\n\nNot built yet in this "
+    "version.\n",
+    not_built};
+static const cli_command cmd_bench_proposer = {
+    "bench-proposer", "time the Bayesian-optimisation proposer",
+    "usage: tforge bench-proposer [options]\n\nNot built yet in this version.\n", not_built};
+
+static const cli_command *const commands[] = {&cmd_tune, &cmd_replay, &cli_cmd_plugins,
+                                              &cmd_bench_proposer};
+enum { N_COMMANDS = sizeof commands / sizeof *commands };
+
+static void print_main_help(FILE *out)
+{
+    fprintf(out, "usage: tforge [--version] [--help] <command> [options]\n\n"
+                 "TritonForge makes existing Triton kernels faster.\n\ncommands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-16s %s\n", commands[i]->name, commands[i]->summary);
+    fprintf(out, "\nEvery command takes --help, -v/--verbose, -q/--quiet, --plugin-dir DIR, and\n"
+                 "--json where it prints results.\n\n"
+                 "exit status: 0 ok, 1 the work failed, 2 bad usage or bad input.\n");
+}
+
+int cli_common_option(const cli_command *command, cli_common *common, int opt, const char *arg)
+{
+    switch (opt) {
+    case CLI_OPT_JSON:
+        common->json = 1;
+        return 1;
+    case CLI_OPT_PLUGIN_DIR:
+        if (common->n_plugin_dirs == sizeof common->plugin_dirs / sizeof *common->plugin_dirs)
+            return cli_usage_error(command, "too many --plugin-dir options (at most 16)");
+        common->plugin_dirs[common->n_plugin_dirs++] = arg;
+        return 1;
+    case 'h':
+    case CLI_OPT_HELP:
+        fputs(command->help, stdout);
+        return -1;
+    case 'v':
+        common->verbosity++;
+        break;
+    case 'q':
+        common->verbosity--;
+        break;
+    default:
+        return 0;
+    }
+    int level = TFORGE_LOG_WARN + common->verbosity;
+    tforge_log_set_level(level < 0 ? TFORGE_LOG_ERROR : (tforge_log_level)level);
+    return 1;
+}
+
+int cli_usage_error(const cli_command *command, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fprintf(stderr, "tforge %s: ", command->name);
+    vfprintf(stderr, format, args);
+    fprintf(stderr, "\nsee 'tforge %s --help'\n", command->name);
+    va_end(args);
+    return TFORGE_EXIT_USAGE;
+}
+
+int cli_bad_option(const cli_command *command, char **argv)
+{
+    const char *what = optind > 0 ? argv[optind - 1] : "?";
+    return cli_usage_error(command, "unknown option or missing value: %s", what);
+}
+
+int cli_fail(const cli_command *command)
+{
+    const tforge_error *e = tforge_error_last();
+    fprintf(stderr, "tforge %s: %s\n", command->name, e->message[0] ? e->message : "failed");
+    switch (e->code) {
+    case TFORGE_EINPUT:
+    case TFORGE_ENOTFOUND:
+    case TFORGE_EABI:
+        return TFORGE_EXIT_USAGE;
+    default:
+        return TFORGE_EXIT_FAILED;
+    }
+}
+
+int cli_load_plugins(const cli_common *common, tforge_registry **out)
+{
+    tforge_registry *registry;
+    int rc = tforge_registry_new(&registry);
+    if (rc)
+        return rc;
+    rc = tforge_registry_load_search_path(registry, common->plugin_dirs, common->n_plugin_dirs);
+    if (rc) {
+        tforge_registry_free(registry);
+        return rc;
+    }
+    *out = registry;
+    return 0;
+}
+
+int tforge_cli_main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_main_help(stderr);
+        return TFORGE_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--version") == 0) {
+        printf("tforge %s (plugin ABI %u.%u)\n", TFORGE_VERSION, TFORGE_PLUGIN_ABI_MAJOR,
+               TFORGE_PLUGIN_ABI_MINOR);
+        return TFORGE_EXIT_OK;
+    }
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        if (argc > 2 && strcmp(name, "help") == 0)
+            for (size_t i = 0; i < N_COMMANDS; i++)
+                if (strcmp(argv[2], commands[i]->name) == 0) {
+                    fputs(commands[i]->help, stdout);
+                    return TFORGE_EXIT_OK;
+                }
+        print_main_help(stdout);
+        return TFORGE_EXIT_OK;
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(name, commands[i]->name) == 0) {
+            optind = 1;
+            return commands[i]->run(commands[i], argc - 1, argv + 1);
+        }
+    fprintf(stderr, "tforge: unknown command '%s'\nsee 'tforge --help'\n", name);
+    return TFORGE_EXIT_USAGE;
+}

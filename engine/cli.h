@@ -1,0 +1,62 @@
+/* What every `tforge` command shares: exit codes, the common options, and how errors are shown. */
+#ifndef TFORGE_ENGINE_CLI_H
+#define TFORGE_ENGINE_CLI_H
+
+#include <getopt.h>
+#include <stddef.h>
+
+enum { TFORGE_EXIT_OK = 0, TFORGE_EXIT_FAILED = 1, TFORGE_EXIT_USAGE = 2 };
+
+/* Options every command takes. */
+typedef struct cli_common {
+    int json;                /* --json: results as one JSON document on stdout */
+    int verbosity;           /* -v raises, -q lowers; 0 is the default (warnings) */
+    const char *plugin_dirs[16];
+    size_t n_plugin_dirs;    /* --plugin-dir DIR, in order */
+} cli_common;
+
+/* getopt_long ids of the common options; a command's own ids stay below 1000. */
+enum { CLI_OPT_JSON = 1000, CLI_OPT_PLUGIN_DIR, CLI_OPT_HELP };
+
+#define CLI_COMMON_LONG_OPTIONS                                                                   \
+    {"json", no_argument, NULL, CLI_OPT_JSON}, {"plugin-dir", required_argument, NULL,            \
+                                                CLI_OPT_PLUGIN_DIR},                              \
+        {"help", no_argument, NULL, CLI_OPT_HELP}, {"verbose", no_argument, NULL, 'v'},           \
+        {"quiet", no_argument, NULL, 'q'}
+#define CLI_COMMON_SHORT_OPTIONS "+hvq"
+
+typedef struct cli_command {
+    const char *name;
+    const char *summary; /* one line for `tforge --help` */
+    const char *help;    /* the whole text for `tforge NAME --help` */
+    int (*run)(const struct cli_command *command, int argc, char **argv);
+} cli_command;
+
+/* Handles a common option: returns 1 when `opt` was one, -1 when --help was printed (the caller
+ * then exits 0), 2 for a bad value, 0 when `opt` is the command's own. Applies the log level. */
+int cli_common_option(const cli_command *command, cli_common *common, int opt, const char *arg);
+
+/* Prints "tforge NAME: <message>" and the usage hint to stderr; returns TFORGE_EXIT_USAGE. */
+int cli_usage_error(const cli_command *command, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Prints the last error and maps its code to an exit status: bad input or a missing file is 2,
+ * anything else 1. */
+int cli_fail(const cli_command *command);
+
+/* An unknown option or a missing argument, as getopt_long reported it. */
+int cli_bad_option(const cli_command *command, char **argv);
+
+/* Loads plugins from the command line's folders, TFORGE_PLUGIN_PATH and the installed folder. */
+struct tforge_registry;
+int cli_load_plugins(const cli_common *common, struct tforge_registry **out);
+
+/* The commands, each defined in its own file. */
+extern const cli_command cli_cmd_plugins;
+
+int tforge_cli_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,376 @@
+#include "registry.h"
+
+#include "tforge/error.h"
+#include "tforge/log.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct module {
+    void *handle; /* NULL for a static module */
+    const tforge_plugin_module *entry;
+    char *path;
+} module;
+
+struct tforge_registry {
+    module *modules;
+    size_t n_modules, cap_modules;
+    tforge_plugin_record *records;
+    size_t n_records, cap_records;
+    tforge_plugin_refusal *refusals;
+    size_t n_refusals, cap_refusals;
+};
+
+static const char *const kind_names[] = {NULL,        "transform", "heuristic", "llm",
+                                         "costmodel", "strategy",  "profiler"};
+
+const char *tforge_plugin_kind_name(uint32_t kind)
+{
+    return kind < sizeof kind_names / sizeof *kind_names ? kind_names[kind] : NULL;
+}
+
+/* ---- the host services table ---- */
+
+static void host_log(const tforge_host *host, int level, const char *message)
+{
+    (void)host;
+    if (level < TFORGE_LOG_ERROR)
+        level = TFORGE_LOG_ERROR;
+    if (level > TFORGE_LOG_TRACE)
+        level = TFORGE_LOG_TRACE;
+    tforge_log((tforge_log_level)level, "%s", message ? message : "");
+}
+
+static int host_error(const tforge_host *host, int code, const char *message)
+{
+    (void)host;
+    return tforge_error_set(code < 0 ? code : TFORGE_ERROR, "%s", message ? message : "");
+}
+
+static void *host_alloc(const tforge_host *host, size_t size)
+{
+    (void)host;
+    return malloc(size);
+}
+
+static void host_free(const tforge_host *host, void *pointer)
+{
+    (void)host;
+    free(pointer);
+}
+
+static const tforge_host the_host = {
+    TFORGE_PLUGIN_ABI_VERSION_INIT, sizeof(tforge_host), NULL, host_log, host_error,
+    host_alloc,                     host_free,
+};
+
+const tforge_host *tforge_registry_host(void)
+{
+    return &the_host;
+}
+
+/* ---- growing arrays ---- */
+
+static int grow(void **items, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t next = *cap ? *cap * 2 : 8;
+    void *bigger = realloc(*items, next * size);
+    if (!bigger)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory in the plugin registry");
+    *items = bigger;
+    *cap = next;
+    return 0;
+}
+
+int tforge_registry_new(tforge_registry **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory creating the registry");
+}
+
+void tforge_registry_free(tforge_registry *registry)
+{
+    if (!registry)
+        return;
+    for (size_t i = registry->n_modules; i-- > 0;) {
+        module *m = &registry->modules[i];
+        if (m->entry->deinit)
+            m->entry->deinit();
+        if (m->handle)
+            dlclose(m->handle);
+        free(m->path);
+    }
+    for (size_t i = 0; i < registry->n_refusals; i++) {
+        free((char *)registry->refusals[i].path);
+        free((char *)registry->refusals[i].reason);
+    }
+    free(registry->modules);
+    free(registry->records);
+    free(registry->refusals);
+    free(registry);
+}
+
+/* Records the refusal, logs it, and returns `code` with the reason as the last error. */
+static int refuse(tforge_registry *registry, int code, const char *path, const char *reason)
+{
+    char *p = strdup(path), *r = strdup(reason);
+    if (!p || !r || grow((void **)&registry->refusals, &registry->cap_refusals,
+                         registry->n_refusals, sizeof *registry->refusals)) {
+        free(p);
+        free(r);
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory in the plugin registry");
+    }
+    registry->refusals[registry->n_refusals++] = (tforge_plugin_refusal){p, r};
+    tforge_log(TFORGE_LOG_WARN, "plugin %s refused: %s", path, reason);
+    return tforge_error_set(code, "plugin %s refused: %s", path, reason);
+}
+
+const tforge_plugin_record *tforge_registry_find(const tforge_registry *registry, uint32_t kind,
+                                                 const char *id)
+{
+    for (size_t i = 0; i < registry->n_records; i++) {
+        const tforge_plugin_descriptor *d = registry->records[i].descriptor;
+        if (d->kind == kind && strcmp(d->id, id) == 0)
+            return &registry->records[i];
+    }
+    const char *name = tforge_plugin_kind_name(kind);
+    tforge_error_set(TFORGE_ENOTFOUND, "no %s plugin with id '%s' (see `tforge plugins`)",
+                     name ? name : "such", id);
+    return NULL;
+}
+
+/* Checks the module's factories: well-formed, and no id taken already (in the registry or
+ * earlier in the same module). Writes the reason into `reason` and returns nonzero on failure. */
+static int check_descriptors(const tforge_registry *registry, const tforge_plugin_module *entry,
+                             char *reason, size_t size)
+{
+    uint32_t n = entry->count();
+    for (uint32_t i = 0; i < n; i++) {
+        const tforge_plugin_descriptor *d = entry->get(i);
+        if (!d || !d->id || !d->id[0] || !d->version || !d->interface_id || !d->interface ||
+            !tforge_plugin_kind_name(d->kind)) {
+            snprintf(reason, size, "factory %u has an unknown kind or a missing id, version or "
+                                   "interface", i);
+            return 1;
+        }
+        for (size_t r = 0; r < registry->n_records; r++) {
+            const tforge_plugin_record *other = &registry->records[r];
+            if (other->descriptor->kind == d->kind && strcmp(other->descriptor->id, d->id) == 0) {
+                snprintf(reason, size, "duplicate id: %s '%s' is already provided by %s",
+                         tforge_plugin_kind_name(d->kind), d->id, other->path);
+                return 1;
+            }
+        }
+        for (uint32_t j = 0; j < i; j++) {
+            const tforge_plugin_descriptor *e = entry->get(j);
+            if (e->kind == d->kind && strcmp(e->id, d->id) == 0) {
+                snprintf(reason, size, "duplicate id: %s '%s' appears twice in the module",
+                         tforge_plugin_kind_name(d->kind), d->id);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Checks, initialises and registers a module. `handle` is closed on refusal. */
+static int admit(tforge_registry *registry, void *handle, const tforge_plugin_module *entry,
+                 const char *path)
+{
+    char reason[512];
+    int code = TFORGE_EINPUT;
+    if (entry->abi_version.major != TFORGE_PLUGIN_ABI_MAJOR) {
+        snprintf(reason, sizeof reason, "built for plugin ABI %u.%u, this tforge speaks ABI %u.x",
+                 entry->abi_version.major, entry->abi_version.minor, TFORGE_PLUGIN_ABI_MAJOR);
+        code = TFORGE_EABI;
+        goto refused;
+    }
+    if (!entry->count || !entry->get) {
+        snprintf(reason, sizeof reason, "its entry has no count or get function");
+        goto refused;
+    }
+    if (entry->init) {
+        tforge_error_clear();
+        int rc = entry->init(&the_host, path);
+        if (rc != 0) {
+            const char *why = tforge_error_last()->message;
+            snprintf(reason, sizeof reason, "its init failed (%d)%s%s", rc, why[0] ? ": " : "",
+                     why);
+            goto refused;
+        }
+    }
+    if (check_descriptors(registry, entry, reason, sizeof reason)) {
+        if (entry->deinit)
+            entry->deinit();
+        goto refused;
+    }
+    char *owned = strdup(path);
+    uint32_t n = entry->count();
+    if (!owned || grow((void **)&registry->modules, &registry->cap_modules, registry->n_modules,
+                       sizeof *registry->modules)) {
+        free(owned);
+        if (entry->deinit)
+            entry->deinit();
+        if (handle)
+            dlclose(handle);
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", path);
+    }
+    registry->modules[registry->n_modules++] = (module){handle, entry, owned};
+    for (uint32_t i = 0; i < n; i++) {
+        if (grow((void **)&registry->records, &registry->cap_records, registry->n_records,
+                 sizeof *registry->records))
+            return TFORGE_ENOMEM;
+        registry->records[registry->n_records++] =
+            (tforge_plugin_record){entry->get(i), owned, entry->name ? entry->name : owned};
+    }
+    tforge_log(TFORGE_LOG_DEBUG, "plugin %s loaded: %u factories", path, n);
+    return 0;
+
+refused:
+    if (handle)
+        dlclose(handle);
+    return refuse(registry, code, path, reason);
+}
+
+int tforge_registry_add_static(tforge_registry *registry, const tforge_plugin_module *module,
+                               const char *origin)
+{
+    return admit(registry, NULL, module, origin);
+}
+
+int tforge_registry_load_file(tforge_registry *registry, const char *path)
+{
+    for (size_t i = 0; i < registry->n_modules; i++)
+        if (strcmp(registry->modules[i].path, path) == 0)
+            return 0; /* the same file reached twice through the search path */
+    dlerror();
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char *why = dlerror();
+        return refuse(registry, TFORGE_EINPUT, path,
+                      why ? why : "not a loadable shared object");
+    }
+    const tforge_plugin_module *entry = dlsym(handle, TFORGE_PLUGIN_ENTRY_SYMBOL);
+    if (!entry) {
+        dlclose(handle);
+        return refuse(registry, TFORGE_EINPUT, path,
+                      "it exports no '" TFORGE_PLUGIN_ENTRY_SYMBOL "' symbol");
+    }
+    return admit(registry, handle, entry, path);
+}
+
+static int ends_with_so(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 3 && strcmp(name + n - 3, ".so") == 0;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int tforge_registry_load_dir(tforge_registry *registry, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!ends_with_so(e->d_name))
+            continue;
+        if ((rc = grow((void **)&names, &cap, n, sizeof *names)))
+            goto cleanup;
+        if (!(names[n] = strdup(e->d_name))) {
+            rc = tforge_error_set(TFORGE_ENOMEM, "out of memory listing %s", dir);
+            goto cleanup;
+        }
+        n++;
+    }
+    qsort(names, n, sizeof *names, compare_names);
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        char resolved[PATH_MAX];
+        int load = tforge_registry_load_file(registry, realpath(path, resolved) ? resolved : path);
+        if (load == TFORGE_ENOMEM) {
+            rc = load;
+            goto cleanup;
+        }
+    }
+cleanup:
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    closedir(d);
+    return rc;
+}
+
+const char *tforge_registry_installed_dir(void)
+{
+    static char dir[PATH_MAX + 64];
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0'; /* <prefix>/bin */
+    snprintf(dir, sizeof dir, "%s/%s", exe, TFORGE_PLUGIN_RELDIR);
+    return dir;
+}
+
+int tforge_registry_load_search_path(tforge_registry *registry, const char *const *dirs,
+                                     size_t n_dirs)
+{
+    int rc;
+    for (size_t i = 0; i < n_dirs; i++)
+        if ((rc = tforge_registry_load_dir(registry, dirs[i])))
+            return rc;
+    const char *env = getenv("TFORGE_PLUGIN_PATH");
+    if (env) {
+        char *copy = strdup(env), *save = NULL;
+        if (!copy)
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory reading TFORGE_PLUGIN_PATH");
+        /* strtok_r skips empty entries, which POSIX would read as the current folder. */
+        for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
+            if ((rc = tforge_registry_load_dir(registry, dir))) {
+                free(copy);
+                return rc;
+            }
+        free(copy);
+    }
+    const char *installed = tforge_registry_installed_dir();
+    return installed ? tforge_registry_load_dir(registry, installed) : 0;
+}
+
+size_t tforge_registry_count(const tforge_registry *registry)
+{
+    return registry->n_records;
+}
+
+const tforge_plugin_record *tforge_registry_at(const tforge_registry *registry, size_t index)
+{
+    return index < registry->n_records ? &registry->records[index] : NULL;
+}
+
+size_t tforge_registry_refusal_count(const tforge_registry *registry)
+{
+    return registry->n_refusals;
+}
+
+const tforge_plugin_refusal *tforge_registry_refusal(const tforge_registry *registry, size_t index)
+{
+    return index < registry->n_refusals ? &registry->refusals[index] : NULL;
+}

@@ -1,0 +1,64 @@
+/* The plugin registry: modules loaded with dlopen or registered statically, their factories
+ * looked up by kind and id, and the modules that were refused with the reason why. */
+#ifndef TFORGE_ENGINE_REGISTRY_H
+#define TFORGE_ENGINE_REGISTRY_H
+
+#include "tforge/plugin/plugin.h"
+
+#include <stddef.h>
+
+typedef struct tforge_registry tforge_registry;
+
+/* One factory; the strings belong to the registry (or the module) and live as long as it. */
+typedef struct tforge_plugin_record {
+    const tforge_plugin_descriptor *descriptor;
+    const char *path;   /* the module's file, or "builtin:<name>" for a static one */
+    const char *module; /* the module's name */
+} tforge_plugin_record;
+
+typedef struct tforge_plugin_refusal {
+    const char *path;
+    const char *reason;
+} tforge_plugin_refusal;
+
+int tforge_registry_new(tforge_registry **out);
+/* Calls every module's deinit, then unloads them. NULL is allowed. */
+void tforge_registry_free(tforge_registry *registry);
+
+/* Registers a module linked into the program (tests, built-ins). `origin` names it in listings. */
+int tforge_registry_add_static(tforge_registry *registry, const tforge_plugin_module *module,
+                               const char *origin);
+
+/* Loads one shared object. A refused module is recorded (see tforge_registry_refusal) and the
+ * call returns TFORGE_EABI or TFORGE_EINPUT with the same reason as the last error. */
+int tforge_registry_load_file(tforge_registry *registry, const char *path);
+
+/* Loads every `*.so` in the folder, in name order; refusals are recorded, never fatal. A folder
+ * that does not exist is skipped (returns 0). */
+int tforge_registry_load_dir(tforge_registry *registry, const char *dir);
+
+/* The search path, in order: each of `dirs`, each entry of TFORGE_PLUGIN_PATH (colon-separated;
+ * empty entries are skipped, so the current folder is never searched unless named), then the
+ * installed plugin folder beside the executable (`<prefix>/lib/tforge/plugins`). */
+int tforge_registry_load_search_path(tforge_registry *registry, const char *const *dirs,
+                                     size_t n_dirs);
+
+/* The installed plugin folder for this executable, or NULL when it cannot be found. */
+const char *tforge_registry_installed_dir(void);
+
+size_t tforge_registry_count(const tforge_registry *registry);
+const tforge_plugin_record *tforge_registry_at(const tforge_registry *registry, size_t index);
+size_t tforge_registry_refusal_count(const tforge_registry *registry);
+const tforge_plugin_refusal *tforge_registry_refusal(const tforge_registry *registry, size_t index);
+
+/* The factory of that kind and id, or NULL (with TFORGE_ENOTFOUND as the last error). */
+const tforge_plugin_record *tforge_registry_find(const tforge_registry *registry, uint32_t kind,
+                                                 const char *id);
+
+/* "strategy", "transform" ...; NULL for an unknown kind. */
+const char *tforge_plugin_kind_name(uint32_t kind);
+
+/* The host services table every module is given. */
+const tforge_host *tforge_registry_host(void);
+
+#endif
