@@ -128,7 +128,7 @@ static int refuse(tforge_registry *registry, int code, const char *path, const c
         return tforge_error_set(TFORGE_ENOMEM, "out of memory in the plugin registry");
     }
     registry->refusals[registry->n_refusals++] = (tforge_plugin_refusal){p, r};
-    tforge_log(TFORGE_LOG_WARN, "plugin %s refused: %s", path, reason);
+    tforge_log(TFORGE_LOG_INFO, "plugin %s refused: %s", path, reason);
     return tforge_error_set(code, "plugin %s refused: %s", path, reason);
 }
 
@@ -253,9 +253,10 @@ int tforge_registry_load_file(tforge_registry *registry, const char *path)
     dlerror();
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
-        const char *why = dlerror();
-        return refuse(registry, TFORGE_EINPUT, path,
-                      why ? why : "not a loadable shared object");
+        char why[512];
+        const char *detail = dlerror();
+        snprintf(why, sizeof why, "not a loadable shared object (%s)", detail ? detail : "?");
+        return refuse(registry, TFORGE_EINPUT, path, why);
     }
     const tforge_plugin_module *entry = dlsym(handle, TFORGE_PLUGIN_ENTRY_SYMBOL);
     if (!entry) {

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs every test that needs no GPU: sets up and builds first (./setup.sh, idempotent), runs the
+# whole suite, then the unit tests again in a build with AddressSanitizer and
+# UndefinedBehaviorSanitizer. Tests labelled `gpu` run only with TFORGE_GPU_TESTS=1.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+./setup.sh
+build=${TFORGE_BUILD_DIR:-build}
+exclude=(-LE gpu)
+[ "${TFORGE_GPU_TESTS:-0}" = 1 ] && exclude=()
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "${exclude[@]}"
+
+python=$(grep '^Python3_EXECUTABLE:' "$build/CMakeCache.txt" | cut -d= -f2)
+cmake -S . -B build-asan -DTFORGE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DTFORGE_WERROR=ON \
+  -DPython3_EXECUTABLE="$python" >/dev/null
+cmake --build build-asan -j "$(nproc)" >/dev/null
+ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -L unit

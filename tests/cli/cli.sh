@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The command line's contract: exit codes, --help, --version, --json, usage errors.
+# usage: cli.sh TFORGE FIXTURE_PLUGIN_DIR PYTHON
+set -u
+tforge=$1 fixtures=$2 python=$3
+failures=0 passed=0
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+# expect CODE PATTERN -- ARGS...: the exit status is CODE and stdout+stderr match PATTERN
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  "$tforge" "$@" >"$out" 2>"$err"
+  local rc=$?
+  if [ "$rc" -ne "$code" ] || ! cat "$out" "$err" | grep -Eq -- "$pattern"; then
+    echo "FAIL: tforge $* -> exit $rc (want $code), output:"; cat "$out" "$err"
+    failures=$((failures + 1))
+  else
+    passed=$((passed + 1))
+  fi
+}
+
+expect 2 'usage: tforge'                -- 
+expect 0 '^tforge [0-9]+\.[0-9]+\.[0-9]+ \(plugin ABI 1\.' -- --version
+expect 0 'commands:'                    -- --help
+expect 0 'usage: tforge plugins'        -- help plugins
+expect 2 "unknown command 'frobnicate'" -- frobnicate
+expect 2 'unknown option or missing value: --frob' -- plugins --frob
+expect 2 "unexpected argument 'extra'"  -- plugins extra
+expect 2 'unknown option or missing value: --plugin-dir' -- plugins --plugin-dir
+expect 0 'usage: tforge plugins'        -- plugins --help
+expect 0 'usage: tforge tune'           -- tune --help
+expect 2 'tforge bench-proposer: not built yet' -- bench-proposer
+expect 0 'good-transform'               -- plugins --plugin-dir "$fixtures"
+expect 0 'built for plugin ABI 2\.0'    -- plugins --plugin-dir "$fixtures"
+
+# --json is one document with the fixtures' plugins and refusals
+"$tforge" plugins --json --plugin-dir "$fixtures" >"$out" 2>"$err"
+if "$python" - "$out" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+ids = {(p["kind"], p["id"]) for p in doc["plugins"]}
+assert ("strategy", "good") in ids and ("transform", "good-transform") in ids, ids
+reasons = {r["path"].rsplit("/", 1)[-1]: r["reason"] for r in doc["refused"]}
+assert "ABI 2.0" in reasons["fixture-b-abi2.so"], reasons
+assert len(reasons) == 6, reasons
+PY
+then passed=$((passed + 1)); else echo "FAIL: plugins --json"; cat "$out"; failures=$((failures + 1)); fi
+
+echo "cli: $passed passed, $failures failed"
+[ "$failures" -eq 0 ]

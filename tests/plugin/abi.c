@@ -1,0 +1,106 @@
+/* The plugin ABI's layout is a promise to every plugin ever built: these asserts pin it on the
+ * LP64 platforms we ship for, so a change that moves a field fails to compile. */
+#include "tforge/plugin/plugin.h"
+#include "tforge/plugin/strategy.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(tforge_abi_version) == 12, "tforge_abi_version size");
+_Static_assert(offsetof(tforge_plugin_module, abi_version) == 0, "ABI version first");
+_Static_assert(offsetof(tforge_plugin_module, name) == 16, "module.name");
+_Static_assert(offsetof(tforge_plugin_module, init) == 24, "module.init");
+_Static_assert(offsetof(tforge_plugin_module, deinit) == 32, "module.deinit");
+_Static_assert(offsetof(tforge_plugin_module, count) == 40, "module.count");
+_Static_assert(offsetof(tforge_plugin_module, get) == 48, "module.get");
+_Static_assert(sizeof(tforge_plugin_module) == 56, "module size");
+
+_Static_assert(offsetof(tforge_host, struct_size) == 12, "host.struct_size");
+_Static_assert(offsetof(tforge_host, host_data) == 16, "host.host_data");
+_Static_assert(offsetof(tforge_host, log) == 24, "host.log");
+_Static_assert(offsetof(tforge_host, error) == 32, "host.error");
+_Static_assert(offsetof(tforge_host, alloc) == 40, "host.alloc");
+_Static_assert(offsetof(tforge_host, free) == 48, "host.free");
+_Static_assert(sizeof(tforge_host) == 56, "host size");
+
+_Static_assert(offsetof(tforge_plugin_descriptor, kind) == 0, "descriptor.kind");
+_Static_assert(offsetof(tforge_plugin_descriptor, id) == 8, "descriptor.id");
+_Static_assert(offsetof(tforge_plugin_descriptor, version) == 16, "descriptor.version");
+_Static_assert(offsetof(tforge_plugin_descriptor, description) == 24, "descriptor.description");
+_Static_assert(offsetof(tforge_plugin_descriptor, interface_id) == 32, "descriptor.interface_id");
+_Static_assert(offsetof(tforge_plugin_descriptor, interface) == 40, "descriptor.interface");
+_Static_assert(sizeof(tforge_plugin_descriptor) == 48, "descriptor size");
+
+_Static_assert(offsetof(tforge_space_view, context) == 8, "space_view.context");
+_Static_assert(offsetof(tforge_space_view, dims) == 16, "space_view.dims");
+_Static_assert(offsetof(tforge_space_view, sample) == 88, "space_view.sample");
+_Static_assert(sizeof(tforge_space_view) == 96, "space_view size");
+
+_Static_assert(offsetof(tforge_observation, status) == 8, "observation.status");
+_Static_assert(offsetof(tforge_observation, value) == 16, "observation.value");
+_Static_assert(offsetof(tforge_observation, spread) == 24, "observation.spread");
+_Static_assert(sizeof(tforge_observation) == 32, "observation size");
+
+_Static_assert(offsetof(tforge_strategy_args, host) == 8, "args.host");
+_Static_assert(offsetof(tforge_strategy_args, space) == 16, "args.space");
+_Static_assert(offsetof(tforge_strategy_args, seed) == 24, "args.seed");
+_Static_assert(offsetof(tforge_strategy_args, budget) == 32, "args.budget");
+_Static_assert(offsetof(tforge_strategy_args, n_options) == 36, "args.n_options");
+_Static_assert(offsetof(tforge_strategy_args, option_keys) == 40, "args.option_keys");
+_Static_assert(offsetof(tforge_strategy_args, option_values) == 48, "args.option_values");
+_Static_assert(sizeof(tforge_strategy_args) == 56, "args size");
+
+_Static_assert(offsetof(tforge_strategy_interface, create) == 8, "strategy.create");
+_Static_assert(offsetof(tforge_strategy_interface, ask) == 16, "strategy.ask");
+_Static_assert(offsetof(tforge_strategy_interface, tell) == 24, "strategy.tell");
+_Static_assert(offsetof(tforge_strategy_interface, destroy) == 32, "strategy.destroy");
+_Static_assert(sizeof(tforge_strategy_interface) == 40, "strategy size");
+#endif
+
+/* The enumerations are part of the ABI too: their numbers travel in uint32_t fields. */
+static void kinds_and_statuses_keep_their_numbers(void **state)
+{
+    (void)state;
+    assert_int_equal(TFORGE_PLUGIN_TRANSFORM, 1);
+    assert_int_equal(TFORGE_PLUGIN_HEURISTIC, 2);
+    assert_int_equal(TFORGE_PLUGIN_LLM, 3);
+    assert_int_equal(TFORGE_PLUGIN_COSTMODEL, 4);
+    assert_int_equal(TFORGE_PLUGIN_STRATEGY, 5);
+    assert_int_equal(TFORGE_PLUGIN_PROFILER, 6);
+    assert_int_equal(TFORGE_STATUS_OK, 0);
+    assert_int_equal(TFORGE_STATUS_CONSTRAINT, 5);
+    assert_int_equal(TFORGE_PLUGIN_ABI_MAJOR, 1);
+}
+
+/* The generator is part of the ABI's promise that a seed means the same proposals everywhere. */
+static void rng_sequence_is_pinned(void **state)
+{
+    (void)state;
+    tforge_rng rng;
+    tforge_rng_seed(&rng, 42);
+    uint64_t first = tforge_rng_next(&rng);
+    tforge_rng_seed(&rng, 42);
+    assert_true(tforge_rng_next(&rng) == first);
+    /* xoshiro256** seeded by splitmix64(42), computed by an independent implementation */
+    assert_true(first == UINT64_C(0x15780b2e0c2ec716));
+    assert_true(tforge_rng_next(&rng) == UINT64_C(0x6104d9866d113a7e));
+    assert_true(tforge_rng_next(&rng) == UINT64_C(0xae17533239e499a1));
+    for (int i = 0; i < 1000; i++) {
+        double u = tforge_rng_uniform(&rng);
+        assert_true(u >= 0.0 && u < 1.0);
+        assert_true(tforge_rng_below(&rng, 7) < 7);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(kinds_and_statuses_keep_their_numbers),
+        cmocka_unit_test(rng_sequence_is_pinned),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
