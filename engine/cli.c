@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "registry.h"
+#include "worker.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -134,6 +135,8 @@ int tforge_cli_main(int argc, char **argv)
         return TFORGE_EXIT_USAGE;
     }
     const char *name = argv[1];
+    if (strcmp(name, "__worker") == 0) /* the engine starting one of its worker processes */
+        return tforge_worker_child_main();
     if (strcmp(name, "--version") == 0) {
         printf("tforge %s (plugin ABI %u.%u)\n", TFORGE_VERSION, TFORGE_PLUGIN_ABI_MAJOR,
                TFORGE_PLUGIN_ABI_MINOR);

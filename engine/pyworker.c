@@ -1,0 +1,148 @@
+/* The worker's side: embeds CPython (the only file that does) and answers framed JSON requests
+ * by calling `module.function(**args)`. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "worker.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef TFORGE_PYTHON_EXECUTABLE
+#define TFORGE_PYTHON_EXECUTABLE "python3"
+#endif
+#ifndef TFORGE_PYTHON_DIR
+#define TFORGE_PYTHON_DIR ""
+#endif
+
+enum { REQUEST_FD = 3, RESPONSE_FD = 4 };
+
+static int read_all(int fd, void *data, size_t n)
+{
+    char *p = data;
+    while (n > 0) {
+        ssize_t k = read(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static int write_frame(const char *text, size_t n)
+{
+    unsigned char h[4] = {(unsigned char)n, (unsigned char)(n >> 8), (unsigned char)(n >> 16),
+                          (unsigned char)(n >> 24)};
+    const char *parts[2] = {(const char *)h, text};
+    size_t sizes[2] = {4, n};
+    for (int i = 0; i < 2; i++)
+        for (size_t done = 0; done < sizes[i];) {
+            ssize_t k = write(RESPONSE_FD, parts[i] + done, sizes[i] - done);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0)
+                return -1;
+            done += (size_t)k;
+        }
+    return 0;
+}
+
+/* Starts the interpreter as if it were `executable`, so that a virtual environment's packages
+ * are found, with our Python folder and TFORGE_PYTHONPATH first on sys.path. */
+static int start_python(void)
+{
+    const char *executable = getenv("TFORGE_PYTHON");
+    if (!executable || !executable[0])
+        executable = TFORGE_PYTHON_EXECUTABLE;
+    PyConfig config;
+    PyConfig_InitPythonConfig(&config);
+    config.install_signal_handlers = 0;
+    PyStatus status = PyConfig_SetBytesString(&config, &config.executable, executable);
+    if (!PyStatus_Exception(status))
+        status = Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    if (PyStatus_Exception(status)) {
+        fprintf(stderr, "tforge worker: cannot start Python %s: %s\n", executable,
+                status.err_msg ? status.err_msg : "?");
+        return -1;
+    }
+    PyObject *path = PySys_GetObject("path"); /* borrowed */
+    const char *extra[2] = {getenv("TFORGE_PYTHONPATH"), TFORGE_PYTHON_DIR};
+    for (int i = 1; i >= 0; i--) {
+        if (!extra[i] || !extra[i][0])
+            continue;
+        char *copy = strdup(extra[i]), *save = NULL;
+        for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+            PyObject *entry = PyUnicode_FromString(dir);
+            PyList_Insert(path, 0, entry);
+            Py_DECREF(entry);
+        }
+        free(copy);
+    }
+    return 0;
+}
+
+/* The dispatcher is Python, defined once: it turns any exception into an error response. */
+static const char dispatcher_source[] =
+    "import importlib, json, traceback\n"
+    "def dispatch(text):\n"
+    "    try:\n"
+    "        request = json.loads(text)\n"
+    "        module = importlib.import_module(request['module'])\n"
+    "        result = getattr(module, request['function'])(**request.get('args', {}))\n"
+    "        return json.dumps({'ok': True, 'result': result}, allow_nan=True)\n"
+    "    except BaseException as e:\n"
+    "        return json.dumps({'ok': False, 'error': f'{type(e).__name__}: {e}',\n"
+    "                           'traceback': traceback.format_exc()})\n";
+
+int tforge_worker_child_main(void)
+{
+    if (start_python())
+        return 3;
+    PyObject *globals = PyDict_New();
+    PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins());
+    PyObject *ran = PyRun_String(dispatcher_source, Py_file_input, globals, globals);
+    if (!ran) {
+        PyErr_Print();
+        return 3;
+    }
+    Py_DECREF(ran);
+    PyObject *dispatch = PyDict_GetItemString(globals, "dispatch"); /* borrowed */
+    int exit_status = 0;
+    for (;;) {
+        unsigned char h[4];
+        if (read_all(REQUEST_FD, h, 4))
+            break; /* the engine closed the pipe: done */
+        size_t n = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 | (size_t)h[3] << 24;
+        char *request = malloc(n + 1);
+        if (!request || read_all(REQUEST_FD, request, n)) {
+            free(request);
+            exit_status = 4;
+            break;
+        }
+        request[n] = '\0';
+        PyObject *answer = PyObject_CallFunction(dispatch, "s#", request, (Py_ssize_t)n);
+        free(request);
+        Py_ssize_t size = 0;
+        const char *text = answer ? PyUnicode_AsUTF8AndSize(answer, &size) : NULL;
+        int written = text ? write_frame(text, (size_t)size) : -1;
+        if (!text)
+            PyErr_Print();
+        Py_XDECREF(answer);
+        if (written) {
+            exit_status = 4;
+            break;
+        }
+    }
+    Py_DECREF(globals);
+    /* Triton and CUDA may keep threads: leave without running every finaliser. */
+    fflush(stderr);
+    _exit(exit_status);
+}

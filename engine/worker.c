@@ -1,0 +1,312 @@
+#include "worker.h"
+
+#include "tforge/error.h"
+#include "tforge/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { MAX_FRAME = 256 << 20 };
+
+struct tforge_worker {
+    tforge_worker_options options;
+    pid_t pid;          /* 0 when no process runs */
+    int to_child;       /* write end of the request pipe */
+    int from_child;     /* read end of the response pipe */
+    int busy;           /* a request was sent and its response not yet collected */
+    unsigned generation;
+    unsigned char *buffer; /* the response being read: header, then payload */
+    size_t have, want, capacity;
+};
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static int spawn(tforge_worker *w)
+{
+    int requests[2], responses[2];
+    if (pipe2(requests, O_CLOEXEC))
+        return tforge_error_set(TFORGE_ERROR, "worker %s: pipe: %s", w->options.name,
+                                strerror(errno));
+    if (pipe2(responses, O_CLOEXEC)) {
+        close(requests[0]);
+        close(requests[1]);
+        return tforge_error_set(TFORGE_ERROR, "worker %s: pipe: %s", w->options.name,
+                                strerror(errno));
+    }
+    char self[4096];
+    const char *exe = w->options.executable;
+    if (!exe) {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        self[n > 0 ? n : 0] = '\0';
+        exe = self;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(requests[0]);
+        close(requests[1]);
+        close(responses[0]);
+        close(responses[1]);
+        return tforge_error_set(TFORGE_ERROR, "worker %s: fork: %s", w->options.name,
+                                strerror(e));
+    }
+    if (pid == 0) {
+        /* Its own process group, so that a timeout kills the compilers it started too. */
+        setpgid(0, 0);
+        if (dup2(requests[0], 3) < 0 || dup2(responses[1], 4) < 0)
+            _exit(127);
+        /* What the user's code prints must not reach the engine's standard output. */
+        dup2(2, 1);
+        for (const char *const *e = w->options.env; e && *e; e++)
+            putenv((char *)*e);
+        execl(exe, exe, "__worker", (char *)NULL);
+        _exit(127);
+    }
+    close(requests[0]);
+    close(responses[1]);
+    /* Never block on a half-sent frame: the deadline must hold whatever the child does. */
+    fcntl(responses[0], F_SETFL, fcntl(responses[0], F_GETFL) | O_NONBLOCK);
+    w->pid = pid;
+    w->to_child = requests[1];
+    w->from_child = responses[0];
+    w->busy = 0;
+    w->have = 0;
+    w->want = 4;
+    w->generation++;
+    tforge_log(TFORGE_LOG_DEBUG, "worker %s started as process %d", w->options.name, (int)pid);
+    return 0;
+}
+
+/* Describes how a reaped process ended. */
+static void describe_exit(int wstatus, char *detail, size_t size)
+{
+    if (!detail || !size)
+        return;
+    if (WIFSIGNALED(wstatus))
+        snprintf(detail, size, "killed by signal %d (%s)", WTERMSIG(wstatus),
+                 strsignal(WTERMSIG(wstatus)));
+    else if (WIFEXITED(wstatus))
+        snprintf(detail, size, "exited with status %d", WEXITSTATUS(wstatus));
+    else
+        snprintf(detail, size, "ended");
+}
+
+/* Ends the process (killing its group) and reaps it. */
+static void stop(tforge_worker *w, int force, char *detail, size_t size)
+{
+    if (!w->pid)
+        return;
+    close_fd(&w->to_child);
+    close_fd(&w->from_child);
+    int wstatus = 0;
+    pid_t done = 0;
+    if (!force)
+        for (int i = 0; i < 50 && (done = waitpid(w->pid, &wstatus, WNOHANG)) == 0; i++)
+            usleep(10000);
+    if (done != w->pid) {
+        kill(-w->pid, SIGKILL);
+        kill(w->pid, SIGKILL);
+        waitpid(w->pid, &wstatus, 0);
+    }
+    describe_exit(wstatus, detail, size);
+    w->pid = 0;
+    w->busy = 0;
+}
+
+int tforge_worker_start(tforge_worker **out, const tforge_worker_options *options)
+{
+    if (options->version != TFORGE_WORKER_OPTIONS_VERSION)
+        return tforge_error_set(TFORGE_EINPUT, "worker options version %u, expected %u",
+                                options->version, TFORGE_WORKER_OPTIONS_VERSION);
+    tforge_worker *w = calloc(1, sizeof *w);
+    if (!w)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory starting a worker");
+    w->options = *options;
+    w->to_child = w->from_child = -1;
+    int rc = spawn(w);
+    if (rc) {
+        free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+static int write_all(int fd, const void *data, size_t n)
+{
+    const char *p = data;
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int tforge_worker_send(tforge_worker *w, const char *request)
+{
+    if (!w->pid) {
+        int rc = spawn(w);
+        if (rc)
+            return rc;
+    }
+    size_t n = strlen(request);
+    unsigned char header[4] = {(unsigned char)n, (unsigned char)(n >> 8),
+                               (unsigned char)(n >> 16), (unsigned char)(n >> 24)};
+    /* A write to a dead worker fails with EPIPE; collect() then reports how it died. */
+    signal(SIGPIPE, SIG_IGN);
+    if (write_all(w->to_child, header, 4) == 0)
+        write_all(w->to_child, request, n);
+    w->busy = 1;
+    w->have = 0;
+    w->want = 4;
+    return 0;
+}
+
+int tforge_worker_fd(const tforge_worker *w)
+{
+    return w->from_child;
+}
+
+int tforge_worker_busy(const tforge_worker *w)
+{
+    return w->busy;
+}
+
+int tforge_worker_collect(tforge_worker *w, char **response, tforge_call_status *status,
+                          char *detail, size_t size)
+{
+    *response = NULL;
+    for (;;) {
+        if (w->want + 1 > w->capacity) {
+            unsigned char *bigger = realloc(w->buffer, w->want + 1);
+            if (!bigger)
+                return tforge_error_set(TFORGE_ENOMEM, "out of memory reading a response");
+            w->buffer = bigger;
+            w->capacity = w->want + 1;
+        }
+        ssize_t k = read(w->from_child, w->buffer + w->have, w->want - w->have);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && errno == EAGAIN)
+            return 0;
+        if (k <= 0) {
+            stop(w, 0, detail, size);
+            *status = TFORGE_CALL_CRASHED;
+            return 1;
+        }
+        w->have += (size_t)k;
+        if (w->have < w->want)
+            return 0; /* a partial frame: wait for poll to say there is more */
+        if (w->want == 4) {
+            const unsigned char *h = w->buffer;
+            size_t n = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 |
+                       (size_t)h[3] << 24;
+            if (n > MAX_FRAME) {
+                stop(w, 1, detail, size);
+                if (detail)
+                    snprintf(detail, size, "sent a frame of %zu bytes (protocol broken)", n);
+                *status = TFORGE_CALL_CRASHED;
+                return 1;
+            }
+            w->want = 4 + n;
+            if (n > 0)
+                continue;
+        }
+        char *text = malloc(w->want - 4 + 1);
+        if (!text)
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory reading a response");
+        memcpy(text, w->buffer + 4, w->want - 4);
+        text[w->want - 4] = '\0';
+        w->busy = 0;
+        w->have = 0;
+        w->want = 4;
+        *response = text;
+        *status = TFORGE_CALL_OK;
+        return 1;
+    }
+}
+
+void tforge_worker_kill(tforge_worker *w, char *detail, size_t size)
+{
+    stop(w, 1, detail, size);
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+int tforge_worker_call(tforge_worker *w, const char *request, int timeout_ms, char **response,
+                       tforge_call_status *status, char *detail, size_t size)
+{
+    int rc = tforge_worker_send(w, request);
+    if (rc)
+        return rc;
+    double deadline = now_ms() + timeout_ms;
+    for (;;) {
+        int wait = -1;
+        if (timeout_ms > 0) {
+            double left = deadline - now_ms();
+            if (left <= 0) {
+                stop(w, 1, NULL, 0);
+                if (detail)
+                    snprintf(detail, size, "no answer within %d ms: killed", timeout_ms);
+                *response = NULL;
+                *status = TFORGE_CALL_TIMEOUT;
+                return 0;
+            }
+            wait = (int)left + 1;
+        }
+        struct pollfd p = {w->from_child, POLLIN, 0};
+        int ready = poll(&p, 1, wait);
+        if (ready < 0 && errno != EINTR)
+            return tforge_error_set(TFORGE_ERROR, "worker %s: poll: %s", w->options.name,
+                                    strerror(errno));
+        if (ready > 0) {
+            rc = tforge_worker_collect(w, response, status, detail, size);
+            if (rc)
+                return rc < 0 ? rc : 0;
+        }
+    }
+}
+
+pid_t tforge_worker_pid(const tforge_worker *w)
+{
+    return w->pid;
+}
+
+unsigned tforge_worker_generation(const tforge_worker *w)
+{
+    return w->generation;
+}
+
+void tforge_worker_free(tforge_worker *w)
+{
+    if (!w)
+        return;
+    stop(w, 0, NULL, 0);
+    free(w->buffer);
+    free(w);
+}
