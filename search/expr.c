@@ -71,13 +71,7 @@ typedef struct parser {
             return rc_;                                                                            \
     } while (0)
 
-static int fail(const parser *p, size_t col, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static int fail(const parser *p, size_t col, const char *format, ...)
+__attribute__((format(printf, 3, 4))) static int fail(const parser *p, size_t col, const char *format, ...)
 {
     char why[768];
     va_list args;

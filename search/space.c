@@ -10,7 +10,7 @@
 #include <string.h>
 
 #define MAX_LEVELS 65535
-#define PROBE_SEED 0x5eed5bacefull /* the build's own draws, so that they never depend on a caller */
+#define PROBE_SEED 0x5eed5bacefull /* the build's own draws: the same every time */
 
 typedef struct dim {
     char *name;
@@ -307,7 +307,8 @@ static int empty_error(const tforge_space *s, const char *how)
 static int enumerate(tforge_space *s)
 {
     uint32_t n = s->n_dims;
-    uint32_t *order = malloc((s->n_cons + 1) * sizeof *order), *start = malloc((n + 1) * sizeof *start);
+    uint32_t *order = malloc((s->n_cons + 1) * sizeof *order);
+    uint32_t *start = malloc((n + 1) * sizeof *start);
     uint64_t *below = malloc(n * sizeof *below), cap = 0;
     tforge_level *point = calloc(n, sizeof *point);
     int rc = TFORGE_ENOMEM;
@@ -528,7 +529,10 @@ int tforge_space_sample(tforge_level *out, const tforge_space *space, tforge_rng
         if (first_violated(space, out) < 0)
             return 0;
     }
-    return tforge_error_set(TFORGE_ERROR, "space: no valid point in %llu random draws",
+    return tforge_error_set(TFORGE_ERROR,
+                            "space: no valid point in %llu random draws: the valid fraction "
+                            "looks below 1/%llu (raise max_tries or the enumeration limit)",
+                            (unsigned long long)space->options.max_tries,
                             (unsigned long long)space->options.max_tries);
 }
 

@@ -227,6 +227,36 @@ static void sampling_is_uniform(void **state)
     tforge_space_free(r);
 }
 
+static void rejection_sampling_gives_up_clearly(void **state)
+{
+    (void)state;
+    tforge_space *s;
+    tforge_space_build_options options = TFORGE_SPACE_BUILD_OPTIONS_INIT;
+    options.enumerate_limit = 0;
+    options.max_tries = 20000; /* one valid point in 10^4: a sample fails with probability e^-2 */
+    assert_int_equal(tforge_space_new(&s), 0);
+    assert_int_equal(tforge_space_add_range(s, "x", 0, 999, 1), 0);
+    assert_int_equal(tforge_space_add_range(s, "y", 0, 9, 1), 0);
+    assert_int_equal(tforge_space_add_constraint(s, "x == 7 and y == 3"), 0);
+    assert_int_equal(tforge_space_build(s, &options), 0);
+    tforge_rng rng;
+    tforge_level p[2];
+    int failures = 0;
+    tforge_rng_seed(&rng, 3);
+    for (int i = 0; i < 100; i++) {
+        int rc = tforge_space_sample(p, s, &rng);
+        if (rc == 0) {
+            assert_true(p[0] == 7 && p[1] == 3);
+            continue;
+        }
+        expect_error(rc, TFORGE_ERROR, "no valid point in 20000 random draws",
+                     "valid fraction looks below 1/20000");
+        failures++;
+    }
+    assert_in_range(failures, 1, 40);
+    tforge_space_free(s);
+}
+
 /* ---- neighbours, text, errors, view ---- */
 
 static tforge_space *small_space(void)
@@ -364,6 +394,7 @@ int main(void)
         cmocka_unit_test(levels_values_and_labels),
         cmocka_unit_test(enumeration_matches_brute_force),
         cmocka_unit_test(sampling_is_uniform),
+        cmocka_unit_test(rejection_sampling_gives_up_clearly),
         cmocka_unit_test(neighbours_of_a_small_space),
         cmocka_unit_test(formats_and_parses_points),
         cmocka_unit_test(empty_spaces_are_errors),
