@@ -423,11 +423,13 @@ int tforge_space_build(tforge_space *space, const tforge_space_build_options *op
     if (space->n_dims == 0)
         return tforge_error_set(TFORGE_EINPUT, "space: no parameters");
     space->options = *options;
-    for (uint32_t c = 0; c < space->n_cons; c++)
+    for (uint32_t c = 0; c < space->n_cons; c++) {
+        space->cons[c].rejected = 0; /* counts from a failed build before */
         if (space->cons[c].last_dim < 0 && !tforge_expr_eval(space->cons[c].expr, NULL))
             return tforge_error_set(TFORGE_EINPUT,
                                     "space: no valid point: constraint '%s' is always false",
                                     space->cons[c].text);
+    }
     space->enumerated = tforge_space_raw_count(space) <= options->enumerate_limit;
     int rc = space->enumerated ? enumerate(space) : probe(space);
     if (rc < 0) {

@@ -73,7 +73,8 @@ typedef struct tforge_space_build_options {
  * nothing is enumerated, count is 0 and sampling rejects invalid raw draws, and the build checks
  * with up to max_tries draws of a fixed-seed generator that valid points can be found at all.
  * An empty space (or one whose valid fraction looks below 1/max_tries) is a TFORGE_EINPUT error
- * naming the constraint that rejected most. `options` may be NULL for the defaults. */
+ * naming the constraint that rejected most; a failed build leaves the space unbuilt, so that it
+ * can be changed and built again. `options` may be NULL for the defaults. */
 int tforge_space_build(tforge_space *space, const tforge_space_build_options *options);
 
 /* Queries. `dim` < dims and `level` < levels(dim) unless said otherwise; a point is an array of
