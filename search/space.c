@@ -36,6 +36,9 @@ struct tforge_space {
     tforge_space_build_options options;
     tforge_level *rows; /* count x n_dims levels, row-major, in lexicographic order */
     uint64_t count;
+    tforge_level *allowed; /* tforge_space_restrict's points, until the build sorts them */
+    uint64_t n_allowed;
+    int restricted;
 };
 
 int tforge_space_new(tforge_space **out)
@@ -65,6 +68,7 @@ void tforge_space_free(tforge_space *space)
     }
     free(space->dims);
     free(space->cons);
+    free(space->allowed);
     free(space->rows);
     free(space);
 }
@@ -376,6 +380,57 @@ cleanup:
     return rc;
 }
 
+/* Lexicographic order of points, the order of enumeration. */
+static int compare_levels(const tforge_level *a, const tforge_level *b, uint32_t n)
+{
+    for (uint32_t d = 0; d < n; d++)
+        if (a[d] != b[d])
+            return a[d] < b[d] ? -1 : 1;
+    return 0;
+}
+
+static int compare_rows(const void *a, const void *b, void *n)
+{
+    return compare_levels(a, b, *(const uint32_t *)n);
+}
+
+static int in_range(const tforge_space *s, const tforge_level *point);
+
+/* A restricted space's valid points are the allowed ones that satisfy the constraints, sorted
+ * so that index_of's binary search works. */
+static int keep_allowed(tforge_space *s)
+{
+    uint32_t n = s->n_dims;
+    s->count = 0;
+    for (uint64_t i = 0; i < s->n_allowed; i++) {
+        const tforge_level *p = s->allowed + i * n;
+        int64_t c = in_range(s, p) ? first_violated(s, p) : -2;
+        if (c == -2)
+            return tforge_error_set(TFORGE_EINPUT, "space: allowed point %llu has a level out of "
+                                    "range", (unsigned long long)i);
+        if (c >= 0) {
+            s->cons[c].rejected++;
+            continue;
+        }
+        memmove(s->allowed + s->count++ * n, p, n * sizeof *p);
+    }
+    if (s->count == 0)
+        return empty_error(s, "no allowed point satisfies the constraints");
+    qsort_r(s->allowed, s->count, n * sizeof *s->allowed, compare_rows, &n);
+    for (uint64_t i = 1; i < s->count; i++)
+        if (compare_levels(s->allowed + (i - 1) * n, s->allowed + i * n, n) == 0) {
+            char *text = NULL;
+            tforge_space_format(&text, s, s->allowed + i * n);
+            int rc = tforge_error_set(TFORGE_EINPUT, "space: point %s is allowed twice",
+                                      text ? text : "?");
+            free(text);
+            return rc;
+        }
+    s->rows = s->allowed;
+    s->allowed = NULL;
+    return 0;
+}
+
 static void draw(tforge_level *out, const tforge_space *s, tforge_rng *rng)
 {
     for (uint32_t d = 0; d < s->n_dims; d++)
@@ -430,8 +485,11 @@ int tforge_space_build(tforge_space *space, const tforge_space_build_options *op
                                     "space: no valid point: constraint '%s' is always false",
                                     space->cons[c].text);
     }
-    space->enumerated = tforge_space_raw_count(space) <= options->enumerate_limit;
-    int rc = space->enumerated ? enumerate(space) : probe(space);
+    space->enumerated =
+        space->restricted || tforge_space_raw_count(space) <= options->enumerate_limit;
+    int rc = space->restricted ? keep_allowed(space)
+             : space->enumerated ? enumerate(space)
+                                 : probe(space);
     if (rc < 0) {
         free(space->rows);
         space->rows = NULL;
@@ -493,13 +551,10 @@ uint64_t tforge_space_index_of(const tforge_space *space, const tforge_level *po
     uint32_t n = space->n_dims;
     while (lo < hi) { /* rows are in lexicographic order */
         uint64_t mid = lo + (hi - lo) / 2;
-        const tforge_level *row = space->rows + mid * n;
-        uint32_t d = 0;
-        while (d < n && row[d] == point[d])
-            d++;
-        if (d == n)
+        int c = compare_levels(space->rows + mid * n, point, n);
+        if (c == 0)
             return mid;
-        if (row[d] < point[d])
+        if (c < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -517,7 +572,27 @@ static int in_range(const tforge_space *s, const tforge_level *point)
 
 int tforge_space_is_valid(const tforge_space *space, const tforge_level *point)
 {
-    return in_range(space, point) && first_violated(space, point) < 0;
+    if (!in_range(space, point) || first_violated(space, point) >= 0)
+        return 0;
+    return !space->restricted || !space->built ||
+           tforge_space_index_of(space, point) != TFORGE_NO_INDEX;
+}
+
+int tforge_space_restrict(tforge_space *space, const tforge_level *points, uint64_t n)
+{
+    if (space->built)
+        return tforge_error_set(TFORGE_EINPUT, "space: restrict before the build");
+    if (space->n_dims == 0 || n == 0)
+        return tforge_error_set(TFORGE_EINPUT, "space: restrict needs parameters and points");
+    tforge_level *copy = malloc(n * space->n_dims * sizeof *copy);
+    if (!copy)
+        return tforge_error_set(TFORGE_ENOMEM, "space: out of memory");
+    memcpy(copy, points, n * space->n_dims * sizeof *copy);
+    free(space->allowed);
+    space->allowed = copy;
+    space->n_allowed = n;
+    space->restricted = 1;
+    return 0;
 }
 
 int tforge_space_sample(tforge_level *out, const tforge_space *space, tforge_rng *rng)

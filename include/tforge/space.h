@@ -59,6 +59,12 @@ int tforge_space_add_boolean(tforge_space *space, const char *name);
  * known parameters), a type mistake, or a top-level expression that is not a boolean. */
 int tforge_space_add_constraint(tforge_space *space, const char *text);
 
+/* Restricts the valid points to `n` listed points (n x dims levels, copied), for spaces known only
+ * by the configurations measured in them (recorded spaces). The build then keeps the listed
+ * points that satisfy the constraints, enumerated whatever their raw product; a point listed twice
+ * is an error. Only before the build. */
+int tforge_space_restrict(tforge_space *space, const tforge_level *points, uint64_t n);
+
 typedef struct tforge_space_build_options {
     unsigned int version;     /* TFORGE_SPACE_BUILD_OPTIONS_VERSION */
     uint64_t enumerate_limit; /* enumerate when the raw product of levels is at most this */
@@ -97,7 +103,8 @@ uint64_t tforge_space_count(const tforge_space *space);
 int tforge_space_point(tforge_level *out, const tforge_space *space, uint64_t index);
 /* Index of an enumerated valid point (binary search), or TFORGE_NO_INDEX. */
 uint64_t tforge_space_index_of(const tforge_space *space, const tforge_level *point);
-/* 1 when every level is in range and every constraint holds, else 0. Works unbuilt too. */
+/* 1 when every level is in range and every constraint holds (and, in a restricted space once
+ * built, the point is one of those listed), else 0. Works unbuilt too. */
 int tforge_space_is_valid(const tforge_space *space, const tforge_level *point);
 /* A valid point, uniformly at random, into `out`: a uniform index when enumerated, else
  * rejection sampling; TFORGE_ERROR when max_tries draws found none. Needs a built space. */

@@ -387,6 +387,39 @@ static void view_calls_into_the_space(void **state)
     tforge_space_free(s);
 }
 
+/* A recorded space: only the listed points that satisfy the constraints are valid. */
+static void restricted_to_listed_points(void **state)
+{
+    (void)state;
+    tforge_space *s;
+    assert_int_equal(tforge_space_new(&s), 0);
+    assert_int_equal(tforge_space_add_range(s, "a", 0, 9, 1), 0);
+    assert_int_equal(tforge_space_add_range(s, "b", 0, 9, 1), 0);
+    assert_int_equal(tforge_space_add_constraint(s, "a != 5"), 0);
+    const tforge_level listed[] = {7, 1, 5, 5, 2, 3, 0, 9};
+    assert_int_equal(tforge_space_restrict(s, listed, 4), 0);
+    assert_int_equal(tforge_space_build(s, NULL), 0);
+    assert_int_equal(tforge_space_count(s), 3); /* (5,5) breaks the constraint */
+    tforge_level p[2];
+    assert_int_equal(tforge_space_point(p, s, 0), 0);
+    assert_int_equal(p[0], 0);
+    assert_int_equal(p[1], 9);
+    const tforge_level in[] = {2, 3}, out[] = {2, 4}, broken[] = {5, 5};
+    assert_int_equal(tforge_space_index_of(s, in), 1);
+    assert_true(tforge_space_is_valid(s, in));
+    assert_false(tforge_space_is_valid(s, out));
+    assert_false(tforge_space_is_valid(s, broken));
+    expect_error(tforge_space_restrict(s, listed, 1), TFORGE_EINPUT, "before the build", 0);
+    tforge_space_free(s);
+
+    assert_int_equal(tforge_space_new(&s), 0);
+    assert_int_equal(tforge_space_add_range(s, "a", 0, 9, 1), 0);
+    const tforge_level twice[] = {3, 4, 3};
+    assert_int_equal(tforge_space_restrict(s, twice, 3), 0);
+    expect_error(tforge_space_build(s, NULL), TFORGE_EINPUT, "a=3", "allowed twice");
+    tforge_space_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,6 +432,7 @@ int main(void)
         cmocka_unit_test(formats_and_parses_points),
         cmocka_unit_test(empty_spaces_are_errors),
         cmocka_unit_test(view_calls_into_the_space),
+        cmocka_unit_test(restricted_to_listed_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
