@@ -8,12 +8,13 @@
  * decisions in a row that did not move, or after `patience` draws in a row that found only
  * points already seen.
  *
- * A batch holds the chain's move and, while that is being measured, other unseen neighbours of
- * the chain's point (those the chain would try next if the move is rejected), then random
- * points, which become later starts.
+ * A batch holds the chain's move and, while that is being measured, unseen neighbours of the
+ * chain's point (those it would try next if the move is rejected), or of a random neighbour of
+ * it, then random points, which become later starts.
  *
- * Options: t0 (0.3), t_min (0.003), cooling (by default such that T falls from t0 to t_min over
- * the host's budget, or 0.995 when the budget is unknown), patience (50). */
+ * Options: t0 (0.1: a move 10% slower is first taken with probability 1/e), t_min (0.001),
+ * cooling (by default such that T falls from t0 to t_min over the host's budget, or 0.995 when
+ * the budget is unknown), patience (50). */
 #include "common.h"
 
 #include <float.h>
@@ -26,7 +27,7 @@ typedef struct annealing_state {
     uint32_t candidate; /* the move it waits for, STRAT_NONE when none */
     uint32_t stayed;    /* decisions in a row that did not move */
     uint32_t idle;      /* draws in a row that found only seen points */
-    tforge_level *move;
+    tforge_level *move, *hop; /* a move being looked at; a neighbour on the way to one */
 } annealing_state;
 
 enum { STEP_MOVE, STEP_LOOKAHEAD, STEP_FILL };
@@ -50,19 +51,28 @@ static int annealing_decide(annealing_state *s, uint32_t id)
     return s->stayed >= s->patience || s->temperature < s->t_min;
 }
 
-/* A uniformly random valid move of the chain's point into `s->move`; with `unseen`, only among
- * points never seen. 0 when there is none. */
-static int annealing_draw(annealing_state *s, int unseen)
+/* A uniformly random valid move from `from` into `out`; with `unseen`, only among points never
+ * seen. 0 when there is none. */
+static int annealing_draw(annealing_state *s, const tforge_level *from, int unseen,
+                          tforge_level *out)
 {
     strat_base *b = &s->base;
-    const tforge_level *x = strat_point(&b->archive, s->current);
     uint32_t moves = strat_move_count(b, 1), chosen = 0, n = 0;
     for (uint32_t i = 0; i < moves; i++)
-        if (strat_move(b, x, 1, i, s->move) &&
-            (!unseen || strat_find(&b->archive, s->move) == STRAT_NONE) &&
+        if (strat_move(b, from, 1, i, out) &&
+            (!unseen || strat_find(&b->archive, out) == STRAT_NONE) &&
             tforge_rng_below(&b->rng, ++n) == 0)
             chosen = i;
-    return n && strat_move(b, x, 1, chosen, s->move);
+    return n && strat_move(b, from, 1, chosen, out);
+}
+
+/* While the chain's move is being measured: an unseen neighbour of the chain's point, or failing
+ * that of a random neighbour of it, where the chain is likely to look next. */
+static int annealing_lookahead(annealing_state *s)
+{
+    const tforge_level *x = strat_point(&s->base.archive, s->current);
+    return annealing_draw(s, x, 1, s->move) ||
+           (annealing_draw(s, x, 0, s->hop) && annealing_draw(s, s->hop, 1, s->move));
 }
 
 /* Runs the chain as far as the known results allow: STEP_MOVE with its next move in `s->move`,
@@ -82,7 +92,7 @@ static int annealing_step(annealing_state *s)
         }
         if (s->candidate != STRAT_NONE) {
             if (a->states[s->candidate] == STRAT_PENDING)
-                return annealing_draw(s, 1) ? STEP_LOOKAHEAD : STEP_FILL;
+                return annealing_lookahead(s) ? STEP_LOOKAHEAD : STEP_FILL;
             int restart = annealing_decide(s, s->candidate);
             s->temperature *= s->cooling;
             s->candidate = STRAT_NONE;
@@ -90,7 +100,7 @@ static int annealing_step(annealing_state *s)
                 s->current = STRAT_NONE;
             continue;
         }
-        if (!annealing_draw(s, 0)) {
+        if (!annealing_draw(s, strat_point(a, s->current), 0, s->move)) {
             s->current = STRAT_NONE; /* no valid neighbour at all */
             continue;
         }
@@ -111,17 +121,17 @@ static int annealing_step(annealing_state *s)
 static int annealing_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
     annealing_state *s = state;
-    int rc = strat_check_ask(&s->base, q, out, n_out);
-    while (rc == 0 && *n_out < q) {
+    int rc = strat_begin_ask(&s->base, q, out, n_out);
+    while (rc == 0 && !s->base.done && *n_out < q) {
         int step = annealing_step(s);
         if (step == STEP_MOVE)
             rc = strat_propose(&s->base, s->move, out, n_out, &s->candidate);
         else if (step == STEP_LOOKAHEAD)
             rc = strat_propose(&s->base, s->move, out, n_out, NULL);
-        else if ((rc = strat_propose_fresh(&s->base, out, n_out, 1)) == 0)
-            break;
+        else
+            rc = strat_propose_fresh(&s->base, out, n_out, 1);
     }
-    return rc < 0 ? rc : 0;
+    return strat_end_ask(&s->base, rc, q, *n_out);
 }
 
 static int annealing_tell(void *state, const tforge_observation *observations, uint32_t n)
@@ -132,8 +142,10 @@ static int annealing_tell(void *state, const tforge_observation *observations, u
 static void annealing_destroy(void *state)
 {
     annealing_state *s = state;
-    if (s)
+    if (s) {
         free(s->move);
+        free(s->hop);
+    }
     strat_destroy(state);
 }
 
@@ -143,8 +155,8 @@ static int annealing_create(void **state, const tforge_strategy_args *args)
     if (rc)
         return rc;
     annealing_state *s = *state;
-    s->t0 = 0.3;
-    s->t_min = 0.003;
+    s->t0 = 0.1;
+    s->t_min = 0.001;
     s->cooling = NAN; /* derived below unless given */
     s->patience = 50;
     s->current = s->candidate = STRAT_NONE;
@@ -162,7 +174,8 @@ static int annealing_create(void **state, const tforge_strategy_args *args)
     }
     if (isnan(s->cooling))
         s->cooling = args->budget ? pow(s->t_min / s->t0, 1.0 / args->budget) : 0.995;
-    if (!(s->move = malloc(s->base.dims * sizeof *s->move))) {
+    if (!(s->move = malloc(s->base.dims * sizeof *s->move)) ||
+        !(s->hop = malloc(s->base.dims * sizeof *s->hop))) {
         rc = strat_error(&s->base, STRAT_ENOMEM, "out of memory");
         goto fail;
     }

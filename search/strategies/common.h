@@ -39,7 +39,8 @@ static inline int strat_verror(const tforge_host *host, const char *name, int co
 {
     char message[512];
     int used = snprintf(message, sizeof message, "strategy '%s': ", name);
-    vsnprintf(message + used, sizeof message - (size_t)used, format, ap);
+    if (used >= 0 && (size_t)used < sizeof message)
+        vsnprintf(message + used, sizeof message - (size_t)used, format, ap);
     return host && host->error ? host->error(host, code, message) : code;
 }
 
@@ -217,6 +218,7 @@ typedef struct strat_base {
     uint32_t *seeds; /* random points a local search may (re)start from */
     uint32_t n_seeds, cap_seeds;
     tforge_level *draw; /* dims levels of scratch */
+    int done;           /* an ask came back short: nothing more is proposed */
 } strat_base;
 
 static inline int strat_error(const strat_base *b, int code, const char *format, ...)
@@ -243,12 +245,32 @@ static inline int strat_check_space(strat_base *b, const tforge_strategy_args *a
     if (b->dims == 0)
         return strat_error(b, STRAT_EINPUT, "the space has no dimensions");
     if ((b->count && !s->point) || (!b->count && !s->sample))
-        return strat_error(b, STRAT_EINPUT, "the space view has neither point() for its "
-                                            "enumeration nor sample()");
+        return strat_error(b, STRAT_EINPUT, "%s", b->count ? "the space is enumerated but its "
+                                                            "view has no point()"
+                                                          : "the space is not enumerated and "
+                                                            "its view has no sample()");
     if (args->n_options && (!args->option_keys || !args->option_values))
         return strat_error(b, STRAT_EINPUT, "%u options given without keys or values",
                            args->n_options);
     return 0;
+}
+
+/* Frees the base and the state around it. */
+static inline void strat_destroy(strat_base *b)
+{
+    if (!b)
+        return;
+    free(b->levels);
+    free(b->ordered);
+    free(b->draw);
+    free(b->swaps.keys);
+    free(b->swaps.values);
+    free(b->archive.points);
+    free(b->archive.values);
+    free(b->archive.states);
+    free(b->archive.slots);
+    free(b->seeds);
+    free(b);
 }
 
 /* Allocates a strategy's state of `size` bytes, whose first member is a strat_base, and fills
@@ -289,29 +311,8 @@ static inline int strat_create(void **state, size_t size, const char *name,
     *state = b;
     return 0;
 fail:
-    free(b->levels);
-    free(b->ordered);
-    free(b->draw);
-    free(b);
+    strat_destroy(b);
     return rc;
-}
-
-/* Frees the base and the state around it. */
-static inline void strat_destroy(strat_base *b)
-{
-    if (!b)
-        return;
-    free(b->levels);
-    free(b->ordered);
-    free(b->draw);
-    free(b->swaps.keys);
-    free(b->swaps.values);
-    free(b->archive.points);
-    free(b->archive.values);
-    free(b->archive.states);
-    free(b->archive.slots);
-    free(b->seeds);
-    free(b);
 }
 
 /* ---- options: "key" = "number", checked against a table ---- */
@@ -356,12 +357,23 @@ static inline int strat_parse_options(const strat_base *b, const tforge_strategy
 
 /* ---- asking ---- */
 
-static inline int strat_check_ask(const strat_base *b, uint32_t q, const tforge_level *out,
+/* Starts an ask: its loop then runs while no error, not done, and the batch is short. */
+static inline int strat_begin_ask(const strat_base *b, uint32_t q, const tforge_level *out,
                                   uint32_t *n_out)
 {
     if (!n_out || (q && !out))
         return strat_error(b, STRAT_EINPUT, "ask needs an output buffer and a count");
     *n_out = 0;
+    return 0;
+}
+
+/* Ends an ask. A batch short of q tells the host there is nothing more, so it stays so, even on a
+ * sampled space whose sampler might find an unseen point again. */
+static inline int strat_end_ask(strat_base *b, int rc, uint32_t q, uint32_t n_out)
+{
+    if (rc < 0)
+        return rc;
+    b->done |= n_out < q;
     return 0;
 }
 
@@ -422,19 +434,20 @@ static inline int strat_propose(strat_base *b, const tforge_level *point, tforge
     return 0;
 }
 
-/* Proposes a random point never seen: 1, 0 when none is left, or a negative code. A seed is
- * remembered as a place where a local search may start. */
+/* Proposes a random point never seen, or sets `done` when none is left. A seed is remembered as
+ * a place where a local search may start. */
 static inline int strat_propose_fresh(strat_base *b, tforge_level *out, uint32_t *n_out,
                                       int as_seed)
 {
     int rc = strat_fresh(b, b->draw);
-    if (rc <= 0)
+    if (rc <= 0) {
+        b->done = rc == 0;
         return rc;
+    }
     uint32_t id = STRAT_NONE;
-    if ((rc = strat_propose(b, b->draw, out, n_out, &id)) ||
-        (as_seed && (rc = strat_add_seed(b, id))))
-        return rc;
-    return 1;
+    if ((rc = strat_propose(b, b->draw, out, n_out, &id)) == 0 && as_seed)
+        rc = strat_add_seed(b, id);
+    return rc;
 }
 
 /* Removes and returns the best seed measured OK, or STRAT_NONE when there is none yet. Failed

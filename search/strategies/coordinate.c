@@ -11,7 +11,8 @@
  * incumbent's unproposed neighbours; when they are all proposed and some are still being
  * measured, the rest of the batch is random points, which become later starts.
  *
- * Options: radius (1; Inductor's extended search is 2), threshold (0.001). */
+ * Options: radius (1; 2 gives the wider search Inductor offers through its search radius),
+ * threshold (0.001, Inductor's). */
 #include "common.h"
 
 typedef struct coordinate_state {
@@ -60,14 +61,14 @@ static int coordinate_step(coordinate_state *s)
 static int coordinate_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
     coordinate_state *s = state;
-    int rc = strat_check_ask(&s->base, q, out, n_out);
-    while (rc == 0 && *n_out < q) {
+    int rc = strat_begin_ask(&s->base, q, out, n_out);
+    while (rc == 0 && !s->base.done && *n_out < q) {
         if (coordinate_step(s) == STEP_PROPOSE)
             rc = strat_propose(&s->base, s->move, out, n_out, NULL);
-        else if ((rc = strat_propose_fresh(&s->base, out, n_out, 1)) == 0)
-            break;
+        else
+            rc = strat_propose_fresh(&s->base, out, n_out, 1);
     }
-    return rc < 0 ? rc : 0;
+    return strat_end_ask(&s->base, rc, q, *n_out);
 }
 
 static int coordinate_tell(void *state, const tforge_observation *observations, uint32_t n)

@@ -27,13 +27,13 @@ static int exhaustive_ask(void *state, uint32_t q, tforge_level *out, uint32_t *
 {
     exhaustive_state *s = state;
     strat_base *b = &s->base;
-    int rc = strat_check_ask(b, q, out, n_out);
-    while (rc == 0 && *n_out < q && s->next < b->count) {
+    int rc = strat_begin_ask(b, q, out, n_out);
+    while (rc == 0 && !b->done && *n_out < q && s->next < b->count) {
         b->space->point(b->context, s->next++, b->draw);
         if (strat_find(&b->archive, b->draw) == STRAT_NONE)
             rc = strat_propose(b, b->draw, out, n_out, NULL);
     }
-    return rc;
+    return strat_end_ask(b, rc, q, *n_out);
 }
 
 static int exhaustive_tell(void *state, const tforge_observation *observations, uint32_t n)

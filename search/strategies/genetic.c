@@ -66,17 +66,16 @@ static int genetic_breed(genetic_state *s)
 static int genetic_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
     genetic_state *s = state;
-    int rc = strat_check_ask(&s->base, q, out, n_out);
-    while (rc == 0 && *n_out < q) {
+    int rc = strat_begin_ask(&s->base, q, out, n_out);
+    while (rc == 0 && !s->base.done && *n_out < q) {
         if (s->n_random >= (uint32_t)s->population && s->n_members >= 2 && genetic_breed(s)) {
             rc = strat_propose(&s->base, s->child, out, n_out, NULL);
         } else {
-            if ((rc = strat_propose_fresh(&s->base, out, n_out, 0)) == 0)
-                break;
+            rc = strat_propose_fresh(&s->base, out, n_out, 0);
             s->n_random++;
         }
     }
-    return rc < 0 ? rc : 0;
+    return strat_end_ask(&s->base, rc, q, *n_out);
 }
 
 /* Lets a measured point into the population if there is room or it beats the worst member. */

@@ -141,14 +141,14 @@ static int pattern_step(pattern_state *s)
 static int pattern_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
     pattern_state *s = state;
-    int rc = strat_check_ask(&s->base, q, out, n_out);
-    while (rc == 0 && *n_out < q) {
+    int rc = strat_begin_ask(&s->base, q, out, n_out);
+    while (rc == 0 && !s->base.done && *n_out < q) {
         if (pattern_step(s) == STEP_PROPOSE)
             rc = strat_propose(&s->base, s->poll, out, n_out, NULL);
-        else if ((rc = strat_propose_fresh(&s->base, out, n_out, 1)) == 0)
-            break;
+        else
+            rc = strat_propose_fresh(&s->base, out, n_out, 1);
     }
-    return rc < 0 ? rc : 0;
+    return strat_end_ask(&s->base, rc, q, *n_out);
 }
 
 static int pattern_tell(void *state, const tforge_observation *observations, uint32_t n)

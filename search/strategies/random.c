@@ -16,11 +16,10 @@ static int random_create(void **state, const tforge_strategy_args *args)
 static int random_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
     strat_base *b = state;
-    int rc = strat_check_ask(b, q, out, n_out);
-    while (rc == 0 && *n_out < q)
-        if ((rc = strat_propose_fresh(b, out, n_out, 0)) == 0)
-            break;
-    return rc < 0 ? rc : 0;
+    int rc = strat_begin_ask(b, q, out, n_out);
+    while (rc == 0 && !b->done && *n_out < q)
+        rc = strat_propose_fresh(b, out, n_out, 0);
+    return strat_end_ask(b, rc, q, *n_out);
 }
 
 static int random_tell(void *state, const tforge_observation *observations, uint32_t n)
