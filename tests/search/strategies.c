@@ -493,6 +493,32 @@ static void told_points_are_never_proposed(void **state)
     }
 }
 
+/* A baseline told before the first ask is where the local searches start: their first proposal
+ * differs from it in one dimension only. */
+static void local_strategies_start_from_a_told_baseline(void **state)
+{
+    (void)state;
+    static const tforge_level baseline[DIMS] = {3, 12, 1, 0};
+    for (size_t i = 0; i < N_STRATEGIES; i++) {
+        if (!strategies[i].local)
+            continue;
+        const tforge_strategy_interface *s = api(&strategies[i]);
+        tforge_strategy_args args = {sizeof args, &host, &enumerated_view, 9, 0, 0, NULL, NULL};
+        void *st = NULL;
+        assert_int_equal(s->create(&st, &args), 0);
+        tforge_observation o = {baseline, TFORGE_STATUS_OK, 50.0, 0};
+        assert_int_equal(s->tell(st, &o, 1), 0);
+        tforge_level p[DIMS];
+        uint32_t n_out = 0, differ = 0;
+        assert_int_equal(s->ask(st, 1, p, &n_out), 0);
+        assert_int_equal(n_out, 1);
+        for (int d = 0; d < DIMS; d++)
+            differ += p[d] != baseline[d];
+        assert_int_equal(differ, 1);
+        s->destroy(st);
+    }
+}
+
 static void bad_calls_are_rejected(void **state)
 {
     (void)state;
@@ -594,6 +620,7 @@ int main(void)
         cmocka_unit_test(malformed_options_are_rejected),
         cmocka_unit_test(options_change_the_search),
         cmocka_unit_test(told_points_are_never_proposed),
+        cmocka_unit_test(local_strategies_start_from_a_told_baseline),
         cmocka_unit_test(bad_calls_are_rejected),
         cmocka_unit_test(local_strategies_find_the_bowl_minimum),
         cmocka_unit_test(rugged_report),
