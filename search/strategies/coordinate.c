@@ -1,0 +1,112 @@
+/* "coordinate": coordinate descent in the manner of PyTorch Inductor's coordinate-descent tuner.
+ * From a start point it measures, along every dimension, the neighbours `radius` levels down and
+ * up (every other level of a categorical or boolean dimension); once all are known it moves to
+ * the best of them if that beats the incumbent by more than the relative `threshold`, and stops
+ * at a point no neighbour improves. It then restarts from another random point, so the budget is
+ * never idle. Starts are random points (and points the host told unasked, such as a baseline):
+ * the best measured one not yet used.
+ *
+ * Unlike Inductor, which takes the first improvement dimension by dimension, it polls the whole
+ * neighbourhood before moving, which is what a batch can evaluate at once. A batch holds the
+ * incumbent's unproposed neighbours; when they are all proposed and some are still being
+ * measured, the rest of the batch is random points, which become later starts.
+ *
+ * Options: radius (1; 2 gives the wider search Inductor offers through its search radius),
+ * threshold (0.001, Inductor's). */
+#include "common.h"
+
+typedef struct coordinate_state {
+    strat_base base;
+    double radius, threshold;
+    uint32_t current;   /* the incumbent, STRAT_NONE between descents */
+    tforge_level *move; /* the neighbour being looked at */
+} coordinate_state;
+
+enum { STEP_PROPOSE, STEP_FILL };
+
+/* Advances the descent as far as the known results allow: STEP_PROPOSE with a neighbour never
+ * seen in `s->move`, or STEP_FILL when it waits for results or for a start. */
+static int coordinate_step(coordinate_state *s)
+{
+    strat_base *b = &s->base;
+    const strat_archive *a = &b->archive;
+    uint32_t radius = (uint32_t)s->radius, moves = strat_move_count(b, radius);
+    for (;;) {
+        if (s->current == STRAT_NONE && (s->current = strat_take_seed(b)) == STRAT_NONE)
+            return STEP_FILL;
+        const tforge_level *x = strat_point(a, s->current);
+        uint32_t best = STRAT_NONE;
+        int waiting = 0;
+        for (uint32_t i = 0; i < moves; i++) {
+            if (!strat_move(b, x, radius, i, s->move))
+                continue;
+            uint32_t id = strat_find(a, s->move);
+            if (id == STRAT_NONE)
+                return STEP_PROPOSE;
+            if (a->states[id] == STRAT_PENDING)
+                waiting = 1;
+            else if (best == STRAT_NONE || a->values[id] < a->values[best])
+                best = id;
+        }
+        if (waiting)
+            return STEP_FILL;
+        double incumbent = a->values[s->current];
+        if (best != STRAT_NONE && a->values[best] < incumbent - s->threshold * fabs(incumbent))
+            s->current = best;
+        else
+            s->current = STRAT_NONE; /* a local minimum: restart */
+    }
+}
+
+static int coordinate_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
+{
+    coordinate_state *s = state;
+    int rc = strat_begin_ask(&s->base, q, out, n_out);
+    while (rc == 0 && !s->base.done && *n_out < q) {
+        if (coordinate_step(s) == STEP_PROPOSE)
+            rc = strat_propose(&s->base, s->move, out, n_out, NULL);
+        else
+            rc = strat_propose_fresh(&s->base, out, n_out, 1);
+    }
+    return strat_end_ask(&s->base, rc, q, *n_out);
+}
+
+static int coordinate_tell(void *state, const tforge_observation *observations, uint32_t n)
+{
+    return strat_tell(state, observations, n, 1);
+}
+
+static void coordinate_destroy(void *state)
+{
+    coordinate_state *s = state;
+    if (s)
+        free(s->move);
+    strat_destroy(state);
+}
+
+static int coordinate_create(void **state, const tforge_strategy_args *args)
+{
+    int rc = strat_create(state, sizeof(coordinate_state), "coordinate", args);
+    if (rc)
+        return rc;
+    coordinate_state *s = *state;
+    s->radius = 1;
+    s->threshold = 0.001;
+    s->current = STRAT_NONE;
+    const strat_option options[] = {
+        {"radius", &s->radius, 1, 16, 1},
+        {"threshold", &s->threshold, 0, 1, 0},
+    };
+    if ((rc = strat_parse_options(&s->base, args, options, sizeof options / sizeof *options)) ==
+            0 &&
+        !(s->move = malloc(s->base.dims * sizeof *s->move)))
+        rc = strat_error(&s->base, STRAT_ENOMEM, "out of memory");
+    if (rc) {
+        coordinate_destroy(s);
+        *state = NULL;
+    }
+    return rc;
+}
+
+STRAT_PLUGIN("coordinate", "Coordinate descent with random restarts (Inductor-style)",
+             coordinate_create, coordinate_ask, coordinate_tell, coordinate_destroy);

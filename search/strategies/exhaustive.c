@@ -1,0 +1,50 @@
+/* "exhaustive": every valid point of an enumerated space, in enumeration order, skipping points
+ * the host told without their being proposed. A batch is the next q points. */
+#include "common.h"
+
+typedef struct exhaustive_state {
+    strat_base base;
+    uint64_t next; /* the next enumeration index to look at */
+} exhaustive_state;
+
+static int exhaustive_create(void **state, const tforge_strategy_args *args)
+{
+    int rc = strat_create(state, sizeof(exhaustive_state), "exhaustive", args);
+    if (rc)
+        return rc;
+    strat_base *b = *state;
+    if ((rc = strat_parse_options(b, args, NULL, 0)) == 0 && b->count == 0)
+        rc = strat_error(b, STRAT_EINPUT, "the space is too large to enumerate (count 0); "
+                                          "use 'random' or a local strategy");
+    if (rc) {
+        strat_destroy(b);
+        *state = NULL;
+    }
+    return rc;
+}
+
+static int exhaustive_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
+{
+    exhaustive_state *s = state;
+    strat_base *b = &s->base;
+    int rc = strat_begin_ask(b, q, out, n_out);
+    while (rc == 0 && !b->done && *n_out < q && s->next < b->count) {
+        b->space->point(b->context, s->next++, b->draw);
+        if (strat_find(&b->archive, b->draw) == STRAT_NONE)
+            rc = strat_propose(b, b->draw, out, n_out, NULL);
+    }
+    return strat_end_ask(b, rc, q, *n_out);
+}
+
+static int exhaustive_tell(void *state, const tforge_observation *observations, uint32_t n)
+{
+    return strat_tell(state, observations, n, 0);
+}
+
+static void exhaustive_destroy(void *state)
+{
+    strat_destroy(state);
+}
+
+STRAT_PLUGIN("exhaustive", "Every valid point of an enumerated space, in order", exhaustive_create,
+             exhaustive_ask, exhaustive_tell, exhaustive_destroy);

@@ -1,0 +1,36 @@
+/* "random": uniform random search without replacement. On an enumerated space it walks a lazily
+ * shuffled permutation of the valid points, so it proposes every one exactly once; otherwise it
+ * samples and skips points already seen. A batch is q such points. */
+#include "common.h"
+
+static int random_create(void **state, const tforge_strategy_args *args)
+{
+    int rc = strat_create(state, sizeof(strat_base), "random", args);
+    if (rc == 0 && (rc = strat_parse_options(*state, args, NULL, 0))) {
+        strat_destroy(*state);
+        *state = NULL;
+    }
+    return rc;
+}
+
+static int random_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
+{
+    strat_base *b = state;
+    int rc = strat_begin_ask(b, q, out, n_out);
+    while (rc == 0 && !b->done && *n_out < q)
+        rc = strat_propose_fresh(b, out, n_out, 0);
+    return strat_end_ask(b, rc, q, *n_out);
+}
+
+static int random_tell(void *state, const tforge_observation *observations, uint32_t n)
+{
+    return strat_tell(state, observations, n, 0);
+}
+
+static void random_destroy(void *state)
+{
+    strat_destroy(state);
+}
+
+STRAT_PLUGIN("random", "Uniform random search without replacement", random_create, random_ask,
+             random_tell, random_destroy);
