@@ -13,12 +13,12 @@ typedef struct state {
 static int create(void **out, const tforge_strategy_args *args)
 {
     if (args->n_options > 0)
-        return args->host->error(args->host, -3, "hello: takes no options");
+        return args->host->error(args->host, TFORGE_PLUGIN_EINPUT, "hello: takes no options");
     if (args->space->count(args->space->context) == 0)
-        return args->host->error(args->host, -3, "hello: needs an enumerated space");
+        return args->host->error(args->host, TFORGE_PLUGIN_EINPUT, "hello: needs an enumerated space");
     state *s = calloc(1, sizeof *s);
     if (!s)
-        return args->host->error(args->host, -2, "hello: out of memory");
+        return args->host->error(args->host, TFORGE_PLUGIN_ENOMEM, "hello: out of memory");
     s->space = args->space;
     *out = s;
     return 0;

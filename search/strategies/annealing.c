@@ -169,14 +169,14 @@ static int annealing_create(void **state, const tforge_strategy_args *args)
     if ((rc = strat_parse_options(&s->base, args, options, sizeof options / sizeof *options)))
         goto fail;
     if (s->t_min > s->t0) {
-        rc = strat_error(&s->base, STRAT_EINPUT, "t_min (%g) is above t0 (%g)", s->t_min, s->t0);
+        rc = strat_error(&s->base, TFORGE_PLUGIN_EINPUT, "t_min (%g) is above t0 (%g)", s->t_min, s->t0);
         goto fail;
     }
     if (isnan(s->cooling))
         s->cooling = args->budget ? pow(s->t_min / s->t0, 1.0 / args->budget) : 0.995;
     if (!(s->move = malloc(s->base.dims * sizeof *s->move)) ||
         !(s->hop = malloc(s->base.dims * sizeof *s->hop))) {
-        rc = strat_error(&s->base, STRAT_ENOMEM, "out of memory");
+        rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
         goto fail;
     }
     return 0;

@@ -17,9 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The host's error codes (tforge/error.h); the plugin headers do not carry them. */
-enum { STRAT_ENOMEM = -2, STRAT_EINPUT = -3 };
-
 #define STRAT_NONE UINT32_MAX
 
 /* Draws from the sampler before a space that is not enumerated counts as used up. */
@@ -106,29 +103,29 @@ static inline void strat_place(strat_archive *a, uint32_t id)
     a->slots[i] = id + 1;
 }
 
-/* Appends `point` (not yet seen) as pending; 0 or STRAT_ENOMEM. */
+/* Appends `point` (not yet seen) as pending; 0 or TFORGE_PLUGIN_ENOMEM. */
 static inline int strat_add(strat_archive *a, const tforge_level *point, uint32_t *id)
 {
     if (a->n == a->cap) {
         if (a->cap >= (1u << 30))
-            return STRAT_ENOMEM;
+            return TFORGE_PLUGIN_ENOMEM;
         uint32_t cap = a->cap ? a->cap * 2 : 64;
         /* Arrays grown before a later failure are merely larger than `cap` says. */
         tforge_level *points = realloc(a->points, (size_t)cap * a->dims * sizeof *points);
         if (!points)
-            return STRAT_ENOMEM;
+            return TFORGE_PLUGIN_ENOMEM;
         a->points = points;
         double *values = realloc(a->values, (size_t)cap * sizeof *values);
         if (!values)
-            return STRAT_ENOMEM;
+            return TFORGE_PLUGIN_ENOMEM;
         a->values = values;
         uint8_t *states = realloc(a->states, cap);
         if (!states)
-            return STRAT_ENOMEM;
+            return TFORGE_PLUGIN_ENOMEM;
         a->states = states;
         uint32_t *slots = calloc((size_t)cap * 2, sizeof *slots);
         if (!slots)
-            return STRAT_ENOMEM;
+            return TFORGE_PLUGIN_ENOMEM;
         free(a->slots);
         a->slots = slots;
         a->mask = cap * 2 - 1;
@@ -178,7 +175,7 @@ static inline int strat_swaps_put(strat_swaps *s, uint64_t position, uint64_t va
         if (!bigger.keys || !bigger.values) {
             free(bigger.keys);
             free(bigger.values);
-            return STRAT_ENOMEM;
+            return TFORGE_PLUGIN_ENOMEM;
         }
         memset(bigger.keys, 0xff, (bigger.mask + 1) * sizeof *bigger.keys);
         for (uint64_t i = 0; s->keys && i <= s->mask; i++)
@@ -237,20 +234,20 @@ static inline int strat_check_space(strat_base *b, const tforge_strategy_args *a
     const tforge_space_view *s = args->space;
     if (!s || s->struct_size < sizeof *s || !s->dims || !s->levels || !s->kind || !s->count ||
         !s->is_valid)
-        return strat_error(b, STRAT_EINPUT, "the space view is missing or incomplete");
+        return strat_error(b, TFORGE_PLUGIN_EINPUT, "the space view is missing or incomplete");
     b->space = s;
     b->context = s->context;
     b->dims = s->dims(s->context);
     b->count = s->count(s->context);
     if (b->dims == 0)
-        return strat_error(b, STRAT_EINPUT, "the space has no dimensions");
+        return strat_error(b, TFORGE_PLUGIN_EINPUT, "the space has no dimensions");
     if ((b->count && !s->point) || (!b->count && !s->sample))
-        return strat_error(b, STRAT_EINPUT, "%s", b->count ? "the space is enumerated but its "
+        return strat_error(b, TFORGE_PLUGIN_EINPUT, "%s", b->count ? "the space is enumerated but its "
                                                             "view has no point()"
                                                           : "the space is not enumerated and "
                                                             "its view has no sample()");
     if (args->n_options && (!args->option_keys || !args->option_values))
-        return strat_error(b, STRAT_EINPUT, "%u options given without keys or values",
+        return strat_error(b, TFORGE_PLUGIN_EINPUT, "%u options given without keys or values",
                            args->n_options);
     return 0;
 }
@@ -280,11 +277,11 @@ static inline int strat_create(void **state, size_t size, const char *name,
 {
     *state = NULL;
     if (!args || args->struct_size < sizeof *args)
-        return strat_host_error(args ? args->host : NULL, name, STRAT_EINPUT,
+        return strat_host_error(args ? args->host : NULL, name, TFORGE_PLUGIN_EINPUT,
                                 "the strategy arguments are missing or too old");
     strat_base *b = calloc(1, size);
     if (!b)
-        return strat_host_error(args->host, name, STRAT_ENOMEM, "out of memory");
+        return strat_host_error(args->host, name, TFORGE_PLUGIN_ENOMEM, "out of memory");
     b->name = name;
     b->host = args->host;
     tforge_rng_seed(&b->rng, args->seed);
@@ -296,14 +293,14 @@ static inline int strat_create(void **state, size_t size, const char *name,
     b->ordered = malloc(b->dims);
     b->draw = malloc(b->dims * sizeof *b->draw);
     if (!b->levels || !b->ordered || !b->draw) {
-        rc = strat_error(b, STRAT_ENOMEM, "out of memory");
+        rc = strat_error(b, TFORGE_PLUGIN_ENOMEM, "out of memory");
         goto fail;
     }
     for (uint32_t d = 0; d < b->dims; d++) {
         b->levels[d] = b->space->levels(b->context, d);
         b->ordered[d] = b->space->kind(b->context, d) == TFORGE_DIM_ORDINAL;
         if (b->levels[d] == 0 || b->levels[d] > (uint32_t)UINT16_MAX + 1) {
-            rc = strat_error(b, STRAT_EINPUT, "dimension %u has %u levels (expected 1 to 65536)",
+            rc = strat_error(b, TFORGE_PLUGIN_EINPUT, "dimension %u has %u levels (expected 1 to 65536)",
                              d, b->levels[d]);
             goto fail;
         }
@@ -330,7 +327,7 @@ static inline int strat_parse_options(const strat_base *b, const tforge_strategy
     for (uint32_t i = 0; i < args->n_options; i++) {
         const char *key = args->option_keys[i], *text = args->option_values[i];
         if (!key || !text)
-            return strat_error(b, STRAT_EINPUT, "option %u has no key or no value", i);
+            return strat_error(b, TFORGE_PLUGIN_EINPUT, "option %u has no key or no value", i);
         const strat_option *o = NULL;
         for (size_t j = 0; j < n && !o; j++)
             if (strcmp(table[j].key, key) == 0)
@@ -341,14 +338,14 @@ static inline int strat_parse_options(const strat_base *b, const tforge_strategy
             for (size_t j = 0; j < n && used < sizeof known; j++)
                 used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
                                          j ? ", " : "", table[j].key);
-            return strat_error(b, STRAT_EINPUT, "unknown option '%s' (%s%s)", key,
+            return strat_error(b, TFORGE_PLUGIN_EINPUT, "unknown option '%s' (%s%s)", key,
                                n ? "known: " : "it takes no options", known);
         }
         char *end;
         double v = strtod(text, &end);
         if (end == text || *end || !isfinite(v) || v < o->min || v > o->max ||
             (o->integer && v != floor(v)))
-            return strat_error(b, STRAT_EINPUT, "option '%s' is '%s', expected %s in [%g, %g]",
+            return strat_error(b, TFORGE_PLUGIN_EINPUT, "option '%s' is '%s', expected %s in [%g, %g]",
                                key, text, o->integer ? "an integer" : "a number", o->min, o->max);
         *o->value = v;
     }
@@ -362,7 +359,7 @@ static inline int strat_begin_ask(const strat_base *b, uint32_t q, const tforge_
                                   uint32_t *n_out)
 {
     if (!n_out || (q && !out))
-        return strat_error(b, STRAT_EINPUT, "ask needs an output buffer and a count");
+        return strat_error(b, TFORGE_PLUGIN_EINPUT, "ask needs an output buffer and a count");
     *n_out = 0;
     return 0;
 }
@@ -389,7 +386,7 @@ static inline int strat_fresh(strat_base *b, tforge_level *out)
             uint64_t index = strat_swaps_get(&b->swaps, j);
             if (j != b->drawn && strat_swaps_put(&b->swaps, j, strat_swaps_get(&b->swaps,
                                                                                b->drawn)))
-                return strat_error(b, STRAT_ENOMEM, "out of memory");
+                return strat_error(b, TFORGE_PLUGIN_ENOMEM, "out of memory");
             b->drawn++;
             s->point(b->context, index, out);
             if (strat_find(&b->archive, out) == STRAT_NONE)
@@ -412,7 +409,7 @@ static inline int strat_add_seed(strat_base *b, uint32_t id)
         uint32_t cap = b->cap_seeds ? b->cap_seeds * 2 : 16;
         uint32_t *seeds = realloc(b->seeds, cap * sizeof *seeds);
         if (!seeds)
-            return strat_error(b, STRAT_ENOMEM, "out of memory");
+            return strat_error(b, TFORGE_PLUGIN_ENOMEM, "out of memory");
         b->seeds = seeds;
         b->cap_seeds = cap;
     }
@@ -426,7 +423,7 @@ static inline int strat_propose(strat_base *b, const tforge_level *point, tforge
 {
     uint32_t added;
     if (strat_add(&b->archive, point, &added))
-        return strat_error(b, STRAT_ENOMEM, "out of memory recording point %u", b->archive.n);
+        return strat_error(b, TFORGE_PLUGIN_ENOMEM, "out of memory recording point %u", b->archive.n);
     memcpy(out + (size_t)*n_out * b->dims, point, b->dims * sizeof *point);
     (*n_out)++;
     if (id)
@@ -481,17 +478,17 @@ static inline int strat_record(strat_base *b, const tforge_observation *o, int s
                                uint32_t *id)
 {
     if (!o->point)
-        return strat_error(b, STRAT_EINPUT, "told an observation without a point");
+        return strat_error(b, TFORGE_PLUGIN_EINPUT, "told an observation without a point");
     for (uint32_t d = 0; d < b->dims; d++)
         if (o->point[d] >= b->levels[d])
-            return strat_error(b, STRAT_EINPUT, "told a point with level %u in dimension %u, "
+            return strat_error(b, TFORGE_PLUGIN_EINPUT, "told a point with level %u in dimension %u, "
                                                 "which has %u levels",
                                o->point[d], d, b->levels[d]);
     strat_archive *a = &b->archive;
     int rc;
     if ((*id = strat_find(a, o->point)) == STRAT_NONE) {
         if (strat_add(a, o->point, id))
-            return strat_error(b, STRAT_ENOMEM, "out of memory recording a told point");
+            return strat_error(b, TFORGE_PLUGIN_ENOMEM, "out of memory recording a told point");
         if (seed_external && (rc = strat_add_seed(b, *id)))
             return rc;
     }
@@ -505,7 +502,7 @@ static inline int strat_tell(strat_base *b, const tforge_observation *observatio
                              int seed_external)
 {
     if (n && !observations)
-        return strat_error(b, STRAT_EINPUT, "told %u observations without an array", n);
+        return strat_error(b, TFORGE_PLUGIN_EINPUT, "told %u observations without an array", n);
     uint32_t id;
     for (uint32_t i = 0; i < n; i++) {
         int rc = strat_record(b, &observations[i], seed_external, &id);

@@ -100,7 +100,7 @@ static int coordinate_create(void **state, const tforge_strategy_args *args)
     if ((rc = strat_parse_options(&s->base, args, options, sizeof options / sizeof *options)) ==
             0 &&
         !(s->move = malloc(s->base.dims * sizeof *s->move)))
-        rc = strat_error(&s->base, STRAT_ENOMEM, "out of memory");
+        rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
     if (rc) {
         coordinate_destroy(s);
         *state = NULL;

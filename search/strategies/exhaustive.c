@@ -14,7 +14,7 @@ static int exhaustive_create(void **state, const tforge_strategy_args *args)
         return rc;
     strat_base *b = *state;
     if ((rc = strat_parse_options(b, args, NULL, 0)) == 0 && b->count == 0)
-        rc = strat_error(b, STRAT_EINPUT, "the space is too large to enumerate (count 0); "
+        rc = strat_error(b, TFORGE_PLUGIN_EINPUT, "the space is too large to enumerate (count 0); "
                                           "use 'random' or a local strategy");
     if (rc) {
         strat_destroy(b);

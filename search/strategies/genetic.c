@@ -99,7 +99,7 @@ static int genetic_tell(void *state, const tforge_observation *observations, uin
 {
     genetic_state *s = state;
     if (n && !observations)
-        return strat_error(&s->base, STRAT_EINPUT, "told %u observations without an array", n);
+        return strat_error(&s->base, TFORGE_PLUGIN_EINPUT, "told %u observations without an array", n);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t id;
         int rc = strat_record(&s->base, &observations[i], 0, &id);
@@ -139,7 +139,7 @@ static int genetic_create(void **state, const tforge_strategy_args *args)
             0 &&
         (!(s->members = malloc((size_t)s->population * sizeof *s->members)) ||
          !(s->child = malloc(s->base.dims * sizeof *s->child))))
-        rc = strat_error(&s->base, STRAT_ENOMEM, "out of memory");
+        rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
     if (rc) {
         genetic_destroy(s);
         *state = NULL;

@@ -183,7 +183,7 @@ static int pattern_create(void **state, const tforge_strategy_args *args)
             0 &&
         (!(s->step = malloc(s->base.dims * sizeof *s->step)) ||
          !(s->poll = malloc(s->base.dims * sizeof *s->poll))))
-        rc = strat_error(&s->base, STRAT_ENOMEM, "out of memory");
+        rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
     if (rc) {
         pattern_destroy(s);
         *state = NULL;

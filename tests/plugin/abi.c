@@ -74,6 +74,8 @@ static void kinds_and_statuses_keep_their_numbers(void **state)
     assert_int_equal(TFORGE_STATUS_OK, 0);
     assert_int_equal(TFORGE_STATUS_CONSTRAINT, 5);
     assert_int_equal(TFORGE_PLUGIN_ABI_MAJOR, 1);
+    assert_int_equal(TFORGE_PLUGIN_ENOMEM, -2);
+    assert_int_equal(TFORGE_PLUGIN_EINPUT, -3);
 }
 
 /* The generator is part of the ABI's promise that a seed means the same proposals everywhere. */

@@ -56,6 +56,9 @@ typedef enum tforge_plugin_kind {
     TFORGE_PLUGIN_PROFILER = 6   /* collects metrics of a kernel run */
 } tforge_plugin_kind;
 
+/* Codes a plugin returns for a failure: the same numbers as the host's TFORGE_E* codes. */
+enum { TFORGE_PLUGIN_ERROR = -1, TFORGE_PLUGIN_ENOMEM = -2, TFORGE_PLUGIN_EINPUT = -3 };
+
 /* Log levels a plugin passes to tforge_host.log; the same numbers as tforge_log_level. */
 enum { TFORGE_PLUGIN_LOG_ERROR = 0, TFORGE_PLUGIN_LOG_WARN, TFORGE_PLUGIN_LOG_INFO,
        TFORGE_PLUGIN_LOG_DEBUG, TFORGE_PLUGIN_LOG_TRACE };
