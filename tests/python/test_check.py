@@ -78,6 +78,8 @@ def test_compare_rules():
     c = compare(a, e, 1e9, 1e9)
     assert c["bad"] == 1 and c["nonfinite"] == 2
     assert compare(torch.zeros(2, 2), torch.zeros(4), 1, 1)["bad"] == 4  # shape mismatch
+    big = torch.tensor([1 << 40], dtype=torch.int64)
+    assert compare(big + 1, big, 0, 0)["bad"] == 1  # equal in float32, not in int64
 
 
 def test_tolerances_are_applied(add_task, write_task):

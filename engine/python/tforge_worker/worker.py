@@ -73,7 +73,7 @@ def _scalar(v):
 
 
 def _config_dict(cfg):
-    d = dict(cfg.kwargs)
+    d = {k: _scalar(v) for k, v in cfg.kwargs.items()}
     d["num_warps"] = cfg.num_warps
     d["num_stages"] = cfg.num_stages
     if cfg.num_ctas != 1:
@@ -340,7 +340,9 @@ def compare(actual, expected, atol, rtol):
     if actual.shape != expected.shape:
         return {"max_abs_err": None, "bad": actual.numel(), "nonfinite": 0,
                 "shape": f"expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}"}
-    work = torch.float64 if torch.float64 in (actual.dtype, expected.dtype) else torch.float32
+    # float32 holds every value of the narrower float types; integers and float64 need float64.
+    narrow = all(t.is_floating_point and t.itemsize <= 4 for t in (actual.dtype, expected.dtype))
+    work = torch.float32 if narrow else torch.float64
     a = actual.detach().to(work)
     e = expected.detach().to(device=a.device, dtype=work)
     err = (a - e).abs()
