@@ -1,0 +1,141 @@
+"""Compile-only: build a config's kernel(s) without running them; report the compiler's numbers.
+
+The kernel is launched the usual way (grid or wrapper), but every @triton.jit function of the
+user's module is intercepted at launch: its arguments are specialised exactly as Triton's launcher
+would, and the kernel is compiled for the target instead of run. Without a GPU the target is
+`cuda:90` (Triton ships ptxas, so PTX and cubin need no GPU); registers and spills then come from
+ptxas's own report. With a GPU, loading the binary also checks it against the device's limits.
+"""
+
+import contextlib
+import io
+import re
+import subprocess
+import tempfile
+import time as _time
+
+import torch
+import triton
+from triton import knobs
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource, make_backend
+from triton.runtime.jit import JITFunction, create_function_from_signature
+
+from .worker import _size, classify, get, launch, make_inputs, unwrap
+
+# Shared memory a block may use (opt-in maximum), by compute capability: checked when no GPU is
+# there to check it, as Triton's loader would.
+_MAX_SHARED = {80: 166912, 86: 101376, 89: 101376, 90: 232448}
+_PTXAS_REGS = re.compile(r"Used (\d+) registers")
+_PTXAS_SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, "
+                           r"(\d+) bytes spill loads")
+
+
+def _target(name):
+    if name is None:
+        if torch.cuda.is_available():
+            return triton.runtime.driver.active.get_current_target()
+        name = "cuda:90"
+    backend, arch = name.split(":")
+    return GPUTarget(backend, int(arch), 32)
+
+
+def _ptxas_report(kernel, log):
+    """registers, spill stores/loads and stack from ptxas -v (run again if the kernel came from
+    Triton's cache, which keeps no log)."""
+    cached = not _PTXAS_REGS.search(log)
+    if cached and "ptx" in kernel.asm:
+        from triton.backends.nvidia.compiler import get_ptxas, sm_arch_from_capability
+        arch = kernel.metadata.target.arch
+        with tempfile.NamedTemporaryFile("w", suffix=".ptx") as f:
+            f.write(kernel.asm["ptx"])
+            f.flush()
+            cmd = [get_ptxas(arch).path, "-v", f"--gpu-name={sm_arch_from_capability(arch)}",
+                   f.name, "-o", "/dev/null"]
+            log = subprocess.run(cmd, capture_output=True, text=True).stderr
+    regs = _PTXAS_REGS.search(log)
+    spills = _PTXAS_SPILLS.search(log)
+    return {"registers": int(regs.group(1)) if regs else None,
+            "stack_bytes": int(spills.group(1)) if spills else None,
+            "spill_stores": int(spills.group(2)) if spills else None,
+            "spill_loads": int(spills.group(3)) if spills else None,
+            "cached": cached}
+
+
+def _compile_one(fn, target, args, kwargs):
+    """What JITFunction.run does before launching: specialise, pack, compile."""
+    backend = make_backend(target)
+    kwargs = dict(kwargs)
+    kwargs["debug"] = kwargs.get("debug", fn.debug) or knobs.runtime.debug
+    kwargs["instrumentation_mode"] = knobs.compilation.instrumentation_mode
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    bound, specialization, options = binder(*args, **kwargs)
+    options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, specialization,
+                                                          options)
+    log = io.StringIO()
+    start = _time.perf_counter()
+    with knobs.nvidia.scope(), contextlib.redirect_stdout(log):
+        knobs.nvidia.dump_ptxas_log = True
+        kernel = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=target,
+                                options=options.__dict__)
+    seconds = _time.perf_counter() - start
+    md = kernel.metadata
+    info = {"kernel": fn.__name__, "target": f"{target.backend}:{target.arch}",
+            "shared_bytes": md.shared, "num_warps": md.num_warps, "num_stages": md.num_stages,
+            "compile_s": round(seconds, 4), **_ptxas_report(kernel, log.getvalue())}
+    if torch.cuda.is_available():
+        kernel._init_handles()  # raises OutOfResources past the device's limits
+    elif md.shared > _MAX_SHARED.get(target.arch, md.shared):
+        raise triton.runtime.errors.OutOfResources(md.shared, _MAX_SHARED[target.arch],
+                                                   "shared memory")
+    return info
+
+
+def _empty_inputs(loaded, shape, dev):
+    """Inputs with the right shapes and dtypes; their values do not matter to the compiler."""
+    spec = loaded.spec
+    if spec["inputs_fn"] is not None:
+        return make_inputs(loaded, shape, 0, dev)
+    return {s["name"]: torch.empty([_size(d, shape) for d in s["shape"]],
+                                   dtype=getattr(torch, s["dtype"]), device=dev)
+            for s in spec["inputs"]}
+
+
+def compile(task, config, shape, target=None):
+    """Compile `config` for `shape` without running it. Returns {status: ok|compile|runtime,
+    message, kernel, target, registers, spill_stores, spill_loads, stack_bytes, shared_bytes,
+    num_warps, num_stages, compile_s, cached, kernels: [same, for every kernel launched]}.
+    `target` is "cuda:<capability>" (default: the GPU's, else cuda:90)."""
+    loaded = get(task)
+    if not isinstance(loaded.base, JITFunction):
+        # Under TRITON_INTERPRET even triton.language's own @jit helpers (tl.max, tl.sum...)
+        # are interpreted functions, so no kernel of this process can be compiled.
+        return {"status": "unsupported", "fatal": False,
+                "message": "compile-only needs a process without TRITON_INTERPRET"}
+    tgt = _target(target)
+    jits = {id(unwrap(v)): unwrap(v) for v in vars(loaded.module).values()
+            if isinstance(unwrap(v), JITFunction)}
+    built = []
+
+    def intercept(fn):
+        def run(*args, grid, warmup, **kwargs):
+            built.append(_compile_one(fn, tgt, args, kwargs))
+        return run
+
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    inputs = _empty_inputs(loaded, shape, dev)
+    for fn in jits.values():
+        fn.run = intercept(fn)
+    try:
+        launch(loaded, inputs, config, shape)
+    except Exception as e:
+        return classify(e)
+    finally:
+        for fn in jits.values():
+            del fn.run
+    if not built:
+        return {"status": "runtime", "fatal": False,
+                "message": f"no @triton.jit kernel of {loaded.spec['source']} was launched"}
+    main = next((b for b in built if b["kernel"] == loaded.base.__name__), built[0])
+    return {"status": "ok", "message": "", "fatal": False, **main, "kernels": built}
+

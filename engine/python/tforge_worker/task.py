@@ -1,0 +1,420 @@
+"""The task manifest (task.json): schema, validation, normalisation. See engine/TASK.md.
+
+validate(doc, path) checks every field and raises one TaskError listing every malformed field as
+`file: json.path: expected ..., got ...`. It returns the normalised manifest, a JSON-able dict.
+"""
+
+import ast
+import json
+import os
+import re
+
+DTYPES = ("float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
+          "int8", "int16", "int32", "int64", "uint8", "bool")
+FLOAT_DTYPES = DTYPES[:6]
+INITS = ("randn", "rand", "zeros", "ones", "randint:LO:HI", "arange")
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+_FIELDS = ("source", "kernel", "inputs", "inputs_fn", "outputs", "launch", "reference", "shapes",
+           "baseline", "writes_inputs", "space", "description")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_REF = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$")
+_RANDINT = re.compile(r"^randint:(-?\d+):(-?\d+)$")
+
+# The expression subset shared with the C side (shape sizes, constraints): numbers, names,
+# + - * / // % **, comparisons, and/or/not, min() and max().
+_ARITH = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Load, ast.Add,
+          ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.USub, ast.UAdd)
+_LOGIC = _ARITH + (ast.BoolOp, ast.And, ast.Or, ast.Not, ast.Compare, ast.Lt, ast.LtE, ast.Gt,
+                   ast.GtE, ast.Eq, ast.NotEq, ast.Call)
+_FUNCS = {"min": min, "max": max}
+
+
+class TaskError(ValueError):
+    """A malformed task; `errors` lists one 'file: field: problem' line per problem."""
+
+    def __init__(self, errors):
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+class Problems:
+    """Collects errors so that one run reports every malformed field."""
+
+    def __init__(self, path):
+        self.path = path
+        self.errors = []
+
+    def add(self, field, expected, got=None, has_got=True):
+        msg = f"{self.path}: {field}: expected {expected}"
+        if has_got:
+            msg += f", got {json.dumps(got) if _jsonable(got) else repr(got)}"
+        self.errors.append(msg)
+
+    def note(self, field, text):
+        self.errors.append(f"{self.path}: {field}: {text}")
+
+    def raise_if_any(self):
+        if self.errors:
+            raise TaskError(self.errors)
+
+
+def _jsonable(v):
+    try:
+        json.dumps(v)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def parse_expression(text, allowed_nodes):
+    """Parse an expression of the restricted subset; returns (tree, names) or raises ValueError."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as e:
+        raise ValueError(f"not a valid expression ({e.msg})") from None
+    names = set()
+    for n in ast.walk(tree):
+        if not isinstance(n, allowed_nodes):
+            raise ValueError(f"'{ast.unparse(n) if isinstance(n, ast.AST) else n}' is not allowed")
+        if isinstance(n, ast.Constant) and type(n.value) not in (int, float, bool):
+            raise ValueError(f"constant {n.value!r} is not a number")
+        if isinstance(n, ast.Call):
+            if not isinstance(n.func, ast.Name) or n.func.id not in _FUNCS or n.keywords:
+                raise ValueError("only min(...) and max(...) may be called")
+        elif isinstance(n, ast.Name) and n.id not in _FUNCS:
+            names.add(n.id)
+    return tree, names
+
+
+def eval_expression(text, env):
+    """Evaluate an expression of the restricted subset (already validated) over `env`."""
+    return eval(compile(text, "<expr>", "eval"), {"__builtins__": {}, **_FUNCS}, dict(env))
+
+
+def _python_expression(text):
+    try:
+        return ast.parse(text, mode="eval")
+    except SyntaxError as e:
+        raise ValueError(f"not a valid Python expression ({e.msg})") from None
+
+
+def python_names(text):
+    """Names a (full Python) expression reads, lambda and comprehension variables included."""
+    return {n.id for n in ast.walk(_python_expression(text)) if isinstance(n, ast.Name)}
+
+
+def _is_scalar(v):
+    return isinstance(v, (bool, int, float, str))
+
+
+def _check_ref(p, field, v):
+    if not isinstance(v, str) or not _REF.match(v):
+        p.add(field, "\"module:function\"", v)
+        return None
+    return v
+
+
+def _check_inputs(p, inputs, outputs_names):
+    out = []
+    if not isinstance(inputs, list) or not inputs:
+        p.add("inputs", "a non-empty list of tensors", inputs)
+        return out
+    seen = set()
+    for i, spec in enumerate(inputs):
+        f = f"inputs[{i}]"
+        if not isinstance(spec, dict):
+            p.add(f, "an object {name, shape, dtype, init, scale}", spec)
+            continue
+        for k in spec:
+            if k not in ("name", "shape", "dtype", "init", "scale"):
+                p.add(f"{f}.{k}", "one of name, shape, dtype, init, scale (unknown field)",
+                      has_got=False)
+        name = spec.get("name")
+        if not isinstance(name, str) or not _IDENT.match(name):
+            p.add(f"{f}.name", "an identifier", name)
+        elif name in seen:
+            p.add(f"{f}.name", "a name not used by another input", name)
+        seen.add(name)
+        shape = spec.get("shape")
+        dims = []
+        if not isinstance(shape, list):
+            p.add(f"{f}.shape", "a list of sizes (integers or expressions over shape symbols)",
+                  shape)
+        else:
+            for j, d in enumerate(shape):
+                if isinstance(d, bool) or not isinstance(d, (int, str)) or \
+                        (isinstance(d, int) and d < 0):
+                    p.add(f"{f}.shape[{j}]", "a size >= 0 or an expression over shape symbols", d)
+                    continue
+                if isinstance(d, str):
+                    try:
+                        parse_expression(d, _ARITH)
+                    except ValueError as e:
+                        p.add(f"{f}.shape[{j}]", f"an arithmetic expression ({e})", d)
+                        continue
+                dims.append(d)
+        dtype = spec.get("dtype")
+        if dtype not in DTYPES:
+            p.add(f"{f}.dtype", f"one of {', '.join(DTYPES)}", dtype)
+        is_output = name in outputs_names
+        init = spec.get("init", "zeros" if is_output else None)
+        m = _RANDINT.match(init) if isinstance(init, str) else None
+        if init is None:
+            p.add(f"{f}.init", f"one of {', '.join(INITS)} (required for a tensor that is not "
+                  "an output)", has_got=False)
+        elif not (init in INITS or m):
+            p.add(f"{f}.init", f"one of {', '.join(INITS)}", init)
+        elif m and int(m.group(1)) >= int(m.group(2)):
+            p.add(f"{f}.init", "randint:LO:HI with LO < HI", init)
+        elif init in ("randn", "rand") and dtype in DTYPES and dtype not in FLOAT_DTYPES:
+            p.add(f"{f}.init", f"randint:LO:HI, zeros, ones or arange for dtype {dtype}", init)
+        scale = spec.get("scale", 1.0)
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+            p.add(f"{f}.scale", "a number", scale)
+        out.append({"name": name, "shape": dims, "dtype": dtype, "init": init, "scale": scale})
+    return out
+
+
+def _check_outputs(p, outputs):
+    out = []
+    if not isinstance(outputs, list) or not outputs:
+        p.add("outputs", "a non-empty list of {name, atol, rtol}", outputs)
+        return out
+    for i, spec in enumerate(outputs):
+        f = f"outputs[{i}]"
+        if not isinstance(spec, dict):
+            p.add(f, "an object {name, atol, rtol}", spec)
+            continue
+        for k in spec:
+            if k not in ("name", "atol", "rtol", "poison"):
+                p.add(f"{f}.{k}", "one of name, atol, rtol, poison (unknown field)",
+                      has_got=False)
+        if not isinstance(spec.get("name"), str) or not _IDENT.match(spec.get("name")):
+            p.add(f"{f}.name", "the name of an input tensor", spec.get("name"))
+        for tol in ("atol", "rtol"):
+            v = spec.get(tol)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                p.add(f"{f}.{tol}", "a number >= 0", v)
+        poison = spec.get("poison", True)
+        if not isinstance(poison, bool):
+            p.add(f"{f}.poison", "true or false", poison)
+        out.append({"name": spec.get("name"), "atol": spec.get("atol"),
+                    "rtol": spec.get("rtol"), "poison": poison})
+    return out
+
+
+def _check_launch(p, launch):
+    if not isinstance(launch, dict) or ("wrapper" in launch) == ("grid" in launch):
+        p.add("launch", "an object with either \"wrapper\" or \"grid\" and \"args\"", launch)
+        return None
+    if "wrapper" in launch:
+        for k in launch:
+            if k != "wrapper":
+                p.add(f"launch.{k}", "nothing beside launch.wrapper (unknown field)",
+                      has_got=False)
+        return {"wrapper": _check_ref(p, "launch.wrapper", launch["wrapper"])}
+    for k in launch:
+        if k not in ("grid", "args"):
+            p.add(f"launch.{k}", "grid or args (unknown field)", has_got=False)
+    grid = launch["grid"]
+    if not isinstance(grid, str):
+        p.add("launch.grid", "a Python expression giving the grid tuple", grid)
+    else:
+        try:
+            _python_expression(grid)
+        except ValueError as e:
+            p.add("launch.grid", f"a Python expression giving the grid tuple ({e})", grid)
+    args = launch.get("args")
+    if not isinstance(args, list):
+        p.add("launch.args", "a list of argument expressions", args)
+        return {"grid": grid, "args": []}
+    out = []
+    for i, a in enumerate(args):
+        if isinstance(a, (int, float)) and not isinstance(a, bool):
+            a = repr(a)
+        if not isinstance(a, str):
+            p.add(f"launch.args[{i}]", "a Python expression (string) or a number", a)
+            continue
+        try:
+            _python_expression(a)
+        except ValueError as e:
+            p.add(f"launch.args[{i}]", f"a Python expression ({e})", a)
+        out.append(a)
+    return {"grid": grid, "args": out}
+
+
+def _check_shapes(p, shapes, symbols):
+    out = {"tune": [], "check": []}
+    if not isinstance(shapes, dict):
+        p.add("shapes", "an object {\"tune\": [...], \"check\": [...]}", shapes)
+        return out
+    for k in shapes:
+        if k not in out:
+            p.add(f"shapes.{k}", "tune or check (unknown field)", has_got=False)
+    for kind in out:
+        lst = shapes.get(kind)
+        if not isinstance(lst, list) or not lst:
+            p.add(f"shapes.{kind}", "a non-empty list of {symbol: size} objects", lst)
+            continue
+        for i, s in enumerate(lst):
+            f = f"shapes.{kind}[{i}]"
+            if not isinstance(s, dict) or not s:
+                p.add(f, "an object {symbol: size}", s)
+                continue
+            for name, v in s.items():
+                if not _IDENT.match(name):
+                    p.add(f"{f}.{name}", "a symbol name (identifier)", name)
+                if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                    p.add(f"{f}.{name}", "an integer >= 1", v)
+            for sym in sorted(symbols - set(s)):
+                p.add(f, f"a size for symbol '{sym}' (used in inputs[].shape)", has_got=False)
+            out[kind].append(dict(s))
+    return out
+
+
+def _check_config(p, field, cfg):
+    if not isinstance(cfg, dict):
+        p.add(field, "an object {parameter: value}", cfg)
+        return None
+    for k, v in cfg.items():
+        if not _IDENT.match(k):
+            p.add(f"{field}.{k}", "a parameter name (identifier)", k)
+        if not _is_scalar(v):
+            p.add(f"{field}.{k}", "a number, boolean or string", v)
+        elif k in LAUNCH_OPTIONS and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            p.add(f"{field}.{k}", "an integer >= 1", v)
+    return dict(cfg)
+
+
+def _check_space(p, space):
+    out = {"params": {}, "constraints": []}
+    if space is None:
+        return out
+    if not isinstance(space, dict):
+        p.add("space", "an object {\"params\": {...}, \"constraints\": [...]}", space)
+        return out
+    for k in space:
+        if k not in out:
+            p.add(f"space.{k}", "params or constraints (unknown field)", has_got=False)
+    params = space.get("params", {})
+    if not isinstance(params, dict):
+        p.add("space.params", "an object {name: [values]}", params)
+        params = {}
+    for name, values in params.items():
+        f = f"space.params.{name}"
+        if not _IDENT.match(name):
+            p.add(f, "a parameter name (identifier)", name)
+        if not isinstance(values, list) or not values or not all(map(_is_scalar, values)):
+            p.add(f, "a non-empty list of numbers, booleans or strings", values)
+            continue
+        if len(set(map(json.dumps, values))) != len(values):
+            p.add(f, "a list without repeated values", values)
+        if name in LAUNCH_OPTIONS and not all(isinstance(v, int) and not isinstance(v, bool)
+                                              and v >= 1 for v in values):
+            p.add(f, "integers >= 1", values)
+        out["params"][name] = list(values)
+    constraints = space.get("constraints", [])
+    if not isinstance(constraints, list):
+        p.add("space.constraints", "a list of expression strings", constraints)
+        constraints = []
+    for i, c in enumerate(constraints):
+        f = f"space.constraints[{i}]"
+        if not isinstance(c, str):
+            p.add(f, "an expression string", c)
+            continue
+        try:
+            _, names = parse_expression(c, _LOGIC)
+        except ValueError as e:
+            p.add(f, f"an expression over parameter names ({e})", c)
+            continue
+        for n in sorted(names - set(params)):
+            p.add(f, f"names of space.params only; '{n}' is not a parameter", c)
+        out["constraints"].append(c)
+    return out
+
+
+def validate(doc, path):
+    """Check a parsed task document; returns the normalised manifest or raises TaskError."""
+    path = os.path.abspath(path)
+    p = Problems(path)
+    if not isinstance(doc, dict):
+        p.add("(top level)", "an object", doc)
+        p.raise_if_any()
+    folder = os.path.dirname(path)
+    for k in doc:
+        if k not in _FIELDS:
+            p.add(k, f"one of {', '.join(_FIELDS)} (unknown field)", has_got=False)
+
+    source = doc.get("source")
+    if not isinstance(source, str) or not source.endswith(".py"):
+        p.add("source", "the path of a Triton .py file, relative to the task file", source)
+        source = None
+    elif not os.path.isfile(os.path.join(folder, source)):
+        p.add("source", f"an existing file (looked for {os.path.join(folder, source)})", source)
+        source = None
+    else:
+        source = os.path.normpath(os.path.join(folder, source))
+
+    kernel = doc.get("kernel")
+    if not isinstance(kernel, str) or not _IDENT.match(kernel):
+        p.add("kernel", "the name of the @triton.jit function", kernel)
+
+    outputs = _check_outputs(p, doc.get("outputs"))
+    out_names = {o["name"] for o in outputs}
+    inputs, inputs_fn = None, None
+    if ("inputs" in doc) == ("inputs_fn" in doc):
+        p.add("inputs", "either \"inputs\" (a list of tensors) or \"inputs_fn\" "
+              "(\"module:function\"), not both and not neither", has_got=False)
+    elif "inputs" in doc:
+        inputs = _check_inputs(p, doc["inputs"], out_names)
+        names = {i["name"] for i in inputs}
+        for i, o in enumerate(outputs):
+            if isinstance(o["name"], str) and o["name"] not in names:
+                p.add(f"outputs[{i}].name", f"the name of an input ({', '.join(sorted(names))})",
+                      o["name"])
+    else:
+        inputs_fn = _check_ref(p, "inputs_fn", doc["inputs_fn"])
+
+    symbols = set()
+    for i, spec in enumerate(inputs or []):
+        for d in spec["shape"]:
+            if isinstance(d, str):
+                symbols |= parse_expression(d, _ARITH)[1]
+
+    launch = _check_launch(p, doc.get("launch"))
+    reference = _check_ref(p, "reference", doc.get("reference"))
+    shapes = _check_shapes(p, doc.get("shapes"), symbols)
+
+    baseline = doc.get("baseline")
+    if baseline is not None:
+        if isinstance(baseline, dict):
+            baseline = [_check_config(p, "baseline", baseline)]
+        elif isinstance(baseline, list) and baseline:
+            baseline = [_check_config(p, f"baseline[{i}]", c) for i, c in enumerate(baseline)]
+        else:
+            p.add("baseline", "a config object or a non-empty list of them", baseline)
+
+    writes_inputs = doc.get("writes_inputs", any(not o["poison"] for o in outputs))
+    if not isinstance(writes_inputs, bool):
+        p.add("writes_inputs", "true or false", writes_inputs)
+    space = _check_space(p, doc.get("space"))
+    p.raise_if_any()
+    return {
+        "id": path, "dir": folder, "source": source, "kernel": kernel, "inputs": inputs,
+        "inputs_fn": inputs_fn, "outputs": outputs, "launch": launch, "reference": reference,
+        "shapes": shapes, "baseline": baseline, "writes_inputs": writes_inputs, "space": space,
+        "description": doc.get("description", ""),
+    }
+
+
+def read(path):
+    """Read and validate a task file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise TaskError([f"{os.path.abspath(path)}: cannot read: {e.strerror}"]) from None
+    except json.JSONDecodeError as e:
+        raise TaskError([f"{os.path.abspath(path)}:{e.lineno}:{e.colno}: not JSON: {e.msg}"]) \
+            from None
+    return validate(doc, path)

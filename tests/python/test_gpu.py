@@ -1,0 +1,61 @@
+"""On a GPU (ctest label gpu): checks at tuning sizes, honest timing, compile-only with the
+device's limits. Skipped without CUDA or under TRITON_INTERPRET."""
+
+import os
+
+import pytest
+import torch
+
+from conftest import EXAMPLES
+from tforge_worker import compile, load_task, run_check, time
+
+pytestmark = pytest.mark.skipif(
+    not torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1",
+    reason="needs a CUDA GPU and compiled (not interpreted) kernels")
+
+NAMES = ["attention", "conv2d", "layer_norm", "matmul", "rms_norm", "rope", "softmax",
+         "vector_add"]
+
+
+def _task(name):
+    return load_task(os.path.join(EXAMPLES, name, "task.json"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_baseline_passes_at_a_tuning_size(name):
+    spec = _task(name)
+    shapes = spec["shapes"]["check"] + spec["shapes"]["tune"][-1:]
+    for shape in shapes:
+        result = run_check(spec, spec["baseline"][0], shape, seed=5)
+        assert result["status"] == "ok", (shape, result)
+
+
+def test_time_reports_statistics_no_faster_than_memory_allows():
+    spec = _task("vector_add")
+    shape = {"N": 1 << 28}
+    r = time(spec, {"BLOCK": 1024, "num_warps": 4}, shape, samples=True)
+    assert r["status"] == "ok", r
+    assert r["n"] == len(r["samples_ms"]) >= 10
+    assert 0 < r["min_ms"] <= r["q25_ms"] <= r["median_ms"] <= r["q75_ms"] <= r["max_ms"]
+    # 3 arrays of 2^28 fp32 must cross HBM (the L2 is flushed): at most ~4.8 TB/s on an H200.
+    assert r["median_ms"] > 3 * 4 * shape["N"] / 5e12 * 1e3
+    assert r["spread"] < 0.5
+
+
+def test_time_restores_inputs_the_kernel_writes():
+    spec = _task("rope")
+    shape = spec["shapes"]["check"][0]
+    r = time(spec, spec["baseline"][0], shape, warmup_ms=1, rep_ms=5, flush_l2=False)
+    assert r["status"] == "ok", r
+    assert run_check(spec, spec["baseline"][0], shape, seed=0)["status"] == "ok"
+
+
+def test_compile_reports_the_device_numbers_and_limits():
+    spec = _task("matmul")
+    shape = spec["shapes"]["tune"][0]
+    ok = compile(spec, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8,
+                        "num_warps": 8, "num_stages": 3}, shape)
+    assert ok["status"] == "ok" and ok["registers"] > 0 and ok["shared_bytes"] > 0, ok
+    big = compile(spec, {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 128, "GROUP_M": 8,
+                         "num_warps": 8, "num_stages": 5}, shape)
+    assert big["status"] == "compile" and "shared memory" in big["message"]
