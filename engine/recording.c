@@ -238,9 +238,11 @@ int tforge_recording_add_param(tforge_recording *rec, const char *name, uint32_t
         if (strcmp(rec->params[p].name, name) == 0)
             return tforge_error_set(TFORGE_EINPUT, "parameter '%s': named twice", name);
     for (uint32_t i = 0; numbers && i < n_values; i++)
-        if (!isnan(numbers[i]) && (!is_json_number(texts[i]) || strtod(texts[i], NULL) != numbers[i]))
+        if (!isnan(numbers[i]) &&
+            (!is_json_number(texts[i]) || strtod(texts[i], NULL) != numbers[i]))
             return tforge_error_set(TFORGE_EINPUT,
-                                    "parameter '%s': value %u: expected the text of %.17g, found '%s'",
+                                    "parameter '%s': value %u: expected the text of %.17g, "
+                                    "found '%s'",
                                     name, i, numbers[i], texts[i]);
 
     tforge_recording_param *params = realloc(rec->params, (rec->n_params + 1) * sizeof *params);
@@ -445,16 +447,22 @@ static int read_numbers(double **out, uint32_t *n_out, const cJSON *array, doubl
     return 0;
 }
 
-/* A parameter's values from a JSON array of numbers and strings. */
+/* A parameter's values from a JSON array of numbers and strings, and their texts from an array
+ * of strings (NULL: as Python prints the values). `field` and `texts_field` name the arrays,
+ * with a %s for the parameter's name. */
 static int add_param_json(tforge_recording *rec, const char *name, const cJSON *values,
-                          const cJSON *texts, const char *file, const char *field)
+                          const cJSON *texts, const char *file, const char *field,
+                          const char *texts_field)
 {
     int n = cJSON_GetArraySize(values);
+    char at[400], texts_at[400];
+    snprintf(at, sizeof at, field, name);
+    snprintf(texts_at, sizeof texts_at, texts_field, name);
     if (!cJSON_IsArray(values) || n == 0 || (unsigned)n > MAX_LEVELS)
-        return field_error(file, values, "a non-empty array of values", field, name);
+        return field_error(file, values, "a non-empty array of values", "%s", at);
     if (texts && (!cJSON_IsArray(texts) || cJSON_GetArraySize(texts) != n))
-        return field_error(file, texts, "an array of texts as long as its values",
-                           "params[\"%s\"].texts", name);
+        return field_error(file, texts, "an array of texts as long as its values", "%s",
+                           texts_at);
     char **strings = calloc((size_t)n, sizeof *strings);
     double *numbers = malloc((size_t)n * sizeof *numbers);
     int rc = 0, i = 0;
@@ -471,14 +479,12 @@ static int add_param_json(tforge_recording *rec, const char *name, const cJSON *
         } else if (cJSON_IsString(value)) {
             numbers[i] = NAN;
         } else {
-            char at[400];
-            snprintf(at, sizeof at, field, name);
             rc = field_error(file, value, "a number or a string", "%s[%d]", at, i);
             goto cleanup;
         }
         if (text) {
             if (!cJSON_IsString(text)) {
-                rc = field_error(file, text, "a string", "params[\"%s\"].texts[%d]", name, i);
+                rc = field_error(file, text, "a string", "%s[%d]", texts_at, i);
                 goto cleanup;
             }
             strings[i] = strdup(text->valuestring);
@@ -893,10 +899,12 @@ static int read_kt_entry(tforge_recording *rec, const cJSON *item, tforge_level 
             for (int s = 0; s < N_STATUSES && cJSON_IsString(field); s++)
                 if (kt_failures[s] && strcmp(field->valuestring, kt_failures[s]) == 0)
                     status = s;
+            if (cJSON_IsString(field) && strcmp(field->valuestring, "ErrorConfig") == 0)
+                status = TFORGE_STATUS_RUNTIME; /* Kernel Tuner's failure of no known kind */
             if (status < 0)
                 rc = field_error(file, field,
-                                 "a number, \"CompilationFailedConfig\", \"RuntimeFailedConfig\""
-                                 " or \"InvalidConfig\"",
+                                 "a number, \"CompilationFailedConfig\", \"RuntimeFailedConfig\","
+                                 " \"InvalidConfig\" or \"ErrorConfig\"",
                                  "cache[\"%.200s\"].time", key);
             entry.status = (tforge_status)(status < 0 ? 0 : status);
         } else if (strcmp(name, "times") == 0) {
@@ -967,7 +975,7 @@ static int read_kt(tforge_recording *rec, const cJSON *root, const char *file)
             return field_error(file, name, "a string", "tune_params_keys[%d]", i);
         rc = add_param_json(rec, name->valuestring,
                             cJSON_GetObjectItemCaseSensitive(values, name->valuestring), NULL,
-                            file, "tune_params[\"%s\"]");
+                            file, "tune_params[\"%s\"]", "");
         if (rc < 0)
             return rc;
     }
@@ -1064,7 +1072,8 @@ static int t4_derive_params(tforge_recording *rec, const cJSON *results, const c
             if (!seen)
                 return nomem();
         }
-        rc = add_param_json(rec, param->string, seen, NULL, file, "results[].configuration.%s");
+        rc = add_param_json(rec, param->string, seen, NULL, file, "results[].configuration.%s",
+                            "");
         cJSON_Delete(seen);
     }
     return rc;
@@ -1157,22 +1166,23 @@ static int t4_measurements(tforge_recording *rec, tforge_recording_entry *entry,
     return 0;
 }
 
-static int t4_configuration(const tforge_recording *rec, tforge_level *levels,
-                            const cJSON *config, int index, const char *file)
+/* A configuration object {name: value}; `field` names it in messages. */
+static int read_configuration(const tforge_recording *rec, tforge_level *levels,
+                              const cJSON *config, const char *file, const char *field)
 {
     if (!cJSON_IsObject(config))
-        return field_error(file, config, "an object", "results[%d].configuration", index);
+        return field_error(file, config, "an object", "%s", field);
     if (cJSON_GetArraySize(config) != (int)rec->n_params)
         for (const cJSON *value = config->child; value; value = value->next)
             if (find_param(rec, value->string) < 0)
-                return field_error(file, value, "a known parameter",
-                                   "results[%d].configuration.%s", index, value->string);
+                return field_error(file, value, "a known parameter", "%s.%s", field,
+                                   value->string);
     for (uint32_t p = 0; p < rec->n_params; p++) {
         const cJSON *value = cJSON_GetObjectItemCaseSensitive(config, rec->params[p].name);
         long level = find_level(&rec->params[p], value);
         if (level < 0)
-            return field_error(file, value, "one of the parameter's values",
-                               "results[%d].configuration.%s", index, rec->params[p].name);
+            return field_error(file, value, "one of the parameter's values", "%s.%s", field,
+                               rec->params[p].name);
         levels[p] = (tforge_level)level;
     }
     return 0;
@@ -1190,9 +1200,11 @@ static int read_t4_result(tforge_recording *rec, const cJSON *result, int index,
     for (uint32_t m = 0; m < *have; m++)
         (*metrics)[m] = NAN;
     const cJSON *timestamp = cJSON_GetObjectItemCaseSensitive(result, "timestamp");
-    int rc = t4_configuration(rec, levels,
-                              cJSON_GetObjectItemCaseSensitive(result, "configuration"), index,
-                              file);
+    char field[48];
+    snprintf(field, sizeof field, "results[%d].configuration", index);
+    int rc = read_configuration(rec, levels,
+                                cJSON_GetObjectItemCaseSensitive(result, "configuration"), file,
+                                field);
     if (!rc)
         rc = t4_status(&entry.status, result, index, file);
     if (!rc)
@@ -1246,7 +1258,8 @@ static int read_t4(tforge_recording *rec, const cJSON *root, const char *file)
         for (const cJSON *param = space->child; param && rc == 0; param = param->next)
             rc = add_param_json(rec, param->string, param,
                                 cJSON_GetObjectItemCaseSensitive(texts, param->string), file,
-                                "metadata.tune_params[\"%s\"]");
+                                "metadata.tune_params[\"%s\"]",
+                                "metadata.tune_params_texts[\"%s\"]");
     } else {
         rc = t4_derive_params(rec, results, file);
     }
@@ -1740,7 +1753,7 @@ int tforge_recording_from_space_json(tforge_recording **out, const char *json, c
             rc = add_param_json(rec, name->valuestring,
                                 cJSON_GetObjectItemCaseSensitive(param, "values"),
                                 cJSON_GetObjectItemCaseSensitive(param, "texts"), where,
-                                "params[\"%s\"].values");
+                                "space.params[\"%s\"].values", "space.params[\"%s\"].texts");
     }
     i = 0;
     for (const cJSON *name = metrics ? metrics->child : NULL; name && rc == 0;
@@ -1771,7 +1784,7 @@ int tforge_recording_config_levels(tforge_level *out, const tforge_recording *re
                                    const char *json, const char *where)
 {
     cJSON *config = json ? cJSON_Parse(json) : NULL;
-    int rc = t4_configuration(rec, out, config, 0, where);
+    int rc = read_configuration(rec, out, config, where, "configuration");
     cJSON_Delete(config);
     return rc;
 }

@@ -8,7 +8,8 @@
  *   device_name, kernel_name, problem_size, tune_params_keys (parameter order), tune_params (the
  *   values of each), objective, cache. Each cache entry is keyed by its values joined with
  *   commas in tune_params_keys order, as Python's str() prints them, and holds the parameter
- *   values, `time` (ms, or "CompilationFailedConfig" / "RuntimeFailedConfig" / "InvalidConfig"),
+ *   values, `time` (ms, or "CompilationFailedConfig" / "RuntimeFailedConfig" / "InvalidConfig";
+ *   "ErrorConfig", a failure of no known kind, reads as a runtime failure),
  *   `times`, `compile_time`, `verification_time`, `benchmark_time`, `strategy_time`,
  *   `framework_time`, `timestamp`; every other numeric field (GFLOP/s, GB/s ...) is kept as a
  *   named metric, other non-numeric fields are dropped. A file that Kernel Tuner left open
@@ -157,9 +158,9 @@ int tforge_recording_config_levels(tforge_level *out, const tforge_recording *re
 
 /* What an entry holds beyond the store's columns: {"times": [...], "benchmark_time",
  * "framework_time", "verification_time", "strategy_time", metric: value ...}; `*out` is NULL
- * when there is nothing. Reading fills those fields of `entry` (n_metrics values must have
- * room) and adds unknown numeric keys to `rec` as metrics, growing `entry->metrics`; other keys
- * are ignored. `entry->times` is allocated; the caller frees it and `entry->metrics`. */
+ * when there is nothing. Reading sets those fields of `entry` and allocates `entry->times`
+ * and `entry->metrics` (rec->n_metrics values once it returns; the caller frees both); an
+ * unknown numeric key becomes a new metric of `rec`, other keys are ignored. */
 int tforge_recording_extras_json(char **out, const tforge_recording *rec,
                                  const tforge_recording_entry *entry);
 int tforge_recording_extras_read(tforge_recording_entry *entry, tforge_recording *rec,

@@ -126,7 +126,8 @@ static int step_done(tforge_store *store, int which, const char *what)
 
 static int bind_text(sqlite3_stmt *st, int index, const char *text)
 {
-    return text ? sqlite3_bind_text(st, index, text, -1, SQLITE_STATIC) : sqlite3_bind_null(st, index);
+    return text ? sqlite3_bind_text(st, index, text, -1, SQLITE_STATIC)
+                : sqlite3_bind_null(st, index);
 }
 
 static int bind_number(sqlite3_stmt *st, int index, double value)

@@ -3,7 +3,8 @@
  * Durability: WAL journal, synchronous=NORMAL, one transaction per recorded evaluation. A
  * process killed at any moment loses at most the evaluation it was recording; a resumed run
  * lists what is there (in sequence order) and tells it again to its strategy. Several processes
- * may open the same file; writers wait for each other (busy timeout).
+ * may open the same file; writers wait for each other (busy timeout). A store object serves
+ * one thread at a time, and is not carried across fork().
  *
  * Schema, version 1 (PRAGMA user_version; a newer file is refused):
  *   runs            id, created (UTC, ISO 8601), source (task or file), space (JSON), strategy,

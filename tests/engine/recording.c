@@ -244,7 +244,7 @@ static void reads_small_cache(void **state)
 {
     (void)state;
     tforge_recording *rec = read_ok(FIXTURE("kt_small.json"));
-    assert_int_equal(rec->n_entries, 5);
+    assert_int_equal(rec->n_entries, 6);
     assert_int_equal(rec->n_params, 3);
     /* The keys print 1.0 as Python does; the texts learn it. */
     assert_string_equal(rec->params[1].texts[0], "0.5");
@@ -260,6 +260,7 @@ static void reads_small_cache(void **state)
     assert_int_equal(e->status, TFORGE_STATUS_COMPILE);
     assert_int_equal(find(rec, "64,1.0,fast")->status, TFORGE_STATUS_RUNTIME);
     assert_int_equal(find(rec, "16,1.0,a,b")->status, TFORGE_STATUS_CONSTRAINT);
+    assert_int_equal(find(rec, "32,0.5,fast")->status, TFORGE_STATUS_RUNTIME); /* ErrorConfig */
 
     /* Written and read again: same texts, same keys. */
     assert_int_equal(tforge_recording_write_kt(rec, tmp("small.json")), 0);
@@ -370,7 +371,7 @@ static void malformed_fields_are_named(void **state)
     } cases[] = {
         {"bad_time.json", TFORGE_EINPUT,
          "cache[\"16,0.5,fast\"].time: expected a number, \"CompilationFailedConfig\", "
-         "\"RuntimeFailedConfig\" or \"InvalidConfig\", found \"Oops\""},
+         "\"RuntimeFailedConfig\", \"InvalidConfig\" or \"ErrorConfig\", found \"Oops\""},
         {"bad_value.json", TFORGE_EINPUT,
          "cache[\"17,0.5,fast\"].block: expected one of the values in tune_params, found 17"},
         {"bad_times.json", TFORGE_EINPUT,
