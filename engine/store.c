@@ -1,0 +1,616 @@
+#include "store.h"
+
+#include "tforge/error.h"
+
+#include <sqlite3.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SCHEMA_VERSION 1
+
+static const char *const schema =
+    "CREATE TABLE runs ("
+    " id INTEGER PRIMARY KEY,"
+    " created TEXT NOT NULL,"
+    " source TEXT NOT NULL,"
+    " space TEXT CHECK (space IS NULL OR json_valid(space)),"
+    " strategy TEXT,"
+    " settings TEXT CHECK (settings IS NULL OR json_valid(settings)),"
+    " seed INTEGER NOT NULL,"
+    " budget INTEGER NOT NULL,"
+    " environment TEXT CHECK (environment IS NULL OR json_valid(environment)));"
+    "CREATE TABLE configurations ("
+    " id INTEGER PRIMARY KEY,"
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " key TEXT NOT NULL,"
+    " params TEXT NOT NULL CHECK (json_valid(params)),"
+    " UNIQUE (run_id, key));"
+    "CREATE TABLE measurements ("
+    " id INTEGER PRIMARY KEY,"
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " configuration_id INTEGER NOT NULL REFERENCES configurations(id),"
+    " seq INTEGER NOT NULL,"
+    " status TEXT NOT NULL CHECK (status IN"
+    "  ('ok', 'compile', 'runtime', 'timeout', 'wrong', 'constraint')),"
+    " median REAL, min REAL, spread REAL,"
+    " repeats INTEGER NOT NULL,"
+    " compile_ms REAL, wall_ms REAL,"
+    " metrics TEXT CHECK (metrics IS NULL OR json_valid(metrics)),"
+    " timestamp TEXT,"
+    " UNIQUE (run_id, seq));"
+    "CREATE INDEX measurements_configuration ON measurements(configuration_id);";
+
+/* In tforge_status order. */
+static const char *const status_names[] = {"ok",    "compile", "runtime",
+                                           "timeout", "wrong", "constraint"};
+#define N_STATUSES (sizeof status_names / sizeof *status_names)
+
+/* Prepared once, kept for the store's life. */
+enum {
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_ROLLBACK,
+    ST_RUN_INSERT,
+    ST_RUN_FIND,
+    ST_CONFIG_FIND,
+    ST_CONFIG_INSERT,
+    ST_NEXT_SEQ,
+    ST_MEASUREMENT_INSERT,
+    ST_MEASUREMENTS,
+    ST_COUNT,
+    N_STATEMENTS
+};
+
+static const char *const statement_sql[N_STATEMENTS] = {
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
+    [ST_RUN_INSERT] = "INSERT INTO runs (created, source, space, strategy, settings, seed, budget,"
+                      " environment) VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),"
+                      " ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [ST_RUN_FIND] = "SELECT id, created, source, space, strategy, settings, seed, budget,"
+                    " environment FROM runs WHERE id = ?1",
+    [ST_CONFIG_FIND] = "SELECT id FROM configurations WHERE run_id = ?1 AND key = ?2",
+    [ST_CONFIG_INSERT] = "INSERT INTO configurations (run_id, key, params) VALUES (?1, ?2, ?3)",
+    [ST_NEXT_SEQ] = "SELECT COALESCE(MAX(seq), 0) + 1 FROM measurements WHERE run_id = ?1",
+    [ST_MEASUREMENT_INSERT] =
+        "INSERT INTO measurements (run_id, configuration_id, seq, status, median, min, spread,"
+        " repeats, compile_ms, wall_ms, metrics, timestamp)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    [ST_MEASUREMENTS] =
+        "SELECT m.id, m.configuration_id, m.seq, c.key, c.params, m.status, m.median, m.min,"
+        " m.spread, m.repeats, m.compile_ms, m.wall_ms, m.metrics, m.timestamp"
+        " FROM measurements m JOIN configurations c ON c.id = m.configuration_id"
+        " WHERE m.run_id = ?1 ORDER BY m.seq",
+    [ST_COUNT] = "SELECT COUNT(*) FROM measurements WHERE run_id = ?1",
+};
+
+struct tforge_store {
+    sqlite3 *db;
+    char *path;
+    sqlite3_stmt *statements[N_STATEMENTS];
+};
+
+/* Translates SQLite's error into ours: "<file>: <what>: <SQLite's message>". */
+static int db_error(tforge_store *store, const char *what)
+{
+    int code = sqlite3_extended_errcode(store->db);
+    int ours = TFORGE_EIO;
+    if (code == SQLITE_CONSTRAINT_FOREIGNKEY)
+        ours = TFORGE_ENOTFOUND;
+    else if ((code & 0xff) == SQLITE_CONSTRAINT || code == SQLITE_NOTADB)
+        ours = TFORGE_EINPUT;
+    return tforge_error_set(ours, "%s: %s: %s", store->path, what, sqlite3_errmsg(store->db));
+}
+
+static sqlite3_stmt *statement(tforge_store *store, int which)
+{
+    sqlite3_stmt *st = store->statements[which];
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return st;
+}
+
+/* Steps a statement that returns no row. */
+static int step_done(tforge_store *store, int which, const char *what)
+{
+    sqlite3_stmt *st = store->statements[which];
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_error(store, what);
+    sqlite3_reset(st);
+    return rc;
+}
+
+static int bind_text(sqlite3_stmt *st, int index, const char *text)
+{
+    return text ? sqlite3_bind_text(st, index, text, -1, SQLITE_STATIC)
+                : sqlite3_bind_null(st, index);
+}
+
+static int bind_number(sqlite3_stmt *st, int index, double value)
+{
+    return isnan(value) ? sqlite3_bind_null(st, index) : sqlite3_bind_double(st, index, value);
+}
+
+static double column_number(sqlite3_stmt *st, int index)
+{
+    return sqlite3_column_type(st, index) == SQLITE_NULL ? NAN : sqlite3_column_double(st, index);
+}
+
+static const char *column_text(sqlite3_stmt *st, int index)
+{
+    return (const char *)sqlite3_column_text(st, index);
+}
+
+static int begin(tforge_store *store)
+{
+    statement(store, ST_BEGIN);
+    return step_done(store, ST_BEGIN, "begin a transaction");
+}
+
+/* Commits when rc is 0, else rolls back; returns rc or the commit's error. */
+static int end(tforge_store *store, int rc)
+{
+    if (rc == 0)
+        rc = step_done(store, ST_COMMIT, "commit");
+    if (rc < 0 && !sqlite3_get_autocommit(store->db))
+        step_done(store, ST_ROLLBACK, "roll back"); /* keeps the first error */
+    return rc;
+}
+
+/* ---- opening ---- */
+
+static int exec(tforge_store *store, const char *sql, const char *what)
+{
+    return sqlite3_exec(store->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : db_error(store, what);
+}
+
+static int query_int(int64_t *out, tforge_store *store, const char *sql, const char *what)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_error(store, what);
+    int rc = 0;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        *out = sqlite3_column_int64(st, 0);
+    else
+        rc = db_error(store, what);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Creates the schema in a new file, accepts ours, refuses anything else. Inside a write
+ * transaction, so that two processes creating the same file do not both create it. */
+static int check_schema(tforge_store *store)
+{
+    int64_t version = 0, tables = 0;
+    int rc = exec(store, "BEGIN IMMEDIATE", "begin a transaction");
+    if (!rc)
+        rc = query_int(&version, store, "PRAGMA user_version", "read the schema version");
+    if (!rc)
+        rc = query_int(&tables, store, "SELECT COUNT(*) FROM sqlite_master", "read the schema");
+    if (rc < 0)
+        goto cleanup;
+    if (version > SCHEMA_VERSION)
+        rc = tforge_error_set(TFORGE_EINPUT,
+                              "%s: the store's schema is version %lld, newer than this tforge "
+                              "knows (%d); use a newer tforge",
+                              store->path, (long long)version, SCHEMA_VERSION);
+    else if (version == 0 && tables > 0)
+        rc = tforge_error_set(TFORGE_EINPUT,
+                              "%s: a SQLite database but not a tforge store (no schema version)",
+                              store->path);
+    else if (version == 0) {
+        rc = exec(store, schema, "create the schema");
+        if (!rc)
+            rc = exec(store, "PRAGMA user_version = 1", "set the schema version");
+    }
+cleanup:
+    if (rc == 0)
+        return exec(store, "COMMIT", "commit the schema");
+    sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+int tforge_store_open(tforge_store **out, const char *path)
+{
+    *out = NULL;
+    tforge_store *store = calloc(1, sizeof *store);
+    if (!store || !(store->path = strdup(path))) {
+        free(store);
+        return tforge_error_set(TFORGE_ENOMEM, "%s: out of memory", path);
+    }
+    int rc = 0;
+    if (sqlite3_open_v2(path, &store->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
+        rc = store->db ? db_error(store, "open")
+                       : tforge_error_set(TFORGE_ENOMEM, "%s: out of memory", path);
+        goto cleanup;
+    }
+    sqlite3_extended_result_codes(store->db, 1);
+    sqlite3_busy_timeout(store->db, 10000);
+    /* WAL with synchronous=NORMAL survives a killed process (not a power cut) and commits
+     * without an fsync each time. */
+    rc = exec(store, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+                     " PRAGMA foreign_keys = ON", "set the journal mode");
+    if (!rc)
+        rc = check_schema(store);
+    for (int i = 0; i < N_STATEMENTS && rc == 0; i++)
+        if (sqlite3_prepare_v3(store->db, statement_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+                               &store->statements[i], NULL) != SQLITE_OK)
+            rc = db_error(store, "prepare a statement");
+cleanup:
+    if (rc < 0) {
+        tforge_store_close(store);
+        return rc;
+    }
+    *out = store;
+    return 0;
+}
+
+void tforge_store_close(tforge_store *store)
+{
+    if (!store)
+        return;
+    for (int i = 0; i < N_STATEMENTS; i++)
+        sqlite3_finalize(store->statements[i]);
+    sqlite3_close(store->db);
+    free(store->path);
+    free(store);
+}
+
+/* ---- runs ---- */
+
+int tforge_store_begin_run(int64_t *run_id, tforge_store *store, const tforge_store_run *run)
+{
+    if (!run->source)
+        return tforge_error_set(TFORGE_EINPUT, "%s: begin a run: the source is required",
+                                store->path);
+    sqlite3_stmt *st = statement(store, ST_RUN_INSERT);
+    bind_text(st, 1, run->source);
+    bind_text(st, 2, run->space_json);
+    bind_text(st, 3, run->strategy);
+    bind_text(st, 4, run->settings_json);
+    sqlite3_bind_int64(st, 5, (int64_t)run->seed); /* reads back bit for bit */
+    sqlite3_bind_int64(st, 6, run->budget);
+    bind_text(st, 7, run->environment_json);
+    int rc = step_done(store, ST_RUN_INSERT, "begin a run");
+    if (rc == 0)
+        *run_id = sqlite3_last_insert_rowid(store->db);
+    return rc;
+}
+
+static int copy_column(char **slot, sqlite3_stmt *st, int index)
+{
+    const char *text = column_text(st, index);
+    *slot = text ? strdup(text) : NULL;
+    return text && !*slot ? tforge_error_set(TFORGE_ENOMEM, "store: out of memory") : 0;
+}
+
+int tforge_store_find_run(tforge_store_run *run, tforge_store *store, int64_t run_id)
+{
+    memset(run, 0, sizeof *run);
+    sqlite3_stmt *st = statement(store, ST_RUN_FIND);
+    sqlite3_bind_int64(st, 1, run_id);
+    int step = sqlite3_step(st), rc = 0;
+    if (step == SQLITE_DONE)
+        rc = tforge_error_set(TFORGE_ENOTFOUND, "%s: run %lld does not exist", store->path,
+                              (long long)run_id);
+    else if (step != SQLITE_ROW)
+        rc = db_error(store, "find a run");
+    if (rc == 0) {
+        run->id = sqlite3_column_int64(st, 0);
+        run->seed = (uint64_t)sqlite3_column_int64(st, 6);
+        run->budget = (uint32_t)sqlite3_column_int64(st, 7);
+        char **texts[] = {&run->created,  &run->source,        &run->space_json,
+                          &run->strategy, &run->settings_json, NULL,
+                          NULL,           &run->environment_json};
+        for (int i = 1; i <= 8 && rc == 0; i++)
+            if (texts[i - 1])
+                rc = copy_column(texts[i - 1], st, i);
+    }
+    sqlite3_reset(st);
+    if (rc < 0)
+        tforge_store_run_dispose(run);
+    return rc;
+}
+
+void tforge_store_run_dispose(tforge_store_run *run)
+{
+    free(run->created);
+    free(run->source);
+    free(run->space_json);
+    free(run->strategy);
+    free(run->settings_json);
+    free(run->environment_json);
+    memset(run, 0, sizeof *run);
+}
+
+/* ---- measurements ---- */
+
+/* Inside a transaction: the configuration on first sight, then the measurement. */
+static int insert_measurement(int64_t *sequence, tforge_store *store, int64_t run_id,
+                              const tforge_store_measurement *m, const char *timestamp)
+{
+    if (!m->key || !m->params_json)
+        return tforge_error_set(TFORGE_EINPUT, "%s: record: the key and params_json are required",
+                                store->path);
+    if ((unsigned)m->status >= N_STATUSES)
+        return tforge_error_set(TFORGE_EINPUT, "%s: record: unknown status %d", store->path,
+                                (int)m->status);
+    sqlite3_stmt *st = statement(store, ST_CONFIG_FIND);
+    sqlite3_bind_int64(st, 1, run_id);
+    bind_text(st, 2, m->key);
+    int step = sqlite3_step(st);
+    int64_t config_id = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        return db_error(store, "find a configuration");
+    if (step == SQLITE_DONE) {
+        st = statement(store, ST_CONFIG_INSERT);
+        sqlite3_bind_int64(st, 1, run_id);
+        bind_text(st, 2, m->key);
+        bind_text(st, 3, m->params_json);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            int rc = sqlite3_extended_errcode(store->db) == SQLITE_CONSTRAINT_FOREIGNKEY
+                         ? tforge_error_set(TFORGE_ENOTFOUND, "%s: run %lld does not exist",
+                                            store->path, (long long)run_id)
+                         : db_error(store, "add a configuration");
+            sqlite3_reset(st);
+            return rc;
+        }
+        sqlite3_reset(st);
+        config_id = sqlite3_last_insert_rowid(store->db);
+    }
+
+    st = statement(store, ST_NEXT_SEQ);
+    sqlite3_bind_int64(st, 1, run_id);
+    step = sqlite3_step(st);
+    int64_t seq = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (step != SQLITE_ROW)
+        return db_error(store, "number a measurement");
+
+    st = statement(store, ST_MEASUREMENT_INSERT);
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int64(st, 2, config_id);
+    sqlite3_bind_int64(st, 3, seq);
+    bind_text(st, 4, status_names[m->status]);
+    bind_number(st, 5, m->median);
+    bind_number(st, 6, m->min);
+    bind_number(st, 7, m->spread);
+    sqlite3_bind_int64(st, 8, m->repeats);
+    bind_number(st, 9, m->compile_ms);
+    bind_number(st, 10, m->wall_ms);
+    bind_text(st, 11, m->metrics_json);
+    bind_text(st, 12, timestamp);
+    int rc = step_done(store, ST_MEASUREMENT_INSERT, "add a measurement");
+    if (rc == 0 && sequence)
+        *sequence = seq;
+    return rc;
+}
+
+int tforge_store_record(int64_t *sequence, tforge_store *store, int64_t run_id,
+                        const tforge_store_measurement *measurement)
+{
+    char now[32];
+    const char *timestamp = measurement->timestamp;
+    if (!timestamp) {
+        struct timespec ts;
+        struct tm utc;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &utc);
+        size_t n = strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%S", &utc);
+        snprintf(now + n, sizeof now - n, ".%03ldZ", ts.tv_nsec / 1000000);
+        timestamp = now;
+    }
+    int rc = begin(store);
+    if (rc < 0)
+        return rc;
+    return end(store, insert_measurement(sequence, store, run_id, measurement, timestamp));
+}
+
+int tforge_store_each_measurement(tforge_store *store, int64_t run_id, tforge_store_visit visit,
+                                  void *context)
+{
+    sqlite3_stmt *st = statement(store, ST_MEASUREMENTS);
+    sqlite3_bind_int64(st, 1, run_id);
+    int rc = 0, step;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        tforge_store_measurement m = {
+            .id = sqlite3_column_int64(st, 0),
+            .configuration_id = sqlite3_column_int64(st, 1),
+            .sequence = sqlite3_column_int64(st, 2),
+            .key = column_text(st, 3),
+            .params_json = column_text(st, 4),
+            .median = column_number(st, 6),
+            .min = column_number(st, 7),
+            .spread = column_number(st, 8),
+            .repeats = (uint32_t)sqlite3_column_int64(st, 9),
+            .compile_ms = column_number(st, 10),
+            .wall_ms = column_number(st, 11),
+            .metrics_json = column_text(st, 12),
+            .timestamp = column_text(st, 13),
+        };
+        const char *status = column_text(st, 5);
+        for (unsigned s = 0; s < N_STATUSES; s++)
+            if (strcmp(status, status_names[s]) == 0)
+                m.status = (tforge_status)s;
+        rc = visit(context, &m);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = db_error(store, "list measurements");
+    sqlite3_reset(st);
+    return rc;
+}
+
+int tforge_store_count(int64_t *count, tforge_store *store, int64_t run_id)
+{
+    sqlite3_stmt *st = statement(store, ST_COUNT);
+    sqlite3_bind_int64(st, 1, run_id);
+    int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : db_error(store, "count measurements");
+    *count = rc == 0 ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* ---- recordings ---- */
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between order statistics, as numpy's default. */
+static double quantile(const double *sorted, uint32_t n, double q)
+{
+    double h = (n - 1) * q;
+    uint32_t lo = (uint32_t)h;
+    return lo + 1 < n ? sorted[lo] + (h - lo) * (sorted[lo + 1] - sorted[lo]) : sorted[lo];
+}
+
+/* min, and spread = IQR / median, of an entry's runs; NAN without runs. */
+static int summarize_times(double *min, double *spread, const tforge_recording_entry *entry)
+{
+    *min = *spread = NAN;
+    if (entry->n_times == 0)
+        return 0;
+    double *sorted = malloc(entry->n_times * sizeof *sorted);
+    if (!sorted)
+        return tforge_error_set(TFORGE_ENOMEM, "store: out of memory");
+    memcpy(sorted, entry->times, entry->n_times * sizeof *sorted);
+    qsort(sorted, entry->n_times, sizeof *sorted, compare_doubles);
+    double median = quantile(sorted, entry->n_times, 0.5);
+    *min = sorted[0];
+    *spread = median > 0 ? (quantile(sorted, entry->n_times, 0.75) -
+                            quantile(sorted, entry->n_times, 0.25)) / median
+                         : 0;
+    free(sorted);
+    return 0;
+}
+
+static double wall_time(const tforge_recording_entry *entry)
+{
+    const double parts[] = {entry->compile_time, entry->benchmark_time, entry->framework_time,
+                            entry->verification_time, entry->strategy_time};
+    double sum = NAN;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        if (!isnan(parts[i]))
+            sum = isnan(sum) ? parts[i] : sum + parts[i];
+    return sum;
+}
+
+static int import_entry(tforge_store *store, int64_t run_id, const tforge_recording *rec,
+                        const tforge_recording_entry *entry)
+{
+    char *key = NULL, *params = NULL, *extras = NULL;
+    tforge_store_measurement m = {
+        .status = entry->status,
+        .median = entry->time,
+        .repeats = entry->n_times,
+        .compile_ms = entry->compile_time,
+        .wall_ms = wall_time(entry),
+        .timestamp = entry->timestamp,
+    };
+    int rc = summarize_times(&m.min, &m.spread, entry);
+    if (!rc)
+        rc = tforge_recording_key(&key, rec, entry->levels);
+    if (!rc)
+        rc = tforge_recording_config_json(&params, rec, entry->levels);
+    if (!rc)
+        rc = tforge_recording_extras_json(&extras, rec, entry);
+    if (!rc) {
+        m.key = key;
+        m.params_json = params;
+        m.metrics_json = extras;
+        rc = insert_measurement(NULL, store, run_id, &m, entry->timestamp);
+    }
+    free(key);
+    free(params);
+    free(extras);
+    return rc;
+}
+
+int tforge_store_import(int64_t *run_id, tforge_store *store, const tforge_recording *rec,
+                        const tforge_store_run *run)
+{
+    tforge_store_run info = {.source = rec->kernel_name, .strategy = "import",
+                             .budget = (uint32_t)rec->n_entries};
+    if (run)
+        info = *run;
+    int rc = tforge_recording_space_json(&info.space_json, rec);
+    if (rc < 0)
+        return rc;
+    int64_t id = 0;
+    rc = begin(store);
+    if (rc == 0) {
+        rc = tforge_store_begin_run(&id, store, &info);
+        for (size_t i = 0; i < rec->n_entries && rc == 0; i++)
+            rc = import_entry(store, id, rec, &rec->entries[i]);
+        rc = end(store, rc);
+    }
+    free(info.space_json);
+    if (rc == 0)
+        *run_id = id;
+    return rc;
+}
+
+typedef struct exporter {
+    tforge_recording *rec;
+    tforge_level *levels;
+    const char *where;
+} exporter;
+
+static int export_measurement(void *context, const tforge_store_measurement *m)
+{
+    exporter *x = context;
+    tforge_recording_entry entry = {
+        .levels = x->levels,
+        .status = m->status,
+        .time = m->median,
+        .compile_time = m->compile_ms,
+        .timestamp = (char *)m->timestamp, /* copied by add_entry */
+    };
+    int rc = tforge_recording_config_levels(x->levels, x->rec, m->params_json, x->where);
+    if (!rc)
+        rc = tforge_recording_extras_read(&entry, x->rec, m->metrics_json, x->where);
+    if (!rc)
+        rc = tforge_recording_add_entry(x->rec, &entry);
+    free(entry.times);
+    free(entry.metrics);
+    return rc;
+}
+
+int tforge_store_export(tforge_recording **out, tforge_store *store, int64_t run_id)
+{
+    *out = NULL;
+    char where[1024];
+    snprintf(where, sizeof where, "%s: run %lld", store->path, (long long)run_id);
+    tforge_store_run run;
+    exporter x = {.where = where};
+    int rc = tforge_store_find_run(&run, store, run_id);
+    if (rc < 0)
+        return rc;
+    rc = tforge_recording_from_space_json(&x.rec, run.space_json, where);
+    if (rc < 0)
+        goto cleanup;
+    x.levels = malloc((x.rec->n_params ? x.rec->n_params : 1) * sizeof *x.levels);
+    if (!x.levels) {
+        rc = tforge_error_set(TFORGE_ENOMEM, "store: out of memory");
+        goto cleanup;
+    }
+    rc = tforge_store_each_measurement(store, run_id, export_measurement, &x);
+    if (rc < 0)
+        goto cleanup;
+    *out = x.rec;
+    x.rec = NULL;
+cleanup:
+    tforge_recording_free(x.rec);
+    free(x.levels);
+    tforge_store_run_dispose(&run);
+    return rc;
+}

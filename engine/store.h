@@ -1,0 +1,96 @@
+/* The results store: one SQLite file holding tuning runs and every evaluation they made.
+ *
+ * Durability: WAL journal, synchronous=NORMAL, one transaction per recorded evaluation. A
+ * process killed at any moment loses at most the evaluation it was recording; a resumed run
+ * lists what is there (in sequence order) and tells it again to its strategy. Several processes
+ * may open the same file; writers wait for each other (busy timeout). A store object serves
+ * one thread at a time, and is not carried across fork().
+ *
+ * Schema, version 1 (PRAGMA user_version; a newer file is refused):
+ *   runs            id, created (UTC, ISO 8601), source (task or file), space (JSON), strategy,
+ *                   settings (JSON), seed, budget, environment (JSON: GPU, driver, clocks,
+ *                   versions, host; written as given, never interpreted)
+ *   configurations  id, run_id, key ("v1,v2,..."), params (JSON); unique per run and key
+ *   measurements    id, run_id, configuration_id, seq (1, 2, ... per run), status ("ok",
+ *                   "compile", "runtime", "timeout", "wrong", "constraint"), median, min, spread,
+ *                   repeats, compile_ms, wall_ms, metrics (JSON), timestamp
+ * JSON columns are checked with json_valid(). SQLite is used in store.c only. */
+#ifndef TFORGE_ENGINE_STORE_H
+#define TFORGE_ENGINE_STORE_H
+
+#include "recording.h"
+
+#include <stdint.h>
+
+typedef struct tforge_store tforge_store;
+
+/* A run. Strings may be NULL where noted; those filled by tforge_store_find_run are owned by
+ * the struct until tforge_store_run_dispose. */
+typedef struct tforge_store_run {
+    int64_t id;             /* set by the store */
+    char *created;          /* set by the store */
+    char *source;           /* the task or file tuned; required */
+    char *space_json;       /* the space description, or NULL */
+    char *strategy;         /* the strategy's id, or NULL */
+    char *settings_json;    /* the strategy's settings, or NULL */
+    uint64_t seed;
+    uint32_t budget;
+    char *environment_json; /* or NULL */
+} tforge_store_run;
+
+/* One evaluation. To record one, fill everything but the ids and `sequence` (ignored). Numbers
+ * that were not measured are NAN (stored as NULL). Strings read back are valid only during the
+ * visit. */
+typedef struct tforge_store_measurement {
+    int64_t id;
+    int64_t configuration_id;
+    int64_t sequence;
+    const char *key;          /* "v1,v2,..." */
+    const char *params_json;  /* the configuration, {"name": value}; kept from its first sight */
+    tforge_status status;
+    double median;            /* ms: the objective value (a recording's time as recorded) */
+    double min;               /* ms */
+    double spread;            /* relative noise, IQR / median */
+    uint32_t repeats;
+    double compile_ms;
+    double wall_ms;           /* wall time charged to this evaluation */
+    const char *metrics_json; /* or NULL */
+    const char *timestamp;    /* UTC, ISO 8601; NULL when recording means now */
+} tforge_store_measurement;
+
+/* Returns 0 to go on; anything else stops the walk and is returned. */
+typedef int (*tforge_store_visit)(void *context, const tforge_store_measurement *measurement);
+
+/* Opens or creates the file and its schema. */
+int tforge_store_open(tforge_store **out, const char *path);
+/* NULL is allowed. */
+void tforge_store_close(tforge_store *store);
+
+/* Starts a run; `run->id` and `run->created` are ignored. */
+int tforge_store_begin_run(int64_t *run_id, tforge_store *store, const tforge_store_run *run);
+/* Fills `run` (TFORGE_ENOTFOUND when there is none); free its strings with _dispose. */
+int tforge_store_find_run(tforge_store_run *run, tforge_store *store, int64_t run_id);
+void tforge_store_run_dispose(tforge_store_run *run);
+
+/* Records one evaluation in one transaction: its configuration is created on first sight, the
+ * measurement gets the run's next sequence number (returned in `sequence`, which may be NULL). */
+int tforge_store_record(int64_t *sequence, tforge_store *store, int64_t run_id,
+                        const tforge_store_measurement *measurement);
+
+/* Visits a run's measurements in sequence order. */
+int tforge_store_each_measurement(tforge_store *store, int64_t run_id, tforge_store_visit visit,
+                                  void *context);
+int tforge_store_count(int64_t *count, tforge_store *store, int64_t run_id);
+
+/* Imports a recording as a new run, in one transaction. `run` gives source, strategy, settings,
+ * seed, budget and environment (NULL: source is the kernel name, strategy "import"); the space
+ * is always the recording's (tforge_recording_space_json). Entry i becomes measurement i + 1:
+ * time -> median, min and spread from its times, repeats = n_times, compile_time -> compile_ms,
+ * the sum of its times -> wall_ms, the rest -> metrics (tforge_recording_extras_json). */
+int tforge_store_import(int64_t *run_id, tforge_store *store, const tforge_recording *rec,
+                        const tforge_store_run *run);
+
+/* Exports a run whose space is a recorded space description; the inverse of the import. */
+int tforge_store_export(tforge_recording **out, tforge_store *store, int64_t run_id);
+
+#endif

@@ -1,0 +1,572 @@
+/* The results store: schema and versions, runs, recording evaluations, a writer killed with
+ * SIGKILL mid-run (nothing committed is lost, the file stays sound, a resumed writer goes on),
+ * and recordings imported and exported unchanged. SQLite is used here directly only to
+ * inspect the file from outside. */
+#include "store.h"
+
+#include "tforge/error.h"
+
+#include <sqlite3.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define KTCACHE(name) TFORGE_TEST_DATA "/ktcache/" name
+
+static char tmpdir[256];
+
+static int make_tmpdir(void **state)
+{
+    (void)state;
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/tforge-store-XXXXXX", base ? base : "/tmp");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state)
+{
+    (void)state;
+    DIR *dir = opendir(tmpdir);
+    struct dirent *e;
+    char path[512];
+    while (dir && (e = readdir(dir)))
+        if (e->d_name[0] != '.') {
+            snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
+            unlink(path);
+        }
+    if (dir)
+        closedir(dir);
+    return rmdir(tmpdir);
+}
+
+/* A fresh database path for each test. */
+static const char *fresh(const char *name)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    unlink(path);
+    return path;
+}
+
+static tforge_store *open_ok(const char *path)
+{
+    tforge_store *store = NULL;
+    if (tforge_store_open(&store, path) < 0)
+        fail_msg("%s", tforge_error_last()->message);
+    return store;
+}
+
+static int64_t begin_ok(tforge_store *store, const char *source)
+{
+    tforge_store_run run = {.source = (char *)source, .strategy = (char *)"random", .seed = 7};
+    int64_t id = 0;
+    if (tforge_store_begin_run(&id, store, &run) < 0)
+        fail_msg("%s", tforge_error_last()->message);
+    return id;
+}
+
+/* Runs one SQL statement from outside the store and returns its first column as an integer. */
+static long long sql_int(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    long long value = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return value;
+}
+
+static void sql_exec(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* ---- schema ---- */
+
+static void creates_schema_in_wal_mode(void **state)
+{
+    (void)state;
+    const char *path = fresh("schema.db");
+    tforge_store_close(open_ok(path));
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+    assert_int_equal(sql_int(path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
+    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 3);
+    tforge_store_close(open_ok(path)); /* and opens again */
+}
+
+static void refuses_newer_and_foreign_files(void **state)
+{
+    (void)state;
+    char expected[1024];
+    tforge_store *store = (tforge_store *)&store;
+
+    const char *path = fresh("newer.db");
+    tforge_store_close(open_ok(path));
+    sql_exec(path, "PRAGMA user_version = 2");
+    assert_int_equal(tforge_store_open(&store, path), TFORGE_EINPUT);
+    assert_null(store);
+    snprintf(expected, sizeof expected,
+             "%s: the store's schema is version 2, newer than this tforge knows (1); use a "
+             "newer tforge",
+             path);
+    assert_string_equal(tforge_error_last()->message, expected);
+
+    path = fresh("foreign.db");
+    sql_exec(path, "CREATE TABLE t (x)");
+    assert_int_equal(tforge_store_open(&store, path), TFORGE_EINPUT);
+    snprintf(expected, sizeof expected,
+             "%s: a SQLite database but not a tforge store (no schema version)", path);
+    assert_string_equal(tforge_error_last()->message, expected);
+
+    path = fresh("text.db");
+    FILE *f = fopen(path, "w");
+    fputs("this is not a database, but it is long enough to look like a header of one.\n", f);
+    fclose(f);
+    assert_int_equal(tforge_store_open(&store, path), TFORGE_EINPUT);
+    assert_non_null(strstr(tforge_error_last()->message, path));
+    assert_non_null(strstr(tforge_error_last()->message, "not a database"));
+}
+
+/* ---- runs ---- */
+
+static void begins_and_finds_runs(void **state)
+{
+    (void)state;
+    tforge_store *store = open_ok(fresh("runs.db"));
+    tforge_store_run in = {
+        .source = (char *)"matmul.json",
+        .space_json = (char *)"{\"params\":[]}",
+        .strategy = (char *)"gp",
+        .settings_json = (char *)"{\"xi\":0.01}",
+        .seed = UINT64_MAX, /* bit for bit through SQLite's signed integers */
+        .budget = 200,
+        .environment_json = (char *)"{\"gpu\":\"H100\",\"driver\":\"550.54\"}",
+    };
+    int64_t a, b;
+    assert_int_equal(tforge_store_begin_run(&a, store, &in), 0);
+    in.settings_json = NULL;
+    in.seed = 3;
+    assert_int_equal(tforge_store_begin_run(&b, store, &in), 0);
+    assert_true(b > a);
+
+    tforge_store_run out;
+    assert_int_equal(tforge_store_find_run(&out, store, a), 0);
+    assert_int_equal(out.id, a);
+    assert_string_equal(out.source, "matmul.json");
+    assert_string_equal(out.space_json, "{\"params\":[]}");
+    assert_string_equal(out.strategy, "gp");
+    assert_string_equal(out.settings_json, "{\"xi\":0.01}");
+    assert_true(out.seed == UINT64_MAX);
+    assert_int_equal(out.budget, 200);
+    assert_string_equal(out.environment_json, "{\"gpu\":\"H100\",\"driver\":\"550.54\"}");
+    assert_int_equal(strlen(out.created), 24); /* 2025-01-31T12:00:00.000Z */
+    assert_int_equal(out.created[10], 'T');
+    tforge_store_run_dispose(&out);
+
+    assert_int_equal(tforge_store_find_run(&out, store, b), 0);
+    assert_null(out.settings_json);
+    assert_true(out.seed == 3);
+    tforge_store_run_dispose(&out);
+
+    assert_int_equal(tforge_store_find_run(&out, store, b + 10), TFORGE_ENOTFOUND);
+    in.environment_json = (char *)"{not json";
+    assert_int_equal(tforge_store_begin_run(&a, store, &in), TFORGE_EINPUT);
+    assert_non_null(strstr(tforge_error_last()->message, "begin a run: CHECK constraint failed"));
+    tforge_store_close(store);
+}
+
+/* ---- measurements ---- */
+
+typedef struct collected {
+    int n;
+    int stop_after;
+    tforge_store_measurement m[8];
+    char keys[8][32];
+    char metrics[8][64];
+} collected;
+
+static int collect(void *context, const tforge_store_measurement *m)
+{
+    collected *c = context;
+    if (c->n == c->stop_after)
+        return 42;
+    c->m[c->n] = *m;
+    snprintf(c->keys[c->n], sizeof c->keys[0], "%s", m->key);
+    snprintf(c->metrics[c->n], sizeof c->metrics[0], "%s", m->metrics_json ? m->metrics_json : "");
+    c->m[c->n].key = c->m[c->n].params_json = c->m[c->n].metrics_json = c->m[c->n].timestamp =
+        NULL;
+    c->n++;
+    return 0;
+}
+
+static void records_in_sequence(void **state)
+{
+    (void)state;
+    const char *path = fresh("record.db");
+    tforge_store *store = open_ok(path);
+    int64_t run = begin_ok(store, "a"), other = begin_ok(store, "b"), seq;
+    tforge_store_measurement m = {
+        .key = "16,2",
+        .params_json = "{\"BLOCK\":16,\"WARPS\":2}",
+        .status = TFORGE_STATUS_OK,
+        .median = 1.5,
+        .min = 1.25,
+        .spread = 0.02,
+        .repeats = 50,
+        .compile_ms = 800,
+        .wall_ms = 950,
+        .metrics_json = "{\"dram\":0.8}",
+    };
+    assert_int_equal(tforge_store_record(&seq, store, run, &m), 0);
+    assert_int_equal(seq, 1);
+    m.status = TFORGE_STATUS_COMPILE;
+    m.median = m.min = m.spread = NAN;
+    m.repeats = 0;
+    m.metrics_json = NULL;
+    m.timestamp = "2025-01-01T00:00:00.000Z";
+    assert_int_equal(tforge_store_record(&seq, store, other, &m), 0);
+    assert_int_equal(seq, 1); /* each run numbers its own */
+    m.key = "32,4";
+    m.params_json = "{\"BLOCK\":32,\"WARPS\":4}";
+    assert_int_equal(tforge_store_record(&seq, store, run, &m), 0);
+    assert_int_equal(seq, 2);
+    m.key = "16,2"; /* seen before: the same configuration */
+    m.status = TFORGE_STATUS_WRONG;
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), 0);
+
+    collected c = {.stop_after = -1};
+    assert_int_equal(tforge_store_each_measurement(store, run, collect, &c), 0);
+    assert_int_equal(c.n, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(c.m[i].sequence, i + 1);
+    assert_string_equal(c.keys[0], "16,2");
+    assert_string_equal(c.keys[1], "32,4");
+    assert_int_equal(c.m[0].configuration_id, c.m[2].configuration_id);
+    assert_true(c.m[0].configuration_id != c.m[1].configuration_id);
+    assert_int_equal(c.m[0].status, TFORGE_STATUS_OK);
+    assert_true(c.m[0].median == 1.5 && c.m[0].min == 1.25 && c.m[0].spread == 0.02);
+    assert_true(c.m[0].compile_ms == 800 && c.m[0].wall_ms == 950);
+    assert_int_equal(c.m[0].repeats, 50);
+    assert_string_equal(c.metrics[0], "{\"dram\":0.8}");
+    assert_int_equal(c.m[1].status, TFORGE_STATUS_COMPILE);
+    assert_true(isnan(c.m[1].median) && isnan(c.m[1].min) && isnan(c.m[1].spread));
+    assert_string_equal(c.metrics[1], "");
+    assert_int_equal(c.m[2].status, TFORGE_STATUS_WRONG);
+
+    collected stopped = {.stop_after = 1};
+    assert_int_equal(tforge_store_each_measurement(store, run, collect, &stopped), 42);
+    assert_int_equal(stopped.n, 1);
+
+    int64_t n;
+    assert_int_equal(tforge_store_count(&n, store, run), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(tforge_store_count(&n, store, other), 0);
+    assert_int_equal(n, 1);
+    tforge_store_close(store);
+    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM configurations"), 3);
+    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM measurements WHERE timestamp "
+                                   "LIKE '____-__-__T__:__:__.___Z'"),
+                     4);
+}
+
+static void refused_records_leave_nothing(void **state)
+{
+    (void)state;
+    const char *path = fresh("refused.db");
+    tforge_store *store = open_ok(path);
+    int64_t run = begin_ok(store, "a"), n;
+    tforge_store_measurement m = {.key = "1", .params_json = "{\"x\":1}", .median = 1,
+                                  .metrics_json = "{broken"};
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), TFORGE_EINPUT);
+    assert_non_null(strstr(tforge_error_last()->message, "CHECK constraint failed"));
+    /* The configuration inserted before the failing measurement was rolled back too. */
+    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM configurations"), 0);
+
+    m.metrics_json = NULL;
+    assert_int_equal(tforge_store_record(NULL, store, run + 5, &m), TFORGE_ENOTFOUND);
+    char expected[600];
+    snprintf(expected, sizeof expected, "%s: run %lld does not exist", path,
+             (long long)run + 5);
+    assert_string_equal(tforge_error_last()->message, expected);
+
+    m.params_json = NULL;
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), TFORGE_EINPUT);
+    assert_int_equal(tforge_store_count(&n, store, run), 0);
+    assert_int_equal(n, 0);
+
+    /* and the store still records */
+    m.params_json = "{\"x\":1}";
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), 0);
+    assert_int_equal(tforge_store_count(&n, store, run), 0);
+    assert_int_equal(n, 1);
+    tforge_store_close(store);
+}
+
+/* ---- a writer killed mid-run ---- */
+
+/* Measurement `seq` of the crash test, a pure function of it, so that every row can be checked. */
+static void crash_measurement(tforge_store_measurement *m, int64_t seq, char *key, char *params,
+                              char *metrics)
+{
+    sprintf(key, "%lld", (long long)(seq % 37));
+    sprintf(params, "{\"x\":%lld}", (long long)(seq % 37));
+    sprintf(metrics, "{\"seq\":%lld}", (long long)seq);
+    *m = (tforge_store_measurement){
+        .key = key,
+        .params_json = params,
+        .status = seq % 5 == 0 ? TFORGE_STATUS_RUNTIME : TFORGE_STATUS_OK,
+        .median = seq * 0.5,
+        .min = seq * 0.25,
+        .spread = 0.01,
+        .repeats = (uint32_t)(seq % 100),
+        .compile_ms = 10,
+        .wall_ms = 20,
+        .metrics_json = metrics,
+    };
+}
+
+/* The child: resumes the run's sequence and records until killed, reporting each commit. */
+static void crash_writer(const char *path, int64_t run, int report)
+{
+    tforge_store *store;
+    int64_t seq, next;
+    if (tforge_store_open(&store, path) < 0 || tforge_store_count(&next, store, run) < 0)
+        _exit(3);
+    for (next++;; next++) {
+        tforge_store_measurement m;
+        char key[32], params[64], metrics[64];
+        crash_measurement(&m, next, key, params, metrics);
+        if (tforge_store_record(&seq, store, run, &m) < 0 || seq != next)
+            _exit(2);
+        if (write(report, &seq, sizeof seq) != sizeof seq)
+            _exit(4);
+    }
+}
+
+typedef struct checker {
+    int64_t expected;
+    int bad;
+} checker;
+
+static int check_row(void *context, const tforge_store_measurement *m)
+{
+    checker *c = context;
+    tforge_store_measurement want;
+    char key[32], params[64], metrics[64];
+    crash_measurement(&want, ++c->expected, key, params, metrics);
+    if (m->sequence != c->expected || strcmp(m->key, key) != 0 ||
+        strcmp(m->params_json, params) != 0 || m->status != want.status ||
+        m->median != want.median || m->min != want.min || m->spread != want.spread ||
+        m->repeats != want.repeats || m->compile_ms != want.compile_ms ||
+        m->wall_ms != want.wall_ms || !m->metrics_json || strcmp(m->metrics_json, metrics) != 0 ||
+        !m->timestamp)
+        c->bad++;
+    return 0;
+}
+
+static void survives_a_killed_writer(void **state)
+{
+    (void)state;
+    const char *path = fresh("crash.db");
+    tforge_store *store = open_ok(path);
+    int64_t run = begin_ok(store, "crash"), committed = 0;
+    tforge_store_close(store);
+    srand(12345);
+
+    for (int round = 0; round < 5; round++) {
+        int fds[2];
+        assert_int_equal(pipe(fds), 0);
+        fflush(NULL);
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+            close(fds[0]);
+            crash_writer(path, run, fds[1]);
+        }
+        close(fds[1]);
+        /* Let it commit a few, then kill it at a moment of our choosing (a fixed seed). */
+        int64_t seq;
+        int seen = 0;
+        while (seen < 20 && read(fds[0], &seq, sizeof seq) == sizeof seq) {
+            committed = seq;
+            seen++;
+        }
+        assert_int_equal(seen, 20);
+        struct timespec pause = {0, (rand() % 40 + 5) * 1000000L};
+        nanosleep(&pause, NULL);
+        assert_int_equal(kill(child, SIGKILL), 0);
+        int status;
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        while (read(fds[0], &seq, sizeof seq) == sizeof seq)
+            committed = seq; /* every report is of a commit */
+        close(fds[0]);
+
+        assert_int_equal(sql_int(path, "SELECT integrity_check = 'ok' FROM pragma_integrity_check"),
+                         1);
+        store = open_ok(path);
+        int64_t n;
+        assert_int_equal(tforge_store_count(&n, store, run), 0);
+        assert_true(n >= committed);     /* nothing committed was lost */
+        assert_true(n <= committed + 1); /* at most the one committed as it died */
+        checker c = {0};
+        assert_int_equal(tforge_store_each_measurement(store, run, check_row, &c), 0);
+        assert_int_equal(c.expected, n); /* 1..n, no gap, every row complete */
+        assert_int_equal(c.bad, 0);
+        tforge_store_close(store);
+        print_message("round %d: killed after %lld commits\n", round, (long long)n);
+        committed = n;
+    }
+
+    /* A resumed writer in this process goes on where the killed one stopped. */
+    store = open_ok(path);
+    tforge_store_measurement m;
+    char key[32], params[64], metrics[64];
+    int64_t seq;
+    crash_measurement(&m, committed + 1, key, params, metrics);
+    assert_int_equal(tforge_store_record(&seq, store, run, &m), 0);
+    assert_int_equal(seq, committed + 1);
+    checker c = {0};
+    assert_int_equal(tforge_store_each_measurement(store, run, check_row, &c), 0);
+    assert_int_equal(c.expected, committed + 1);
+    assert_int_equal(c.bad, 0);
+    tforge_store_close(store);
+}
+
+/* ---- recordings ---- */
+
+static tforge_recording *small_recording(void)
+{
+    tforge_recording *rec;
+    assert_int_equal(tforge_recording_new(&rec), 0);
+    assert_int_equal(tforge_recording_set_info(rec, "GPU", "kern", "\"callable\"", "GFLOP/s"), 0);
+    const char *blocks[] = {"16", "32"}, *scales[] = {"0.5", "1.0"}, *modes[] = {"a,b", "c"};
+    const double block_values[] = {16, 32}, scale_values[] = {0.5, 1.0};
+    assert_int_equal(tforge_recording_add_param(rec, "block", 2, blocks, block_values), 0);
+    assert_int_equal(tforge_recording_add_param(rec, "scale", 2, scales, scale_values), 0);
+    assert_int_equal(tforge_recording_add_param(rec, "mode", 2, modes, NULL), 0);
+    uint32_t gflops;
+    assert_int_equal(tforge_recording_metric(&gflops, rec, "GFLOP/s"), 0);
+
+    double times[] = {1.0, 3.0, 2.0, 4.0}, metrics[] = {12.5};
+    tforge_level a[] = {0, 1, 0}, b[] = {1, 0, 1};
+    tforge_recording_entry ok = {
+        .levels = a, .status = TFORGE_STATUS_OK, .time = 2.5, .n_times = 4, .times = times,
+        .compile_time = 100, .benchmark_time = 10, .framework_time = NAN,
+        .verification_time = 0, .strategy_time = NAN, .metrics = metrics,
+        .timestamp = (char *)"2024-01-01 10:00:00+00:00"};
+    tforge_recording_entry failed = {
+        .levels = b, .status = TFORGE_STATUS_TIMEOUT, .time = NAN, .compile_time = NAN,
+        .benchmark_time = NAN, .framework_time = NAN, .verification_time = NAN,
+        .strategy_time = NAN};
+    assert_int_equal(tforge_recording_add_entry(rec, &ok), 0);
+    assert_int_equal(tforge_recording_add_entry(rec, &failed), 0);
+    assert_int_equal(tforge_recording_add_entry(rec, &ok), 0); /* measured twice */
+    return rec;
+}
+
+static void assert_same(const tforge_recording *a, const tforge_recording *b)
+{
+    char why[512] = "";
+    if (tforge_recording_diff(why, sizeof why, a, b) != 0)
+        fail_msg("recordings differ: %s", why);
+}
+
+static void imports_and_exports_recordings(void **state)
+{
+    (void)state;
+    tforge_store *store = open_ok(fresh("import.db"));
+    tforge_recording *rec = small_recording(), *back;
+    int64_t run, n;
+    assert_int_equal(tforge_store_import(&run, store, rec, NULL), 0);
+    assert_int_equal(tforge_store_count(&n, store, run), 0);
+    assert_int_equal(n, 3);
+    tforge_store_run info;
+    assert_int_equal(tforge_store_find_run(&info, store, run), 0);
+    assert_string_equal(info.source, "kern");
+    assert_string_equal(info.strategy, "import");
+    assert_int_equal(info.budget, 3);
+    tforge_store_run_dispose(&info);
+
+    collected c = {.stop_after = -1};
+    assert_int_equal(tforge_store_each_measurement(store, run, collect, &c), 0);
+    assert_string_equal(c.keys[0], "16,1.0,a,b");
+    assert_true(c.m[0].median == 2.5 && c.m[0].min == 1.0);
+    assert_true(c.m[0].spread == (3.25 - 1.75) / 2.5); /* IQR / median of 1, 2, 3, 4 */
+    assert_int_equal(c.m[0].repeats, 4);
+    assert_true(c.m[0].wall_ms == 110); /* compile + benchmark + verification */
+    assert_int_equal(c.m[0].configuration_id, c.m[2].configuration_id);
+    assert_int_equal(c.m[1].status, TFORGE_STATUS_TIMEOUT);
+
+    assert_int_equal(tforge_store_export(&back, store, run), 0);
+    assert_same(rec, back);
+    tforge_recording_free(back);
+
+    /* A run the engine made with a space of its own is not a recording. */
+    int64_t live = begin_ok(store, "live");
+    back = (tforge_recording *)&back;
+    assert_int_equal(tforge_store_export(&back, store, live), TFORGE_EINPUT);
+    assert_null(back);
+    assert_non_null(strstr(tforge_error_last()->message, "space.format: expected"));
+    assert_int_equal(tforge_store_export(&back, store, live + 1), TFORGE_ENOTFOUND);
+    tforge_recording_free(rec);
+    tforge_store_close(store);
+}
+
+static void real_caches_survive_the_store(void **state)
+{
+    (void)state;
+    struct stat st;
+    if (stat(KTCACHE("convolution_A100.json.gz"), &st) != 0)
+        skip();
+    const char *files[] = {KTCACHE("convolution_A100.json.gz"),
+                           KTCACHE("dedispersion_A100.json.gz")};
+    tforge_store *store = open_ok(fresh("real.db"));
+    for (size_t f = 0; f < 2; f++) {
+        tforge_recording *rec, *back;
+        int64_t run, n;
+        assert_int_equal(tforge_recording_read(&rec, files[f]), 0);
+        assert_int_equal(tforge_store_import(&run, store, rec, NULL), 0);
+        assert_int_equal(tforge_store_count(&n, store, run), 0);
+        assert_int_equal(n, (int64_t)rec->n_entries);
+        assert_int_equal(tforge_store_export(&back, store, run), 0);
+        assert_same(rec, back);
+        tforge_recording_free(rec);
+        tforge_recording_free(back);
+    }
+    tforge_store_close(store);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(creates_schema_in_wal_mode),
+        cmocka_unit_test(refuses_newer_and_foreign_files),
+        cmocka_unit_test(begins_and_finds_runs),
+        cmocka_unit_test(records_in_sequence),
+        cmocka_unit_test(refused_records_leave_nothing),
+        cmocka_unit_test(survives_a_killed_writer),
+        cmocka_unit_test(imports_and_exports_recordings),
+        cmocka_unit_test(real_caches_survive_the_store),
+    };
+    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}
