@@ -56,6 +56,7 @@ enum {
     ST_ROLLBACK,
     ST_RUN_INSERT,
     ST_RUN_FIND,
+    ST_RUN_LIKE,
     ST_CONFIG_FIND,
     ST_CONFIG_INSERT,
     ST_NEXT_SEQ,
@@ -74,6 +75,8 @@ static const char *const statement_sql[N_STATEMENTS] = {
                       " ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_RUN_FIND] = "SELECT id, created, source, space, strategy, settings, seed, budget,"
                     " environment FROM runs WHERE id = ?1",
+    [ST_RUN_LIKE] = "SELECT id FROM runs WHERE source = ?1 AND strategy IS ?2 AND settings IS ?3"
+                    " AND seed = ?4 AND budget = ?5 ORDER BY id DESC LIMIT 1",
     [ST_CONFIG_FIND] = "SELECT id FROM configurations WHERE run_id = ?1 AND key = ?2",
     [ST_CONFIG_INSERT] = "INSERT INTO configurations (run_id, key, params) VALUES (?1, ?2, ?3)",
     [ST_NEXT_SEQ] = "SELECT COALESCE(MAX(seq), 0) + 1 FROM measurements WHERE run_id = ?1",
@@ -315,6 +318,27 @@ int tforge_store_find_run(tforge_store_run *run, tforge_store *store, int64_t ru
     sqlite3_reset(st);
     if (rc < 0)
         tforge_store_run_dispose(run);
+    return rc;
+}
+
+int tforge_store_find_run_like(int64_t *run_id, tforge_store *store,
+                               const tforge_store_run *like)
+{
+    sqlite3_stmt *st = statement(store, ST_RUN_LIKE);
+    sqlite3_bind_text(st, 1, like->source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, like->strategy, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, like->settings_json, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)like->seed);
+    sqlite3_bind_int64(st, 5, like->budget);
+    int step = sqlite3_step(st), rc = 0;
+    if (step == SQLITE_ROW)
+        *run_id = sqlite3_column_int64(st, 0);
+    else if (step == SQLITE_DONE)
+        rc = tforge_error_set(TFORGE_ENOTFOUND, "%s: no run of %s with these settings",
+                              store->path, like->source);
+    else
+        rc = db_error(store, "find a run");
+    sqlite3_reset(st);
     return rc;
 }
 

@@ -71,6 +71,10 @@ int tforge_store_begin_run(int64_t *run_id, tforge_store *store, const tforge_st
 /* Fills `run` (TFORGE_ENOTFOUND when there is none); free its strings with _dispose. */
 int tforge_store_find_run(tforge_store_run *run, tforge_store *store, int64_t run_id);
 void tforge_store_run_dispose(tforge_store_run *run);
+/* The latest run with the same source, strategy, settings, seed and budget as `like` (the rest
+ * is not compared): how an interrupted run is found again. TFORGE_ENOTFOUND when none. */
+int tforge_store_find_run_like(int64_t *run_id, tforge_store *store,
+                               const tforge_store_run *like);
 
 /* Records one evaluation in one transaction: its configuration is created on first sight, the
  * measurement gets the run's next sequence number (returned in `sequence`, which may be NULL). */

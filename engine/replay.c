@@ -1,0 +1,232 @@
+#include "replay.h"
+
+#include "tforge/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tforge_replay {
+    const tforge_recording *rec;
+    tforge_space *space;
+    /* recording level -> space level, per parameter (the space sorts numeric values) */
+    tforge_level **level_map;
+    size_t *entry_of; /* enumerated space index -> recording entry */
+    uint64_t *index_of_entry; /* and back */
+    double *spread;   /* per entry: IQR / median of its individual runs, 0 when unknown */
+    char **keys;      /* per entry: its Kernel Tuner key */
+    size_t *by_key;   /* entries sorted by key, for resuming from a store */
+};
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* IQR over median of the individual runs, the noise the search is told about. */
+static double relative_spread(const tforge_recording_entry *e)
+{
+    if (e->n_times < 4)
+        return 0.0;
+    double *t = malloc(e->n_times * sizeof *t);
+    if (!t)
+        return 0.0;
+    memcpy(t, e->times, e->n_times * sizeof *t);
+    qsort(t, e->n_times, sizeof *t, compare_doubles);
+    size_t n = e->n_times;
+    double median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    double spread = median > 0 ? (t[(3 * n) / 4] - t[n / 4]) / median : 0.0;
+    free(t);
+    return spread;
+}
+
+static int compare_keys(const void *a, const void *b, void *keys)
+{
+    char *const *k = keys;
+    return strcmp(k[*(const size_t *)a], k[*(const size_t *)b]);
+}
+
+static int index_keys(tforge_replay *r)
+{
+    size_t n = r->rec->n_entries;
+    r->keys = calloc(n, sizeof *r->keys);
+    r->by_key = malloc(n * sizeof *r->by_key);
+    if (!r->keys || !r->by_key)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory opening a replay");
+    for (size_t i = 0; i < n; i++) {
+        int rc = tforge_recording_key(&r->keys[i], r->rec, r->rec->entries[i].levels);
+        if (rc)
+            return rc;
+        r->by_key[i] = i;
+    }
+    qsort_r(r->by_key, n, sizeof *r->by_key, compare_keys, r->keys);
+    return 0;
+}
+
+static int build_space(tforge_replay *r)
+{
+    const tforge_recording *rec = r->rec;
+    int rc = tforge_space_new(&r->space);
+    if (rc)
+        return rc;
+    r->level_map = calloc(rec->n_params, sizeof *r->level_map);
+    if (!r->level_map)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory building the replay space");
+    for (uint32_t p = 0; p < rec->n_params; p++) {
+        const tforge_recording_param *param = &rec->params[p];
+        rc = param->all_numeric
+                 ? tforge_space_add_values(r->space, param->name, param->numbers, param->n_values)
+                 : tforge_space_add_categorical(r->space, param->name,
+                                                (const char *const *)param->texts,
+                                                param->n_values);
+        if (rc)
+            return rc;
+        if (!(r->level_map[p] = malloc(param->n_values * sizeof **r->level_map)))
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory building the replay space");
+        for (uint32_t l = 0; l < param->n_values; l++) {
+            uint32_t found = l;
+            if (param->all_numeric)
+                for (uint32_t s = 0; s < param->n_values; s++)
+                    if (tforge_space_value(r->space, p, s) == param->numbers[l])
+                        found = s;
+            r->level_map[p][l] = (tforge_level)found;
+        }
+    }
+    return 0;
+}
+
+int tforge_replay_open(tforge_replay **out, const tforge_recording *rec)
+{
+    int rc = 0;
+    tforge_level *points = NULL;
+    tforge_replay *r = calloc(1, sizeof *r);
+    if (!r)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory opening a replay");
+    r->rec = rec;
+    if (rec->n_entries == 0) {
+        rc = tforge_error_set(TFORGE_EINPUT, "the recording has no configurations to replay");
+        goto cleanup;
+    }
+    if ((rc = build_space(r)))
+        goto cleanup;
+    size_t dims = rec->n_params;
+    points = malloc(rec->n_entries * dims * sizeof *points);
+    if (!points) {
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory opening a replay");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < rec->n_entries; i++)
+        for (size_t d = 0; d < dims; d++)
+            points[i * dims + d] = r->level_map[d][rec->entries[i].levels[d]];
+    if ((rc = tforge_space_restrict(r->space, points, rec->n_entries)) ||
+        (rc = tforge_space_build(r->space, NULL)))
+        goto cleanup;
+    uint64_t count = tforge_space_count(r->space);
+    r->entry_of = malloc(count * sizeof *r->entry_of);
+    r->spread = malloc(rec->n_entries * sizeof *r->spread);
+    r->index_of_entry = malloc(rec->n_entries * sizeof *r->index_of_entry);
+    if (!r->entry_of || !r->spread || !r->index_of_entry) {
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory opening a replay");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < rec->n_entries; i++) {
+        r->index_of_entry[i] = tforge_space_index_of(r->space, points + i * dims);
+        r->entry_of[r->index_of_entry[i]] = i;
+        r->spread[i] = relative_spread(&rec->entries[i]);
+    }
+    if ((rc = index_keys(r)))
+        goto cleanup;
+    *out = r;
+    r = NULL;
+cleanup:
+    free(points);
+    tforge_replay_free(r);
+    return rc;
+}
+
+void tforge_replay_free(tforge_replay *r)
+{
+    if (!r)
+        return;
+    if (r->level_map)
+        for (uint32_t p = 0; p < r->rec->n_params; p++)
+            free(r->level_map[p]);
+    free(r->level_map);
+    if (r->keys)
+        for (size_t i = 0; i < r->rec->n_entries; i++)
+            free(r->keys[i]);
+    free(r->keys);
+    free(r->by_key);
+    free(r->entry_of);
+    free(r->index_of_entry);
+    free(r->spread);
+    tforge_space_free(r->space);
+    free(r);
+}
+
+const tforge_space *tforge_replay_space(const tforge_replay *r)
+{
+    return r->space;
+}
+
+const tforge_recording *tforge_replay_recording(const tforge_replay *r)
+{
+    return r->rec;
+}
+
+const tforge_recording_entry *tforge_replay_entry(const tforge_replay *r, uint64_t index)
+{
+    return &r->rec->entries[r->entry_of[index]];
+}
+
+uint64_t tforge_replay_find_key(const tforge_replay *r, const char *key)
+{
+    size_t lo = 0, hi = r->rec->n_entries;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2, entry = r->by_key[mid];
+        int c = strcmp(r->keys[entry], key);
+        if (c == 0)
+            return r->index_of_entry[entry];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return TFORGE_NO_INDEX;
+}
+
+const char *tforge_replay_key(const tforge_replay *r, uint64_t index)
+{
+    return r->keys[r->entry_of[index]];
+}
+
+int tforge_replay_evaluate(tforge_replay_result *out, const tforge_replay *r,
+                           const tforge_level *point, tforge_rng *noise)
+{
+    uint64_t index = tforge_space_index_of(r->space, point);
+    if (index == TFORGE_NO_INDEX) {
+        char *text = NULL;
+        tforge_space_format(&text, r->space, point);
+        int rc = tforge_error_set(TFORGE_ENOTFOUND, "the point %s is not in the recording",
+                                  text ? text : "?");
+        free(text);
+        return rc;
+    }
+    size_t i = r->entry_of[index];
+    const tforge_recording_entry *e = &r->rec->entries[i];
+    out->status = e->status;
+    out->value = e->time;
+    if (noise && e->status == TFORGE_STATUS_OK && e->n_times > 0)
+        out->value = e->times[tforge_rng_below(noise, e->n_times)];
+    out->spread = r->spread[i];
+    double compile = isnan(e->compile_time) ? 0.0 : e->compile_time;
+    double bench = e->benchmark_time;
+    if (isnan(bench)) {
+        bench = 0.0;
+        for (uint32_t k = 0; k < e->n_times; k++)
+            bench += e->times[k];
+    }
+    out->charged_ms = compile + bench;
+    return 0;
+}

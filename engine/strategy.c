@@ -1,0 +1,123 @@
+#include "strategy.h"
+
+#include "tforge/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tforge_strategy {
+    const tforge_plugin_descriptor *descriptor;
+    const tforge_strategy_interface *interface;
+    void *state;
+    tforge_strategy_args args;
+    char **keys, **values;
+};
+
+static void free_options(tforge_strategy *s)
+{
+    for (uint32_t i = 0; i < s->args.n_options; i++) {
+        free(s->keys[i]);
+        free(s->values[i]);
+    }
+    free(s->keys);
+    free(s->values);
+}
+
+/* Splits "key=value" entries into the two arrays the plugin reads. */
+static int split_options(tforge_strategy *s, const char *const *options)
+{
+    uint32_t n = 0;
+    while (options && options[n])
+        n++;
+    s->keys = calloc(n + 1, sizeof *s->keys);
+    s->values = calloc(n + 1, sizeof *s->values);
+    if (!s->keys || !s->values)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory reading strategy options");
+    for (uint32_t i = 0; i < n; i++) {
+        const char *eq = strchr(options[i], '=');
+        if (!eq || eq == options[i])
+            return tforge_error_set(TFORGE_EINPUT,
+                                    "strategy %s: option '%s' is not of the form key=value",
+                                    s->descriptor->id, options[i]);
+        s->keys[i] = strndup(options[i], (size_t)(eq - options[i]));
+        s->values[i] = strdup(eq + 1);
+        s->args.n_options = i + 1;
+        if (!s->keys[i] || !s->values[i])
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory reading strategy options");
+    }
+    return 0;
+}
+
+int tforge_strategy_open(tforge_strategy **out, const tforge_registry *registry, const char *id,
+                         const tforge_space_view *view, uint64_t seed, uint32_t budget,
+                         const char *const *options)
+{
+    const tforge_plugin_record *record =
+        tforge_registry_find(registry, TFORGE_PLUGIN_STRATEGY, id);
+    if (!record)
+        return tforge_error_last()->code;
+    if (strcmp(record->descriptor->interface_id, TFORGE_STRATEGY_INTERFACE_ID) != 0)
+        return tforge_error_set(TFORGE_EINPUT,
+                                "strategy %s (%s) speaks interface %s, this tforge speaks %s", id,
+                                record->path, record->descriptor->interface_id,
+                                TFORGE_STRATEGY_INTERFACE_ID);
+    tforge_strategy *s = calloc(1, sizeof *s);
+    if (!s)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory opening strategy %s", id);
+    s->descriptor = record->descriptor;
+    s->interface = record->descriptor->interface;
+    int rc = split_options(s, options);
+    if (rc)
+        goto fail;
+    s->args = (tforge_strategy_args){sizeof s->args,
+                                     tforge_registry_host(),
+                                     view,
+                                     seed,
+                                     budget,
+                                     s->args.n_options,
+                                     (const char *const *)s->keys,
+                                     (const char *const *)s->values};
+    tforge_error_clear();
+    if ((rc = s->interface->create(&s->state, &s->args))) {
+        /* The plugin's own message names it; a refusal without one still says who refused. */
+        if (!tforge_error_last()->message[0])
+            tforge_error_set(rc, "strategy %s refused to start (no reason given)", id);
+        goto fail;
+    }
+    *out = s;
+    return 0;
+fail:
+    free_options(s);
+    free(s);
+    return rc;
+}
+
+int tforge_strategy_ask(tforge_strategy *s, uint32_t q, tforge_level *out, uint32_t *n_out)
+{
+    *n_out = 0;
+    int rc = s->interface->ask(s->state, q, out, n_out);
+    if (rc == 0 && *n_out > q)
+        return tforge_error_set(TFORGE_ERROR, "strategy %s returned %u points for %u asked",
+                                s->descriptor->id, *n_out, q);
+    return rc;
+}
+
+int tforge_strategy_tell(tforge_strategy *s, const tforge_observation *observations, uint32_t n)
+{
+    return s->interface->tell(s->state, observations, n);
+}
+
+const char *tforge_strategy_id(const tforge_strategy *s)
+{
+    return s->descriptor->id;
+}
+
+void tforge_strategy_close(tforge_strategy *s)
+{
+    if (!s)
+        return;
+    if (s->state)
+        s->interface->destroy(s->state);
+    free_options(s);
+    free(s);
+}
