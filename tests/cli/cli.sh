@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The command line's contract: exit codes, --help, --version, --json, usage errors.
-# usage: cli.sh TFORGE FIXTURE_PLUGIN_DIR PYTHON
+# usage: cli.sh TFORGE FIXTURE_PLUGIN_DIR PYTHON RECORDED_SPACE
 set -u
-tforge=$1 fixtures=$2 python=$3
+tforge=$1 fixtures=$2 python=$3 space=$4
 failures=0 passed=0
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
@@ -32,6 +32,12 @@ expect 2 'unknown option or missing value: --plugin-dir' -- plugins --plugin-dir
 expect 0 'usage: tforge plugins'        -- plugins --help
 expect 0 'usage: tforge tune'           -- tune --help
 expect 2 'tforge bench-proposer: not built yet' -- bench-proposer
+expect 2 'cache FILE is required'       -- replay --strategy random
+expect 2 'expects a positive integer'   -- replay --cache "$space" --strategy random --budget 0
+expect 2 'no-such-file.json'            -- replay --cache no-such-file.json --strategy random
+expect 2 "no strategy plugin with id 'nonesuch'" -- replay --cache "$space" --strategy nonesuch
+expect 2 "option 'bogus'"               -- replay --cache "$space" --strategy annealing --option annealing.bogus=1
+expect 0 'p_within_5pct'                -- replay --cache "$space" --strategy random,pattern --seeds 3
 expect 0 'good-transform'               -- plugins --plugin-dir "$fixtures"
 expect 0 'built for plugin ABI 2\.0'    -- plugins --plugin-dir "$fixtures"
 

@@ -1,0 +1,551 @@
+/* `tforge replay`: compare search strategies offline on a recorded tuning space. */
+#include "cli.h"
+#include "lab.h"
+#include "plot.h"
+#include "registry.h"
+#include "replay.h"
+#include "store.h"
+#include "tforge/error.h"
+#include "tforge/score.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char help[] =
+    "usage: tforge replay --cache FILE --strategy A[,B...] [options]\n\n"
+    "Runs each strategy with many seeds against a recorded tuning space (a Kernel Tuner cache,\n"
+    ".json or .json.gz, or a T4 results file) instead of a GPU, and scores it with the\n"
+    "methodology of Willemsen et al. (FGCS 2024).\n\n"
+    "  --cache FILE        the recorded space\n"
+    "  --strategy LIST     strategy ids, comma-separated (see `tforge plugins`)\n"
+    "  --budget N          evaluations per run (default 100); runs go on to the budget at which\n"
+    "                      random search is expected to reach the 96%% cut-off when that is\n"
+    "                      larger, so that the score is defined; the summary is taken at N\n"
+    "  --seeds K           runs per strategy, seeds 1..K (default 20)\n"
+    "  --batch Q           points asked at once (default 1)\n"
+    "  --option S.K=V      a setting K=V for strategy S (repeatable)\n"
+    "  --noise             draw each value from the recorded individual runs\n"
+    "  --store FILE.db     record every evaluation; a run interrupted is resumed from there\n"
+    "  --plot FILE.svg     best-so-far curves, median and quartile band over seeds\n"
+    "  --json              everything as one JSON document (fields in the README)\n"
+    "  --plugin-dir DIR, -v, -q\n\n"
+    "exit status: 0 done, 1 a run failed, 2 bad usage or a bad file.\n";
+
+enum { OPT_CACHE = 1, OPT_STRATEGY, OPT_BUDGET, OPT_SEEDS, OPT_BATCH, OPT_OPTION, OPT_NOISE,
+       OPT_STORE, OPT_PLOT };
+
+typedef struct settings {
+    const char *cache, *strategies, *store, *plot;
+    uint32_t budget, seeds, batch;
+    int noise;
+    const char *options[64];
+    size_t n_options;
+} settings;
+
+/* One strategy's results over every seed. */
+typedef struct strategy_result {
+    char id[64];
+    double *best;    /* seeds x run_budget */
+    double *charged; /* seeds x run_budget */
+    double seconds;  /* wall time of all its runs */
+    tforge_score_stats stats;
+    double p_within_5pct, median_best_over_opt; /* at the asked budget */
+} strategy_result;
+
+static int parse_count(const cli_command *command, const char *name, const char *text,
+                       uint32_t *out)
+{
+    char *end;
+    unsigned long v = strtoul(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || v == 0 || v > 100000000ul)
+        return cli_usage_error(command, "%s expects a positive integer, not '%s'", name, text);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* The options given as "S.K=V" for strategy `id`, as "K=V" pointers into them. */
+static size_t options_for(const settings *s, const char *id, const char **out, size_t max)
+{
+    size_t n = 0, len = strlen(id);
+    for (size_t i = 0; i < s->n_options && n + 1 < max; i++)
+        if (strncmp(s->options[i], id, len) == 0 && s->options[i][len] == '.')
+            out[n++] = s->options[i] + len + 1;
+    out[n] = NULL;
+    return n;
+}
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* ---- resuming from the store: a run is one (cache, strategy, settings, seed) ---- */
+
+typedef struct store_sink {
+    tforge_store *store;
+    int64_t run;
+    const tforge_replay *replay;
+    tforge_lab_eval *done; /* what a resumed run had evaluated, in order */
+    uint32_t n_done, cap_done;
+} store_sink;
+
+static int record_eval(void *context, uint32_t sequence, const tforge_lab_eval *e)
+{
+    (void)sequence;
+    const store_sink *s = context;
+    const tforge_recording *rec = tforge_replay_recording(s->replay);
+    const tforge_recording_entry *entry = tforge_replay_entry(s->replay, e->index);
+    char *params = NULL;
+    int rc = tforge_recording_config_json(&params, rec, entry->levels);
+    if (rc)
+        return rc;
+    tforge_store_measurement m = {0};
+    m.key = tforge_replay_key(s->replay, e->index);
+    m.params_json = params;
+    m.status = e->status;
+    m.median = e->status == TFORGE_STATUS_OK ? e->value : NAN;
+    m.min = NAN;
+    m.spread = e->spread;
+    m.repeats = entry->n_times;
+    m.compile_ms = entry->compile_time;
+    m.wall_ms = e->charged_ms;
+    rc = tforge_store_record(NULL, s->store, s->run, &m);
+    free(params);
+    return rc;
+}
+
+static int collect_done(void *context, const tforge_store_measurement *m)
+{
+    store_sink *s = context;
+    uint64_t index = tforge_replay_find_key(s->replay, m->key);
+    if (index == TFORGE_NO_INDEX)
+        return tforge_error_set(TFORGE_EINPUT, "the store's run %lld has configuration %s, which "
+                                "is not in the recording", (long long)s->run, m->key);
+    if (s->n_done == s->cap_done) {
+        uint32_t cap = s->cap_done ? 2 * s->cap_done : 256;
+        tforge_lab_eval *bigger = realloc(s->done, cap * sizeof *bigger);
+        if (!bigger)
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory resuming");
+        s->done = bigger;
+        s->cap_done = cap;
+    }
+    s->done[s->n_done++] = (tforge_lab_eval){index, m->status, m->median, m->spread, m->wall_ms};
+    return 0;
+}
+
+/* Finds the stored run of these settings (or begins one) and reads what it has evaluated. */
+static int open_stored_run(store_sink *sink, const settings *s, const char *id,
+                           const char *const *options, uint64_t seed, uint32_t run_budget)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *opts = cJSON_AddArrayToObject(o, "options");
+    for (size_t i = 0; options[i]; i++)
+        cJSON_AddItemToArray(opts, cJSON_CreateString(options[i]));
+    cJSON_AddNumberToObject(o, "budget", run_budget);
+    cJSON_AddNumberToObject(o, "batch", s->batch);
+    cJSON_AddBoolToObject(o, "noise", s->noise);
+    char *json = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!json)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    tforge_store_run like = {0};
+    like.source = (char *)s->cache;
+    like.strategy = (char *)id;
+    like.settings_json = json;
+    like.seed = seed;
+    like.budget = run_budget;
+    like.environment_json = "{\"backend\": \"replay\"}";
+    int rc = tforge_store_find_run_like(&sink->run, sink->store, &like);
+    if (rc == TFORGE_ENOTFOUND)
+        rc = tforge_store_begin_run(&sink->run, sink->store, &like);
+    else if (rc == 0)
+        rc = tforge_store_each_measurement(sink->store, sink->run, collect_done, sink);
+    free(json);
+    return rc;
+}
+
+/* Runs every seed of one strategy, resuming from the store where it holds a run already. */
+static int run_strategy(strategy_result *out, const settings *s, const tforge_registry *reg,
+                        const tforge_replay *replay, tforge_store *store, uint32_t run_budget,
+                        const char *id)
+{
+    const char *options[64];
+    options_for(s, id, options, 64);
+    double start = now_seconds();
+    for (uint32_t k = 0; k < s->seeds; k++) {
+        uint64_t seed = k + 1;
+        tforge_lab_run_options o = TFORGE_LAB_RUN_OPTIONS_INIT;
+        o.strategy = id;
+        o.options = options;
+        o.seed = seed;
+        o.budget = run_budget;
+        o.batch = s->batch;
+        o.noise = s->noise;
+        store_sink sink = {store, 0, replay, NULL, 0, 0};
+        int rc = 0;
+        if (store) {
+            rc = open_stored_run(&sink, s, id, options, seed, run_budget);
+            o.done = sink.done;
+            o.n_done = sink.n_done;
+            o.sink = record_eval;
+            o.sink_context = &sink;
+        }
+        uint32_t n_evals;
+        if (!rc)
+            rc = tforge_lab_run(out->best + (size_t)k * run_budget,
+                                out->charged + (size_t)k * run_budget, &n_evals, reg, replay, &o);
+        free(sink.done);
+        if (rc)
+            return rc;
+    }
+    out->seconds = now_seconds() - start;
+    return 0;
+}
+
+/* Fraction of seeds within 5% of the optimum, and the median best/optimum, at budget b. */
+static void summary_at(strategy_result *r, uint32_t seeds, uint32_t run_budget, uint32_t b,
+                       const tforge_score_space *space)
+{
+    double *ratios = malloc(seeds * sizeof *ratios);
+    uint32_t within = 0;
+    for (uint32_t k = 0; k < seeds; k++) {
+        double v = r->best[(size_t)k * run_budget + b - 1];
+        if (isnan(v))
+            v = space->worst; /* the score's rule: nothing found counts as the worst */
+        ratios[k] = v / space->optimum;
+        within += v <= 1.05 * space->optimum;
+    }
+    for (uint32_t i = 1; i < seeds; i++) /* insertion sort: seeds are few */
+        for (uint32_t j = i; j > 0 && ratios[j - 1] > ratios[j]; j--) {
+            double t = ratios[j];
+            ratios[j] = ratios[j - 1];
+            ratios[j - 1] = t;
+        }
+    r->p_within_5pct = (double)within / seeds;
+    r->median_best_over_opt =
+        seeds % 2 ? ratios[seeds / 2] : 0.5 * (ratios[seeds / 2 - 1] + ratios[seeds / 2]);
+    free(ratios);
+}
+
+static cJSON *numbers(const double *v, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, isnan(v[i]) ? cJSON_CreateNull() : cJSON_CreateNumber(v[i]));
+    return a;
+}
+
+static void print_json(const settings *s, const tforge_replay *replay,
+                       const tforge_score_space *space, size_t cut_start, size_t cut_end,
+                       uint32_t run_budget, strategy_result *results, size_t n_results)
+{
+    const tforge_recording *rec = tforge_replay_recording(replay);
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "cache", s->cache);
+    cJSON_AddStringToObject(root, "device", rec->device_name);
+    cJSON_AddStringToObject(root, "kernel", rec->kernel_name);
+    cJSON_AddNumberToObject(root, "configurations", (double)space->n);
+    cJSON_AddNumberToObject(root, "configurations_ok", (double)space->n_ok);
+    cJSON_AddNumberToObject(root, "optimum", space->optimum);
+    cJSON_AddNumberToObject(root, "median", space->median);
+    cJSON_AddNumberToObject(root, "budget", s->budget);
+    cJSON_AddNumberToObject(root, "run_budget", run_budget);
+    cJSON_AddNumberToObject(root, "seeds", s->seeds);
+    cJSON_AddNumberToObject(root, "batch", s->batch);
+    cJSON_AddBoolToObject(root, "noise", s->noise);
+    cJSON *cut = cJSON_AddArrayToObject(root, "cutoff_budgets");
+    cJSON_AddItemToArray(cut, cJSON_CreateNumber((double)cut_start));
+    cJSON_AddItemToArray(cut, cJSON_CreateNumber((double)cut_end));
+    cJSON_AddItemToObject(root, "random_expected", numbers(results[0].stats.random, run_budget));
+    cJSON *list = cJSON_AddArrayToObject(root, "strategies");
+    for (size_t i = 0; i < n_results; i++) {
+        strategy_result *r = &results[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "strategy", r->id);
+        cJSON_AddNumberToObject(o, "score", r->stats.score);
+        cJSON_AddNumberToObject(o, "p_within_5pct", r->p_within_5pct);
+        cJSON_AddNumberToObject(o, "median_best_over_opt", r->median_best_over_opt);
+        cJSON_AddNumberToObject(o, "seconds", r->seconds);
+        cJSON_AddItemToObject(o, "median", numbers(r->stats.median, run_budget));
+        cJSON_AddItemToObject(o, "q25", numbers(r->stats.q25, run_budget));
+        cJSON_AddItemToObject(o, "q75", numbers(r->stats.q75, run_budget));
+        cJSON *traces = cJSON_AddArrayToObject(o, "traces");
+        cJSON *charged = cJSON_AddArrayToObject(o, "charged_ms");
+        for (uint32_t k = 0; k < s->seeds; k++) {
+            cJSON_AddItemToArray(traces, numbers(r->best + (size_t)k * run_budget, run_budget));
+            cJSON_AddItemToArray(charged,
+                                 numbers(r->charged + (size_t)k * run_budget, run_budget));
+        }
+        cJSON_AddItemToArray(list, o);
+    }
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (text)
+        puts(text);
+    free(text);
+}
+
+static void print_table(const settings *s, const tforge_replay *replay,
+                        const tforge_score_space *space, size_t cut_start, size_t cut_end,
+                        const strategy_result *results, size_t n_results)
+{
+    const tforge_recording *rec = tforge_replay_recording(replay);
+    printf("%s on %s: %zu configurations (%zu ok), optimum %.6g ms, median %.6g ms\n",
+           rec->kernel_name[0] ? rec->kernel_name : s->cache,
+           rec->device_name[0] ? rec->device_name : "?", space->n, space->n_ok, space->optimum,
+           space->median);
+    printf("budget %u, %u seeds; score over budgets %zu..%zu (random search's 50%% and 96%% "
+           "cut-offs)\n\n",
+           s->budget, s->seeds, cut_start, cut_end);
+    printf("%-14s %8s %14s %22s %9s\n", "strategy", "score", "p_within_5pct",
+           "median_best_over_opt", "seconds");
+    for (size_t i = 0; i < n_results; i++)
+        printf("%-14s %8.3f %14.2f %22.4f %9.2f\n", results[i].id, results[i].stats.score,
+               results[i].p_within_5pct, results[i].median_best_over_opt, results[i].seconds);
+}
+
+/* Best-so-far over the optimum, so that 1 is the optimum and every space reads alike. */
+static double *ratio_to_optimum(const double *v, size_t n, double optimum)
+{
+    double *r = malloc(n * sizeof *r);
+    for (size_t i = 0; r && i < n; i++)
+        r[i] = v[i] / optimum;
+    return r;
+}
+
+static int write_plot(const char *path, const settings *s, const tforge_recording *rec,
+                      const tforge_score_space *space, size_t cut_start, size_t cut_end,
+                      uint32_t run_budget, const strategy_result *results, size_t n_results)
+{
+    int rc = 0;
+    size_t n_arrays = 3 * n_results + 1;
+    double **arrays = calloc(n_arrays, sizeof *arrays);
+    tforge_plot_series *series = calloc(n_results, sizeof *series);
+    if (!arrays || !series) {
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory drawing %s", path);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n_results; i++) {
+        const tforge_score_stats *st = &results[i].stats;
+        arrays[3 * i] = ratio_to_optimum(st->median, run_budget, space->optimum);
+        arrays[3 * i + 1] = ratio_to_optimum(st->q25, run_budget, space->optimum);
+        arrays[3 * i + 2] = ratio_to_optimum(st->q75, run_budget, space->optimum);
+        series[i] = (tforge_plot_series){results[i].id, arrays[3 * i], arrays[3 * i + 1],
+                                         arrays[3 * i + 2]};
+    }
+    arrays[n_arrays - 1] = ratio_to_optimum(results[0].stats.random, run_budget, space->optimum);
+    for (size_t i = 0; i < n_arrays; i++)
+        if (!arrays[i]) {
+            rc = tforge_error_set(TFORGE_ENOMEM, "out of memory drawing %s", path);
+            goto cleanup;
+        }
+    char title[256];
+    snprintf(title, sizeof title, "%s, %s: median and quartiles of %u seeds",
+             rec->kernel_name[0] ? rec->kernel_name : s->cache,
+             rec->device_name[0] ? rec->device_name : "?", s->seeds);
+    tforge_plot_marker markers[2] = {{cut_start, "50% cut-off"}, {cut_end, "96% cut-off"}};
+    tforge_plot_convergence plot = TFORGE_PLOT_CONVERGENCE_INIT;
+    plot.title = title;
+    plot.x_label = "evaluations";
+    plot.y_label = "best so far / optimum";
+    plot.budget = run_budget;
+    plot.series = series;
+    plot.n_series = n_results;
+    plot.random = arrays[n_arrays - 1];
+    plot.markers = markers;
+    plot.n_markers = 2;
+    plot.log_y = space->optimum > 0;
+    plot.log_x = 1; /* the early evaluations are where strategies differ most */
+    FILE *out = fopen(path, "w");
+    if (!out) {
+        rc = tforge_error_set(TFORGE_EIO, "cannot write the plot %s", path);
+        goto cleanup;
+    }
+    rc = tforge_plot_convergence_svg(out, &plot);
+    if (fclose(out) && !rc)
+        rc = tforge_error_set(TFORGE_EIO, "cannot write the plot %s", path);
+cleanup:
+    for (size_t i = 0; arrays && i < n_arrays; i++)
+        free(arrays[i]);
+    free(arrays);
+    free(series);
+    return rc;
+}
+
+static int parse(const cli_command *command, int argc, char **argv, settings *s,
+                 cli_common *common)
+{
+    static const struct option options[] = {{"cache", required_argument, NULL, OPT_CACHE},
+                                            {"strategy", required_argument, NULL, OPT_STRATEGY},
+                                            {"budget", required_argument, NULL, OPT_BUDGET},
+                                            {"seeds", required_argument, NULL, OPT_SEEDS},
+                                            {"batch", required_argument, NULL, OPT_BATCH},
+                                            {"option", required_argument, NULL, OPT_OPTION},
+                                            {"noise", no_argument, NULL, OPT_NOISE},
+                                            {"store", required_argument, NULL, OPT_STORE},
+                                            {"plot", required_argument, NULL, OPT_PLOT},
+                                            CLI_COMMON_LONG_OPTIONS,
+                                            {0, 0, 0, 0}};
+    *s = (settings){.budget = 100, .seeds = 20, .batch = 1};
+    for (int opt; (opt = getopt_long(argc, argv, CLI_COMMON_SHORT_OPTIONS, options, NULL)) != -1;) {
+        int rc = 0;
+        switch (opt) {
+        case OPT_CACHE:
+            s->cache = optarg;
+            break;
+        case OPT_STRATEGY:
+            s->strategies = optarg;
+            break;
+        case OPT_BUDGET:
+            rc = parse_count(command, "--budget", optarg, &s->budget);
+            break;
+        case OPT_SEEDS:
+            rc = parse_count(command, "--seeds", optarg, &s->seeds);
+            break;
+        case OPT_BATCH:
+            rc = parse_count(command, "--batch", optarg, &s->batch);
+            break;
+        case OPT_OPTION:
+            if (!strchr(optarg, '.') || !strchr(optarg, '='))
+                return cli_usage_error(command, "--option expects STRATEGY.KEY=VALUE, not '%s'",
+                                       optarg);
+            if (s->n_options == sizeof s->options / sizeof *s->options)
+                return cli_usage_error(command, "too many --option settings (at most 64)");
+            s->options[s->n_options++] = optarg;
+            break;
+        case OPT_NOISE:
+            s->noise = 1;
+            break;
+        case OPT_STORE:
+            s->store = optarg;
+            break;
+        case OPT_PLOT:
+            s->plot = optarg;
+            break;
+        default:
+            rc = cli_common_option(command, common, opt, optarg);
+            if (rc < 0)
+                return -1;
+            if (rc == 0)
+                return cli_bad_option(command, argv);
+            rc = rc == 1 ? 0 : rc;
+        }
+        if (rc)
+            return rc;
+    }
+    if (optind < argc)
+        return cli_usage_error(command, "unexpected argument '%s'", argv[optind]);
+    if (!s->cache)
+        return cli_usage_error(command, "--cache FILE is required");
+    if (!s->strategies)
+        return cli_usage_error(command, "--strategy is required (e.g. random,annealing)");
+    return 0;
+}
+
+/* Values and statuses of every configuration, for the score. */
+static int prepare_score_space(tforge_score_space *out, const tforge_recording *rec)
+{
+    double *values = malloc(rec->n_entries * sizeof *values);
+    uint32_t *statuses = malloc(rec->n_entries * sizeof *statuses);
+    int rc = values && statuses ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < rec->n_entries; i++) {
+        values[i] = rec->entries[i].time;
+        statuses[i] = rec->entries[i].status;
+    }
+    if (!rc)
+        rc = tforge_score_space_init(out, values, statuses, rec->n_entries);
+    free(values);
+    free(statuses);
+    return rc;
+}
+
+static int run(const cli_command *command, int argc, char **argv)
+{
+    settings s;
+    cli_common common = {0};
+    int rc = parse(command, argc, argv, &s, &common);
+    if (rc)
+        return rc < 0 ? TFORGE_EXIT_OK : rc;
+
+    tforge_registry *reg = NULL;
+    tforge_recording *rec = NULL;
+    tforge_replay *replay = NULL;
+    tforge_store *store = NULL;
+    tforge_score_space space = {0};
+    strategy_result *results = NULL;
+    size_t n_results = 0;
+    char *list = strdup(s.strategies);
+    int exit_code = TFORGE_EXIT_OK;
+
+    if (!list || cli_load_plugins(&common, &reg) || tforge_recording_read(&rec, s.cache) ||
+        tforge_replay_open(&replay, rec) || prepare_score_space(&space, rec))
+        goto failed;
+    size_t cut_start, cut_end;
+    if (tforge_score_cutoffs(&cut_start, &cut_end, &space, NULL))
+        goto failed;
+    uint64_t count = tforge_space_count(tforge_replay_space(replay));
+    if (s.budget > count)
+        s.budget = (uint32_t)count;
+    uint32_t run_budget = s.budget > cut_end ? s.budget : (uint32_t)cut_end;
+    if (s.store && tforge_store_open(&store, s.store))
+        goto failed;
+
+    size_t n_ids = 1;
+    for (const char *c = list; *c; c++)
+        n_ids += *c == ',';
+    results = calloc(n_ids, sizeof *results);
+    if (!results) {
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        goto failed;
+    }
+    char *save = NULL;
+    for (char *id = strtok_r(list, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
+        strategy_result *r = &results[n_results++];
+        snprintf(r->id, sizeof r->id, "%s", id);
+        r->best = malloc((size_t)s.seeds * run_budget * sizeof *r->best);
+        r->charged = malloc((size_t)s.seeds * run_budget * sizeof *r->charged);
+        if (!r->best || !r->charged) {
+            tforge_error_set(TFORGE_ENOMEM, "out of memory");
+            goto failed;
+        }
+        if (run_strategy(r, &s, reg, replay, store, run_budget, id) ||
+            tforge_score_summary(&r->stats, r->best, s.seeds, run_budget, &space, NULL))
+            goto failed;
+        summary_at(r, s.seeds, run_budget, s.budget, &space);
+    }
+    if (s.plot && write_plot(s.plot, &s, rec, &space, cut_start, cut_end, run_budget, results,
+                             n_results))
+        goto failed;
+    if (common.json)
+        print_json(&s, replay, &space, cut_start, cut_end, run_budget, results, n_results);
+    else
+        print_table(&s, replay, &space, cut_start, cut_end, results, n_results);
+    goto cleanup;
+
+failed:
+    exit_code = cli_fail(command);
+cleanup:
+    for (size_t i = 0; i < n_results; i++) {
+        free(results[i].best);
+        free(results[i].charged);
+        tforge_score_stats_dispose(&results[i].stats);
+    }
+    free(results);
+    free(list);
+    tforge_score_space_dispose(&space);
+    tforge_store_close(store);
+    tforge_replay_free(replay);
+    tforge_recording_free(rec);
+    tforge_registry_free(reg);
+    return exit_code;
+}
+
+const cli_command cli_cmd_replay = {"replay",
+                                    "compare search strategies on a recorded tuning space", help,
+                                    run};
