@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Records tuning spaces of the example kernels on a GPU (see record_space.py) and runs the
+# GPU-labelled Python tests. Usage: experiments/h200_record.sh OUT_DIR KERNEL:SHAPE...
+# e.g. experiments/h200_record.sh out softmax:0 layer_norm:0 matmul:0
+set -u
+out=$1
+shift
+mkdir -p "$out/spaces"
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())" | tee "$out/summary.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv >> "$out/summary.txt" 2>&1
+for spec in "$@"; do
+  kernel=${spec%%:*} shape=${spec##*:}
+  name=${kernel}_${shape}_H200
+  echo "== $name" | tee -a "$out/summary.txt"
+  python3 experiments/record_space.py "experiments/kernels/$kernel/task.json" --shape "$shape" \
+    --out "$out/spaces/$name.json.gz" > "$out/spaces/$name.log" 2>&1
+  grep -E "valid configurations|compiled in|measured in|baseline" "$out/spaces/$name.log" | tee -a "$out/summary.txt"
+done
+tar -C "$out" -czf "$out/spaces.tar.gz" spaces && rm -rf "$out/spaces"
