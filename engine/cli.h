@@ -57,6 +57,7 @@ int cli_load_plugins(const cli_common *common, struct tforge_registry **out);
 /* The commands, each defined in its own file. */
 extern const cli_command cli_cmd_plugins;
 extern const cli_command cli_cmd_replay;
+extern const cli_command cli_cmd_tune;
 
 int tforge_cli_main(int argc, char **argv);
 

@@ -68,7 +68,11 @@ static int spawn(tforge_worker *w)
     if (pid == 0) {
         /* Its own process group, so that a timeout kills the compilers it started too. */
         setpgid(0, 0);
-        if (dup2(requests[0], 3) < 0 || dup2(responses[1], 4) < 0)
+        /* Move both ends out of the way first: a pipe end may itself be fd 3 or 4, and dup2
+         * onto the same fd would keep its close-on-exec flag. */
+        int in = fcntl(requests[0], F_DUPFD_CLOEXEC, 10);
+        int out = fcntl(responses[1], F_DUPFD_CLOEXEC, 10);
+        if (in < 0 || out < 0 || dup2(in, 3) < 0 || dup2(out, 4) < 0)
             _exit(127);
         /* What the user's code prints must not reach the engine's standard output. */
         dup2(2, 1);

@@ -10,8 +10,8 @@ Entry points (plain functions over JSON-able values, for the C engine):
 
 from .task import TaskError
 from .loader import LoadError
-from .worker import load_task, make_inputs, run_check
+from .worker import environment, load_task, make_inputs, run_check
 from .bench import time
 from .build import compile
 
-__all__ = ["TaskError", "LoadError", "load_task", "make_inputs", "run_check", "time", "compile"]
+__all__ = ["TaskError", "LoadError", "environment", "load_task", "make_inputs", "run_check", "time", "compile"]

@@ -204,6 +204,29 @@ def device():
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def environment():
+    """What a run records about where it ran: versions, the GPU, its driver and clocks."""
+    import platform
+    import triton
+    env = {"torch": torch.__version__, "triton": triton.__version__, "host": platform.node(),
+           "python": platform.python_version(), "interpret": _interpreting()}
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        env.update(gpu=props.name, capability=f"{props.major}.{props.minor}",
+                   sm_count=props.multi_processor_count, cuda=torch.version.cuda)
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            env.update(driver=pynvml.nvmlSystemGetDriverVersion(),
+                       sm_clock_mhz=pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM),
+                       sm_clock_max_mhz=pynvml.nvmlDeviceGetMaxClockInfo(
+                           handle, pynvml.NVML_CLOCK_SM))
+        except Exception as e:  # NVML's Python binding is optional
+            env["nvml"] = f"unavailable: {e}"
+    return env
+
+
 def _size(expr, shape):
     return expr if isinstance(expr, int) else int(eval_expression(expr, shape))
 

@@ -1,0 +1,533 @@
+/* `tforge tune TASK.json`: the main job. */
+#include "cli.h"
+#include "evaluate.h"
+#include "plot.h"
+#include "recording.h"
+#include "registry.h"
+#include "store.h"
+#include "task.h"
+#include "tforge/error.h"
+#include "tune.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char help[] =
+    "usage: tforge tune TASK.json [options]\n\n"
+    "Tunes the Triton kernel a task file describes (engine/TASK.md): evaluates its baseline,\n"
+    "then the candidates a search strategy proposes, each compiled, checked against the\n"
+    "reference on fresh inputs and timed; names the fastest correct one after re-timing the\n"
+    "best few interleaved with the baseline.\n\n"
+    "  --backend B        cuda (default): compile ahead on the CPU cores, check and time on the GPU\n"
+    "                     interpret: compile for sm_90 and check in Triton's interpreter on the\n"
+    "                     CPU; correctness only, no timing claims\n"
+    "                     replay:FILE: times recorded in a tuning space (Kernel Tuner cache or\n"
+    "                     T4 file) instead of a GPU; add --check to check candidates in the\n"
+    "                     interpreter as well\n"
+    "  --strategy ID      search strategy (default random; see `tforge plugins`)\n"
+    "  --option K=V       a setting of the strategy (repeatable)\n"
+    "  --budget N         candidates to evaluate, baselines not counted (default 50)\n"
+    "  --time T           stop after T (90s, 5m, 1h) even if the budget is not spent\n"
+    "  --seed S           the strategy's seed (default 1)\n"
+    "  --batch Q          candidates proposed and compiled at once (default: compile workers)\n"
+    "  --compile-workers N  compile processes (default: the CPU cores)\n"
+    "  --shape I          which of the task's tuning shapes (default 0)\n"
+    "  --out DIR          where the results go (default tforge-out/<kernel>): best_config.py,\n"
+    "                     best_variant.py, result.json, report.md, convergence.svg, tforge.db\n"
+    "  --resume           continue the run with the same settings stored in DIR/tforge.db\n"
+    "  --timeout S        seconds a candidate may take to compile, check or time before it is\n"
+    "                     killed and recorded as timed out (default 300, 600, 120)\n"
+    "  --json             the result as JSON on standard output\n"
+    "  --plugin-dir DIR, -v, -q\n\n"
+    "exit status: 0 tuned, 1 the work failed, 2 bad usage or a bad task file.\n";
+
+enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_BATCH,
+       OPT_WORKERS, OPT_SHAPE, OPT_OUT, OPT_RESUME, OPT_CHECK, OPT_TIMEOUT };
+
+typedef struct settings {
+    const char *task, *backend_text, *strategy, *out, *replay_file;
+    const char *options[65];
+    size_t n_options;
+    tforge_backend backend;
+    uint32_t budget, batch, workers, shape, timeout;
+    uint64_t seed;
+    double time_limit;
+    int resume, check;
+} settings;
+
+static int parse_uint(const cli_command *c, const char *name, const char *text, uint32_t *out,
+                      uint32_t min)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 10);
+    if (!*text || *end || errno || v < min || v > 100000000ul)
+        return cli_usage_error(c, "%s expects an integer >= %u, not '%s'", name, min, text);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_duration(const cli_command *c, const char *text, double *out)
+{
+    char *end;
+    double v = strtod(text, &end);
+    double unit = strcmp(end, "s") == 0 || !*end ? 1 : strcmp(end, "m") == 0 ? 60
+                : strcmp(end, "h") == 0 ? 3600 : 0;
+    if (end == text || unit == 0 || !(v > 0))
+        return cli_usage_error(c, "--time expects a duration such as 90s, 5m or 1h, not '%s'",
+                               text);
+    *out = v * unit;
+    return 0;
+}
+
+static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_common *common)
+{
+    static const struct option options[] = {
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"strategy", required_argument, NULL, OPT_STRATEGY},
+        {"option", required_argument, NULL, OPT_OPTION},
+        {"budget", required_argument, NULL, OPT_BUDGET},
+        {"time", required_argument, NULL, OPT_TIME},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"batch", required_argument, NULL, OPT_BATCH},
+        {"compile-workers", required_argument, NULL, OPT_WORKERS},
+        {"shape", required_argument, NULL, OPT_SHAPE},
+        {"out", required_argument, NULL, OPT_OUT},
+        {"resume", no_argument, NULL, OPT_RESUME},
+        {"check", no_argument, NULL, OPT_CHECK},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        CLI_COMMON_LONG_OPTIONS,
+        {0, 0, 0, 0}};
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    *s = (settings){.backend_text = "cuda", .strategy = "random", .budget = 50, .seed = 1,
+                    .workers = cores > 0 ? (uint32_t)cores : 1};
+    uint32_t seed = 1;
+    /* no '+': options may follow the task file */
+    for (int opt; (opt = getopt_long(argc, argv, "hvq", options, NULL)) != -1;) {
+        int rc = 0;
+        switch (opt) {
+        case OPT_BACKEND: s->backend_text = optarg; break;
+        case OPT_STRATEGY: s->strategy = optarg; break;
+        case OPT_OPTION:
+            if (!strchr(optarg, '='))
+                return cli_usage_error(c, "--option expects KEY=VALUE, not '%s'", optarg);
+            if (s->n_options == 64)
+                return cli_usage_error(c, "too many --option settings (at most 64)");
+            s->options[s->n_options++] = optarg;
+            break;
+        case OPT_BUDGET: rc = parse_uint(c, "--budget", optarg, &s->budget, 1); break;
+        case OPT_TIME: rc = parse_duration(c, optarg, &s->time_limit); break;
+        case OPT_SEED: rc = parse_uint(c, "--seed", optarg, &seed, 0); break;
+        case OPT_BATCH: rc = parse_uint(c, "--batch", optarg, &s->batch, 1); break;
+        case OPT_WORKERS: rc = parse_uint(c, "--compile-workers", optarg, &s->workers, 1); break;
+        case OPT_SHAPE: rc = parse_uint(c, "--shape", optarg, &s->shape, 0); break;
+        case OPT_OUT: s->out = optarg; break;
+        case OPT_RESUME: s->resume = 1; break;
+        case OPT_CHECK: s->check = 1; break;
+        case OPT_TIMEOUT: rc = parse_uint(c, "--timeout", optarg, &s->timeout, 1); break;
+        default:
+            rc = cli_common_option(c, common, opt, optarg);
+            if (rc < 0)
+                return -1;
+            if (rc == 0)
+                return cli_bad_option(c, argv);
+            rc = rc == 1 ? 0 : rc;
+        }
+        if (rc)
+            return rc;
+    }
+    s->seed = seed;
+    if (optind != argc - 1)
+        return cli_usage_error(c, optind >= argc ? "the task file is missing"
+                                                 : "one task file, not several");
+    s->task = argv[optind];
+    if (strcmp(s->backend_text, "cuda") == 0)
+        s->backend = TFORGE_BACKEND_CUDA;
+    else if (strcmp(s->backend_text, "interpret") == 0)
+        s->backend = TFORGE_BACKEND_INTERPRET;
+    else if (strncmp(s->backend_text, "replay:", 7) == 0 && s->backend_text[7])
+        s->backend = TFORGE_BACKEND_REPLAY, s->replay_file = s->backend_text + 7;
+    else
+        return cli_usage_error(c, "--backend expects cuda, interpret or replay:FILE, not '%s'",
+                               s->backend_text);
+    if (s->check && s->backend != TFORGE_BACKEND_REPLAY)
+        return cli_usage_error(c, "--check goes with --backend replay:FILE");
+    if (!s->batch)
+        s->batch = s->backend == TFORGE_BACKEND_REPLAY ? 1 : s->workers;
+    return 0;
+}
+
+/* Asks a worker for the versions, GPU, driver and clocks: recorded with the run. */
+static char *environment(tforge_worker *w, const settings *s)
+{
+    char *response = NULL, detail[200];
+    tforge_call_status how;
+    cJSON *env = NULL;
+    if (tforge_worker_call(w, "{\"module\": \"tforge_worker\", \"function\": \"environment\"}",
+                           120000, &response, &how, detail, sizeof detail) == 0 &&
+        how == TFORGE_CALL_OK) {
+        cJSON *doc = cJSON_Parse(response);
+        env = cJSON_DetachItemFromObject(doc, "result");
+        cJSON_Delete(doc);
+    }
+    free(response);
+    if (!cJSON_IsObject(env)) {
+        cJSON_Delete(env);
+        env = cJSON_CreateObject();
+    }
+    cJSON_AddStringToObject(env, "backend", s->backend_text);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    cJSON_AddStringToObject(env, "engine_host", host);
+    char *text = cJSON_PrintUnformatted(env);
+    cJSON_Delete(env);
+    return text;
+}
+
+static char *settings_json(const settings *s)
+{
+    cJSON *o = cJSON_CreateObject(), *opts = cJSON_AddArrayToObject(o, "options");
+    for (size_t i = 0; i < s->n_options; i++)
+        cJSON_AddItemToArray(opts, cJSON_CreateString(s->options[i]));
+    cJSON_AddStringToObject(o, "backend", s->backend_text);
+    cJSON_AddNumberToObject(o, "shape", s->shape);
+    cJSON_AddNumberToObject(o, "batch", s->batch);
+    cJSON_AddBoolToObject(o, "check", s->check);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+static const char *status_name(tforge_status st)
+{
+    static const char *const names[] = {"ok", "compile", "runtime", "timeout", "wrong",
+                                        "constraint"};
+    return st <= TFORGE_STATUS_CONSTRAINT ? names[st] : "?";
+}
+
+/* `triton.Config({...}, num_warps=..., num_stages=...)` from a config's JSON text. */
+static void write_triton_config(FILE *f, const char *config)
+{
+    static const char *const launch[] = {"num_warps", "num_stages", "num_ctas", "maxnreg"};
+    cJSON *o = cJSON_Parse(config);
+    fputs("triton.Config({", f);
+    int first = 1;
+    for (cJSON *v = o ? o->child : NULL; v; v = v->next) {
+        int is_launch = 0;
+        for (int i = 0; i < 4; i++)
+            is_launch |= strcmp(v->string, launch[i]) == 0;
+        if (is_launch)
+            continue;
+        char *text = cJSON_PrintUnformatted(v);
+        fprintf(f, "%s'%s': %s", first ? "" : ", ", v->string,
+                cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? "True" : "False") : text);
+        free(text);
+        first = 0;
+    }
+    fputs("}", f);
+    for (int i = 0; i < 4; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, launch[i]);
+        if (cJSON_IsNumber(v))
+            fprintf(f, ", %s=%d", launch[i], v->valueint);
+    }
+    fputs(")", f);
+    cJSON_Delete(o);
+}
+
+static FILE *open_out(const char *dir, const char *name, char *path, size_t size)
+{
+    snprintf(path, size, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        tforge_error_set(TFORGE_EIO, "cannot write %s: %s", path, strerror(errno));
+    return f;
+}
+
+static int write_outputs(const settings *s, const tforge_task *t, const tforge_tune_outcome *o,
+                         const char *dir, cJSON *result)
+{
+    char path[4096];
+    FILE *f;
+    const char *best = o->best >= 0 ? o->evals[o->best].config : NULL;
+    /* the config, ready to paste */
+    if (!(f = open_out(dir, "best_config.py", path, sizeof path)))
+        return TFORGE_EIO;
+    fprintf(f, "# Found by `tforge tune %s` (backend %s, strategy %s, seed %llu).\nimport triton\n\n",
+            s->task, s->backend_text, s->strategy, (unsigned long long)s->seed);
+    if (best) {
+        fputs("BEST = ", f);
+        write_triton_config(f, best);
+        fprintf(f, "  # %.4g ms, %.2fx the baseline\n", o->best_ms, o->speedup);
+    } else {
+        fputs("BEST = None  # no candidate was timed (see report.md)\n", f);
+    }
+    fclose(f);
+    /* the variant's source: parameters only for now, so the kernel file with its config */
+    FILE *in = fopen(t->source, "r");
+    if (!(f = open_out(dir, "best_variant.py", path, sizeof path))) {
+        if (in)
+            fclose(in);
+        return TFORGE_EIO;
+    }
+    fprintf(f, "# %s, tuned by tforge. The source is unchanged; launch it with\n# ", t->source);
+    if (best)
+        write_triton_config(f, best);
+    else
+        fputs("(no timed candidate)", f);
+    fputs("\n\n", f);
+    for (int ch; in && (ch = fgetc(in)) != EOF;)
+        fputc(ch, f);
+    if (in)
+        fclose(in);
+    fclose(f);
+    /* the convergence plot: best so far over evaluations */
+    size_t n = o->n_evals;
+    double *curve = malloc((n ? n : 1) * sizeof *curve);
+    size_t k = 0;
+    for (size_t i = 0; curve && i < n; i++)
+        if (!o->evals[i].baseline)
+            curve[k++] = o->evals[i].best;
+    int has_time = k && !isnan(curve[k - 1]);
+    if (curve && has_time && (f = open_out(dir, "convergence.svg", path, sizeof path))) {
+        tforge_plot_series series = {s->strategy, curve, NULL, NULL};
+        tforge_plot_marker none[1];
+        tforge_plot_convergence plot = TFORGE_PLOT_CONVERGENCE_INIT;
+        char title[256];
+        snprintf(title, sizeof title, "%s: best so far (%s backend)", t->kernel, s->backend_text);
+        plot.title = title;
+        plot.x_label = "evaluations";
+        plot.y_label = "best so far (ms)";
+        plot.budget = k;
+        plot.series = &series;
+        plot.n_series = 1;
+        plot.markers = none;
+        tforge_plot_convergence_svg(f, &plot);
+        fclose(f);
+    }
+    free(curve);
+    /* the report */
+    if (!(f = open_out(dir, "report.md", path, sizeof path)))
+        return TFORGE_EIO;
+    fprintf(f, "# tforge tune: %s\n\n", t->kernel);
+    fprintf(f, "- task: `%s`\n- backend: %s%s\n- strategy: %s, seed %llu, %zu evaluations "
+               "(%zu from a resumed run), %.1f s, %u workers replaced\n\n",
+            t->path, s->backend_text,
+            s->backend == TFORGE_BACKEND_INTERPRET ? " (Triton's interpreter on the CPU: "
+                                                     "correctness only, no timing claims)"
+            : s->backend == TFORGE_BACKEND_REPLAY ? " (times recorded on a GPU, replayed)"
+                                                  : "",
+            s->strategy, (unsigned long long)s->seed, o->n_evals, o->n_resumed, o->seconds,
+            o->restarts);
+    if (o->best >= 0 && o->baseline >= 0)
+        fprintf(f, "| | config | median (ms) |\n|---|---|---|\n| baseline | `%s` | %.4g |\n"
+                   "| best | `%s` | %.4g |\n\nSpeedup **%.2fx** (medians of the final "
+                   "interleaved re-timing).\n\n",
+                o->evals[o->baseline].config, o->baseline_ms, best, o->best_ms, o->speedup);
+    if (has_time)
+        fputs("![best so far](convergence.svg)\n\n", f);
+    size_t counts[6] = {0};
+    for (size_t i = 0; i < n; i++)
+        counts[o->evals[i].result.status < 6 ? o->evals[i].result.status : 2]++;
+    fputs("| status | evaluations |\n|---|---|\n", f);
+    for (int st = 0; st < 6; st++)
+        if (counts[st])
+            fprintf(f, "| %s | %zu |\n", status_name((tforge_status)st), counts[st]);
+    fputs("\n| # | config | status | median (ms) | note (failure, or registers, spills and shared "
+          "memory) |\n|---|---|---|---|---|\n", f);
+    for (size_t i = 0; i < n; i++) {
+        const tforge_result *r = &o->evals[i].result;
+        char value[32] = "-";
+        if (!isnan(r->value))
+            snprintf(value, sizeof value, "%.4g", r->value);
+        fprintf(f, "| %zu%s | `%s` | %s | %s | %s |\n", i + 1,
+                o->evals[i].baseline ? " (baseline)" : "", o->evals[i].config,
+                status_name(r->status), value, r->message[0] ? r->message : r->metrics);
+    }
+    fclose(f);
+    /* the result */
+    if (!(f = open_out(dir, "result.json", path, sizeof path)))
+        return TFORGE_EIO;
+    char *text = cJSON_Print(result);
+    fputs(text ? text : "{}", f);
+    fputc('\n', f);
+    free(text);
+    fclose(f);
+    return 0;
+}
+
+static cJSON *result_json(const settings *s, const tforge_task *t, const tforge_tune_outcome *o,
+                          const char *dir)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "task", t->path);
+    cJSON_AddStringToObject(r, "kernel", t->kernel);
+    cJSON_AddStringToObject(r, "backend", s->backend_text);
+    cJSON_AddBoolToObject(r, "timed", s->backend != TFORGE_BACKEND_INTERPRET);
+    cJSON_AddStringToObject(r, "strategy", s->strategy);
+    cJSON_AddNumberToObject(r, "seed", (double)s->seed);
+    cJSON_AddNumberToObject(r, "evaluations", (double)o->n_evals);
+    cJSON_AddNumberToObject(r, "resumed", (double)o->n_resumed);
+    cJSON_AddNumberToObject(r, "workers_replaced", o->restarts);
+    cJSON_AddNumberToObject(r, "seconds", o->seconds);
+    cJSON_AddNumberToObject(r, "run_id", (double)o->run_id);
+    cJSON_AddStringToObject(r, "out", dir);
+    cJSON *base = cJSON_AddObjectToObject(r, "baseline"), *best = cJSON_AddObjectToObject(r, "best");
+    if (o->baseline >= 0) {
+        cJSON_AddItemToObject(base, "config", cJSON_Parse(o->evals[o->baseline].config));
+        if (!isnan(o->baseline_ms))
+            cJSON_AddNumberToObject(base, "ms", o->baseline_ms);
+    }
+    if (o->best >= 0) {
+        cJSON_AddItemToObject(best, "config", cJSON_Parse(o->evals[o->best].config));
+        cJSON_AddNumberToObject(best, "ms", o->best_ms);
+        if (!isnan(o->speedup))
+            cJSON_AddNumberToObject(r, "speedup", o->speedup);
+    }
+    cJSON *list = cJSON_AddArrayToObject(r, "history");
+    for (size_t i = 0; i < o->n_evals; i++) {
+        const tforge_result *x = &o->evals[i].result;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "config", cJSON_Parse(o->evals[i].config));
+        cJSON_AddBoolToObject(e, "baseline", o->evals[i].baseline);
+        cJSON_AddStringToObject(e, "status", status_name(x->status));
+        if (!isnan(x->value))
+            cJSON_AddNumberToObject(e, "ms", x->value);
+        if (x->message[0])
+            cJSON_AddStringToObject(e, "message", x->message);
+        cJSON_AddItemToArray(list, e);
+    }
+    return r;
+}
+
+static int make_dir(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0777);
+            *p = '/';
+        }
+    if (mkdir(path, 0777) && errno != EEXIST)
+        return tforge_error_set(TFORGE_EIO, "cannot create %s: %s", dir, strerror(errno));
+    return 0;
+}
+
+static int run(const cli_command *command, int argc, char **argv)
+{
+    settings s;
+    cli_common common = {0};
+    int rc = parse(command, argc, argv, &s, &common);
+    if (rc)
+        return rc < 0 ? TFORGE_EXIT_OK : rc;
+    tforge_registry *reg = NULL;
+    tforge_worker *loader = NULL;
+    tforge_task *task = NULL;
+    tforge_recording *rec = NULL;
+    tforge_evaluator *ev = NULL;
+    tforge_store *store = NULL;
+    tforge_tune_outcome outcome = {0};
+    char *env = NULL, *set = NULL, dir[4096], db[4200];
+    cJSON *result = NULL;
+    int exit_code = TFORGE_EXIT_OK;
+
+    static const char *const interpreting[] = {"TRITON_INTERPRET=1", NULL};
+    static const char *const compiling[] = {"TRITON_INTERPRET=0", NULL};
+    tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
+    wo.name = "task";
+    wo.env = s.backend == TFORGE_BACKEND_CUDA ? compiling : interpreting;
+    if (cli_load_plugins(&common, &reg) || tforge_worker_start(&loader, &wo) ||
+        tforge_task_load(&task, loader, s.task, 300000))
+        goto failed;
+    if (s.shape >= task->n_tune) {
+        tforge_error_set(TFORGE_EINPUT, "--shape %u: the task has %zu tuning shapes", s.shape,
+                         task->n_tune);
+        goto failed;
+    }
+    if (!(env = environment(loader, &s)) || !(set = settings_json(&s)))
+        goto failed;
+    tforge_worker_free(loader);
+    loader = NULL;
+    snprintf(dir, sizeof dir, "%s", s.out ? s.out : "tforge-out");
+    if (!s.out)
+        snprintf(dir, sizeof dir, "tforge-out/%s", task->kernel);
+    snprintf(db, sizeof db, "%s/tforge.db", dir);
+    if (s.replay_file && tforge_recording_read(&rec, s.replay_file))
+        goto failed;
+    tforge_evaluator_options eo = TFORGE_EVALUATOR_OPTIONS_INIT;
+    eo.backend = s.backend;
+    eo.recording = rec;
+    eo.check = s.check;
+    eo.compile_workers = s.workers;
+    eo.shape = s.shape;
+    if (s.timeout)
+        eo.compile_timeout_ms = eo.check_timeout_ms = eo.time_timeout_ms = (int)s.timeout * 1000;
+    if (make_dir(dir) || tforge_store_open(&store, db) ||
+        tforge_evaluator_open(&ev, task, &eo))
+        goto failed;
+    const char *strategy_options[65];
+    for (size_t i = 0; i <= s.n_options; i++)
+        strategy_options[i] = i < s.n_options ? s.options[i] : NULL;
+    tforge_tune_options to = TFORGE_TUNE_OPTIONS_INIT;
+    to.strategy = s.strategy;
+    to.strategy_options = strategy_options;
+    to.seed = s.seed;
+    to.budget = s.budget;
+    to.time_limit_s = s.time_limit;
+    to.batch = s.batch;
+    to.store = store;
+    to.settings_json = set;
+    to.environment_json = env;
+    to.resume = s.resume;
+    to.progress = isatty(2) && common.verbosity >= 0;
+    if (s.backend == TFORGE_BACKEND_INTERPRET)
+        to.final_rounds = 0; /* nothing to re-time */
+    if (tforge_tune_run(&outcome, reg, task, ev, &to))
+        goto failed;
+    result = result_json(&s, task, &outcome, dir);
+    if (write_outputs(&s, task, &outcome, dir, result))
+        goto failed;
+    if (common.json) {
+        char *text = cJSON_Print(result);
+        puts(text ? text : "{}");
+        free(text);
+    } else {
+        printf("%s: %zu evaluations in %.1f s (%s backend%s)\n", task->kernel, outcome.n_evals,
+               outcome.seconds, s.backend_text,
+               s.backend == TFORGE_BACKEND_INTERPRET ? ": correctness only, no timing"
+               : s.backend == TFORGE_BACKEND_REPLAY  ? ": recorded GPU times"
+                                                     : "");
+        if (outcome.best >= 0 && !isnan(outcome.speedup))
+            printf("baseline %.4g ms -> best %.4g ms: %.2fx\nbest %s\n", outcome.baseline_ms,
+                   outcome.best_ms, outcome.speedup, outcome.evals[outcome.best].config);
+        size_t ok = 0;
+        for (size_t i = 0; i < outcome.n_evals; i++)
+            ok += outcome.evals[i].result.status == TFORGE_STATUS_OK;
+        printf("%zu of %zu evaluations correct; results in %s/\n", ok, outcome.n_evals, dir);
+    }
+    goto cleanup;
+failed:
+    exit_code = cli_fail(command);
+cleanup:
+    cJSON_Delete(result);
+    tforge_tune_outcome_dispose(&outcome);
+    tforge_evaluator_close(ev);
+    tforge_store_close(store);
+    tforge_recording_free(rec);
+    tforge_task_free(task);
+    tforge_worker_free(loader);
+    tforge_registry_free(reg);
+    free(env);
+    free(set);
+    return exit_code;
+}
+
+const cli_command cli_cmd_tune = {"tune", "tune a Triton kernel described by a task file", help,
+                                  run};

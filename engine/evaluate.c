@@ -1,0 +1,413 @@
+#include "evaluate.h"
+
+#include "replay.h"
+#include "tforge/error.h"
+#include "tforge/log.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { MAX_COMPILE_WORKERS = 256 };
+
+struct tforge_evaluator {
+    const tforge_task *task;
+    tforge_evaluator_options o;
+    tforge_worker **compilers;
+    tforge_worker *runner; /* checks and times; NULL for replay without checks */
+    tforge_replay *replay;
+    unsigned restarts;
+};
+
+const char *tforge_backend_name(tforge_backend backend)
+{
+    static const char *const names[] = {"cuda", "interpret", "replay"};
+    return backend <= TFORGE_BACKEND_REPLAY ? names[backend] : "?";
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int start_worker(tforge_worker **out, const char *name, int interpret)
+{
+    /* Compilers must never interpret: under TRITON_INTERPRET nothing can be compiled. */
+    static const char *const interpreting[] = {"TRITON_INTERPRET=1", NULL};
+    static const char *const compiling[] = {"TRITON_INTERPRET=0", NULL};
+    tforge_worker_options options = TFORGE_WORKER_OPTIONS_INIT;
+    options.name = name;
+    options.env = interpret ? interpreting : compiling;
+    return tforge_worker_start(out, &options);
+}
+
+int tforge_evaluator_open(tforge_evaluator **out, const tforge_task *task,
+                          const tforge_evaluator_options *o)
+{
+    if (o->version != TFORGE_EVALUATOR_OPTIONS_VERSION || o->shape >= task->n_tune ||
+        (o->backend == TFORGE_BACKEND_REPLAY && !o->recording))
+        return tforge_error_set(TFORGE_EINPUT, "evaluator: bad options (version, shape %zu of "
+                                "%zu, or replay without a recording)", o->shape, task->n_tune);
+    tforge_evaluator *e = calloc(1, sizeof *e);
+    if (!e)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    e->task = task;
+    e->o = *o;
+    if (e->o.compile_workers < 1)
+        e->o.compile_workers = 1;
+    if (e->o.compile_workers > MAX_COMPILE_WORKERS)
+        e->o.compile_workers = MAX_COMPILE_WORKERS;
+    int rc = 0;
+    if (o->backend != TFORGE_BACKEND_REPLAY) {
+        e->compilers = calloc(e->o.compile_workers, sizeof *e->compilers);
+        if (!e->compilers)
+            rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        for (unsigned i = 0; !rc && i < e->o.compile_workers; i++)
+            rc = start_worker(&e->compilers[i], "compile", 0);
+    } else {
+        rc = tforge_replay_open(&e->replay, o->recording);
+    }
+    if (!rc && (o->backend != TFORGE_BACKEND_REPLAY || o->check))
+        rc = start_worker(&e->runner, o->backend == TFORGE_BACKEND_CUDA ? "gpu" : "interpret",
+                          o->backend != TFORGE_BACKEND_CUDA);
+    if (rc) {
+        tforge_evaluator_close(e);
+        return rc;
+    }
+    *out = e;
+    return 0;
+}
+
+void tforge_evaluator_close(tforge_evaluator *e)
+{
+    if (!e)
+        return;
+    for (unsigned i = 0; e->compilers && i < e->o.compile_workers; i++)
+        tforge_worker_free(e->compilers[i]);
+    free(e->compilers);
+    tforge_worker_free(e->runner);
+    tforge_replay_free(e->replay);
+    free(e);
+}
+
+unsigned tforge_evaluator_restarts(const tforge_evaluator *e)
+{
+    return e->restarts;
+}
+
+/* {"module": "tforge_worker", "function": F, "args": {"task": path, "config": C, "shape": S}} */
+static char *request(const tforge_evaluator *e, const char *function, const char *config,
+                     const char *shape, const char *extra)
+{
+    cJSON *r = cJSON_CreateObject(), *args = cJSON_AddObjectToObject(r, "args");
+    cJSON_AddStringToObject(r, "module", "tforge_worker");
+    cJSON_AddStringToObject(r, "function", function);
+    cJSON_AddStringToObject(args, "task", e->task->path);
+    cJSON_AddItemToObject(args, "config", cJSON_Parse(config));
+    cJSON_AddItemToObject(args, "shape", cJSON_Parse(shape));
+    cJSON *more = extra ? cJSON_Parse(extra) : NULL;
+    for (cJSON *m = more ? more->child : NULL; m; m = m->next)
+        cJSON_AddItemToObject(args, m->string, cJSON_Duplicate(m, 1));
+    cJSON_Delete(more);
+    char *text = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    return text;
+}
+
+static tforge_status status_of(const char *s)
+{
+    static const char *const names[] = {"ok", "compile", "runtime", "timeout", "wrong"};
+    for (int i = 0; i < 5; i++)
+        if (strcmp(s, names[i]) == 0)
+            return (tforge_status)i;
+    return TFORGE_STATUS_RUNTIME; /* "unsupported" and anything unknown */
+}
+
+/* Reads a worker's answer into `r` (status, message) and returns the result object, or NULL
+ * when the candidate failed. `*fatal` is set when the worker's CUDA context is gone. */
+static cJSON *answer(tforge_result *r, const char *response, cJSON **doc, int *fatal)
+{
+    *fatal = 0;
+    *doc = cJSON_Parse(response);
+    const cJSON *ok = cJSON_GetObjectItemCaseSensitive(*doc, "ok");
+    if (!cJSON_IsTrue(ok)) {
+        const cJSON *err = cJSON_GetObjectItemCaseSensitive(*doc, "error");
+        r->status = TFORGE_STATUS_RUNTIME;
+        snprintf(r->message, sizeof r->message, "worker: %s",
+                 cJSON_IsString(err) ? err->valuestring : "an answer that is not JSON");
+        return NULL;
+    }
+    cJSON *result = cJSON_GetObjectItemCaseSensitive(*doc, "result");
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(result, "status");
+    const cJSON *message = cJSON_GetObjectItemCaseSensitive(result, "message");
+    *fatal = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(result, "fatal"));
+    r->status = cJSON_IsString(status) ? status_of(status->valuestring) : TFORGE_STATUS_RUNTIME;
+    if (r->status != TFORGE_STATUS_OK) {
+        snprintf(r->message, sizeof r->message, "%s",
+                 cJSON_IsString(message) ? message->valuestring : "failed");
+        return NULL;
+    }
+    return result;
+}
+
+static double number(const cJSON *o, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* A call that may crash or hang: those become the candidate's status, and the worker is
+ * replaced. Returns the result object (owned by *doc) when the candidate passed. */
+static cJSON *call(tforge_evaluator *e, tforge_worker *w, const char *req, int timeout_ms,
+                   tforge_result *r, cJSON **doc)
+{
+    char *response = NULL, detail[200] = "";
+    tforge_call_status how;
+    *doc = NULL;
+    if (tforge_worker_call(w, req, timeout_ms, &response, &how, detail, sizeof detail)) {
+        r->status = TFORGE_STATUS_RUNTIME;
+        snprintf(r->message, sizeof r->message, "%s", tforge_error_last()->message);
+        return NULL;
+    }
+    if (how != TFORGE_CALL_OK) {
+        e->restarts++;
+        r->status = how == TFORGE_CALL_TIMEOUT ? TFORGE_STATUS_TIMEOUT : TFORGE_STATUS_RUNTIME;
+        snprintf(r->message, sizeof r->message, "the worker %s", detail);
+        return NULL;
+    }
+    int fatal;
+    cJSON *result = answer(r, response, doc, &fatal);
+    free(response);
+    if (fatal) { /* a lost CUDA context poisons every later launch in that process */
+        tforge_worker_kill(w, NULL, 0);
+        e->restarts++;
+    }
+    return result;
+}
+
+/* Compiles every config on the pool, each worker taking the next config as it finishes. */
+static void compile_all(tforge_evaluator *e, const char *const *configs, size_t n,
+                        tforge_result *results)
+{
+    unsigned W = e->o.compile_workers;
+    size_t slot[MAX_COMPILE_WORKERS];
+    double started[MAX_COMPILE_WORKERS];
+    struct pollfd fds[MAX_COMPILE_WORKERS];
+    for (unsigned w = 0; w < W; w++)
+        slot[w] = SIZE_MAX;
+    const char *shape = e->task->tune_shapes[e->o.shape];
+    size_t next = 0, done = 0;
+    while (done < n) {
+        for (unsigned w = 0; w < W && next < n; w++)
+            if (slot[w] == SIZE_MAX) {
+                char *req = request(e, "compile", configs[next], shape, NULL);
+                if (req && tforge_worker_send(e->compilers[w], req) == 0) {
+                    slot[w] = next;
+                    started[w] = now_ms();
+                } else {
+                    results[next].status = TFORGE_STATUS_RUNTIME;
+                    snprintf(results[next].message, sizeof results[next].message,
+                             "could not reach a compile worker");
+                    done++;
+                }
+                free(req);
+                next++;
+            }
+        unsigned n_fds = 0;
+        double wait = 1e9;
+        for (unsigned w = 0; w < W; w++)
+            if (slot[w] != SIZE_MAX) {
+                fds[n_fds++] = (struct pollfd){tforge_worker_fd(e->compilers[w]), POLLIN, 0};
+                double left = started[w] + e->o.compile_timeout_ms - now_ms();
+                wait = left < wait ? left : wait;
+            }
+        if (n_fds)
+            poll(fds, n_fds, wait > 0 ? (int)wait + 1 : 0);
+        for (unsigned w = 0; w < W; w++) {
+            if (slot[w] == SIZE_MAX)
+                continue;
+            tforge_result *r = &results[slot[w]];
+            char *response = NULL, detail[200] = "";
+            tforge_call_status how = TFORGE_CALL_OK;
+            int complete = 0;
+            if (now_ms() - started[w] > e->o.compile_timeout_ms) {
+                tforge_worker_kill(e->compilers[w], NULL, 0);
+                how = TFORGE_CALL_TIMEOUT;
+                snprintf(detail, sizeof detail, "gave no answer within %d ms: killed",
+                         e->o.compile_timeout_ms);
+                complete = 1;
+            } else {
+                complete = tforge_worker_collect(e->compilers[w], &response, &how, detail,
+                                                 sizeof detail) == 1;
+            }
+            if (!complete)
+                continue;
+            r->compile_ms = now_ms() - started[w];
+            if (how != TFORGE_CALL_OK) {
+                e->restarts++;
+                r->status = how == TFORGE_CALL_TIMEOUT ? TFORGE_STATUS_TIMEOUT
+                                                       : TFORGE_STATUS_RUNTIME;
+                snprintf(r->message, sizeof r->message, "compile worker %s", detail);
+            } else {
+                cJSON *doc;
+                int fatal;
+                const cJSON *c = answer(r, response, &doc, &fatal);
+                if (c)
+                    snprintf(r->metrics, sizeof r->metrics,
+                             "{\"registers\": %g, \"spill_stores\": %g, \"shared_bytes\": %g}",
+                             number(c, "registers"), number(c, "spill_stores"),
+                             number(c, "shared_bytes"));
+                if (strstr(r->metrics, "nan"))
+                    r->metrics[0] = '\0';
+                cJSON_Delete(doc);
+            }
+            free(response);
+            slot[w] = SIZE_MAX;
+            done++;
+        }
+    }
+}
+
+/* Checks on every check shape with fresh inputs (and, on a GPU, at the tuning shape too). */
+static int check(tforge_evaluator *e, const char *config, size_t index, tforge_result *r)
+{
+    size_t n = e->task->n_check + (e->o.backend == TFORGE_BACKEND_CUDA);
+    for (size_t s = 0; s < n; s++) {
+        const char *shape = s < e->task->n_check ? e->task->check_shapes[s]
+                                                 : e->task->tune_shapes[e->o.shape];
+        char extra[64];
+        snprintf(extra, sizeof extra, "{\"seed\": %zu}", 1000 * index + s);
+        char *req = request(e, "run_check", config, shape, extra);
+        cJSON *doc = NULL;
+        cJSON *ok = req ? call(e, e->runner, req, e->o.check_timeout_ms, r, &doc) : NULL;
+        free(req);
+        cJSON_Delete(doc);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+static void time_one(tforge_evaluator *e, const char *config, tforge_result *r)
+{
+    char *req = request(e, "time", config, e->task->tune_shapes[e->o.shape], NULL);
+    cJSON *doc = NULL;
+    const cJSON *t = req ? call(e, e->runner, req, e->o.time_timeout_ms, r, &doc) : NULL;
+    if (t) {
+        r->value = number(t, "median_ms");
+        r->min = number(t, "min_ms");
+        r->spread = number(t, "spread");
+        r->repeats = (uint32_t)number(t, "n");
+    }
+    free(req);
+    cJSON_Delete(doc);
+}
+
+/* The recorded space's key for a config: its values in the recording's parameter order. */
+static int replay_lookup(const tforge_evaluator *e, const char *config, uint64_t *index)
+{
+    const tforge_recording *rec = e->o.recording;
+    cJSON *o = cJSON_Parse(config);
+    char key[1024] = "";
+    size_t used = 0;
+    int rc = 0;
+    for (uint32_t p = 0; p < rec->n_params && !rc; p++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, rec->params[p].name);
+        char text[64];
+        if (cJSON_IsNumber(v))
+            tforge_recording_format_number(text, sizeof text, v->valuedouble);
+        else if (cJSON_IsString(v))
+            snprintf(text, sizeof text, "%s", v->valuestring);
+        else if (cJSON_IsBool(v))
+            snprintf(text, sizeof text, "%s", cJSON_IsTrue(v) ? "True" : "False");
+        else
+            rc = tforge_error_set(TFORGE_EINPUT, "replay: the recording's parameter %s is not "
+                                  "a parameter of the task", rec->params[p].name);
+        used += (size_t)snprintf(key + used, sizeof key - used, "%s%s", p ? "," : "", text);
+    }
+    cJSON_Delete(o);
+    if (!rc && (*index = tforge_replay_find_key(e->replay, key)) == TFORGE_NO_INDEX)
+        rc = tforge_error_set(TFORGE_ENOTFOUND, "replay: the config %s is not in the recording",
+                              key);
+    return rc;
+}
+
+static int replay_value(tforge_evaluator *e, const char *config, tforge_rng *noise,
+                        tforge_result *r)
+{
+    uint64_t index;
+    int rc = replay_lookup(e, config, &index);
+    if (rc)
+        return rc;
+    const tforge_space *space = tforge_replay_space(e->replay);
+    tforge_level point[64];
+    if (tforge_space_dims(space) > 64)
+        return tforge_error_set(TFORGE_EINPUT, "replay: more than 64 parameters");
+    tforge_space_point(point, space, index);
+    tforge_replay_result answer;
+    if ((rc = tforge_replay_evaluate(&answer, e->replay, point, noise)))
+        return rc;
+    const tforge_recording_entry *entry = tforge_replay_entry(e->replay, index);
+    r->status = answer.status;
+    r->value = answer.value;
+    r->spread = answer.spread;
+    r->repeats = entry->n_times;
+    r->compile_ms = entry->compile_time;
+    r->wall_ms = answer.charged_ms;
+    if (answer.status != TFORGE_STATUS_OK)
+        snprintf(r->message, sizeof r->message, "recorded as failed");
+    return 0;
+}
+
+int tforge_evaluator_run(tforge_evaluator *e, const char *const *configs, size_t n,
+                         tforge_result *results)
+{
+    for (size_t i = 0; i < n; i++)
+        results[i] = (tforge_result){TFORGE_STATUS_OK, NAN, NAN, NAN, 0, NAN, 0, "", ""};
+    if (e->o.backend == TFORGE_BACKEND_REPLAY) {
+        for (size_t i = 0; i < n; i++) {
+            int rc = replay_value(e, configs[i], NULL, &results[i]);
+            if (rc)
+                return rc; /* a config the recording lacks: the replay cannot answer honestly */
+            if (e->runner && results[i].status == TFORGE_STATUS_OK) {
+                double value = results[i].value;
+                if (check(e, configs[i], i, &results[i]))
+                    results[i].value = value;
+            }
+        }
+        return 0;
+    }
+    double start = now_ms();
+    compile_all(e, configs, n, results);
+    for (size_t i = 0; i < n; i++) {
+        tforge_result *r = &results[i];
+        double t0 = now_ms();
+        if (r->status == TFORGE_STATUS_OK && check(e, configs[i], i, r) &&
+            e->o.backend == TFORGE_BACKEND_CUDA)
+            time_one(e, configs[i], r);
+        /* the batch's compile time is shared: each candidate is charged its part of it */
+        r->wall_ms = (now_ms() - t0) + r->compile_ms / (double)e->o.compile_workers;
+    }
+    tforge_log(TFORGE_LOG_DEBUG, "batch of %zu evaluated in %.0f ms", n, now_ms() - start);
+    return 0;
+}
+
+int tforge_evaluator_retime(tforge_evaluator *e, const char *config, uint64_t seed,
+                            tforge_result *r)
+{
+    *r = (tforge_result){TFORGE_STATUS_OK, NAN, NAN, NAN, 0, NAN, 0, "", ""};
+    if (e->o.backend == TFORGE_BACKEND_REPLAY) {
+        tforge_rng rng;
+        tforge_rng_seed(&rng, seed);
+        return replay_value(e, config, &rng, r);
+    }
+    if (e->o.backend == TFORGE_BACKEND_CUDA)
+        time_one(e, config, r);
+    return 0;
+}

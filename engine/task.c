@@ -1,0 +1,221 @@
+#include "task.h"
+
+#include "tforge/error.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tforge_task_free(tforge_task *t)
+{
+    if (!t)
+        return;
+    char **lists[] = {t->tune_shapes, t->check_shapes, t->baselines};
+    size_t counts[] = {t->n_tune, t->n_check, t->n_baseline};
+    for (int l = 0; l < 3; l++) {
+        for (size_t i = 0; lists[l] && i < counts[l]; i++)
+            free(lists[l][i]);
+        free(lists[l]);
+    }
+    free(t->path);
+    free(t->kernel);
+    free(t->source);
+    free(t->baseline_from);
+    tforge_space_free(t->space);
+    free(t);
+}
+
+static char *string_field(const cJSON *o, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsString(v) ? strdup(v->valuestring) : NULL;
+}
+
+/* Each element of a JSON array as compact text. */
+static int texts_of(char ***out, size_t *n, const cJSON *array)
+{
+    *n = (size_t)cJSON_GetArraySize(array);
+    *out = calloc(*n ? *n : 1, sizeof **out);
+    if (!*out)
+        return TFORGE_ENOMEM;
+    size_t i = 0;
+    for (const cJSON *e = array ? array->child : NULL; e; e = e->next, i++)
+        if (!((*out)[i] = cJSON_PrintUnformatted(e)))
+            return TFORGE_ENOMEM;
+    return 0;
+}
+
+/* One space parameter: numbers become an ordinal list, strings a categorical, [false, true] a
+ * boolean. The validator has checked the shapes of these already. */
+static int add_param(tforge_space *space, const char *path, const cJSON *param)
+{
+    size_t n = (size_t)cJSON_GetArraySize(param), i = 0;
+    int numbers = 1, strings = 1, booleans = 1;
+    for (const cJSON *v = param->child; v; v = v->next) {
+        numbers &= cJSON_IsNumber(v);
+        strings &= cJSON_IsString(v);
+        booleans &= cJSON_IsBool(v);
+    }
+    if (booleans && n == 2 && cJSON_IsFalse(param->child) != cJSON_IsFalse(param->child->next))
+        return tforge_space_add_boolean(space, param->string);
+    if (numbers || strings) {
+        double *values = malloc(n * sizeof *values);
+        const char **labels = malloc(n * sizeof *labels);
+        int rc = values && labels ? 0 : TFORGE_ENOMEM;
+        for (const cJSON *v = param->child; !rc && v; v = v->next, i++) {
+            values[i] = numbers ? v->valuedouble : 0;
+            labels[i] = strings ? v->valuestring : NULL;
+        }
+        if (!rc)
+            rc = numbers ? tforge_space_add_values(space, param->string, values, n)
+                         : tforge_space_add_categorical(space, param->string, labels, n);
+        free(values);
+        free(labels);
+        return rc;
+    }
+    return tforge_error_set(TFORGE_EINPUT,
+                            "%s: space.params.%s: expected a list of numbers, of strings, or "
+                            "[false, true]",
+                            path, param->string);
+}
+
+static int build_space(tforge_task *t, const cJSON *space)
+{
+    int rc = tforge_space_new(&t->space);
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(space, "params");
+    if (!rc && (!cJSON_IsObject(params) || !params->child))
+        rc = tforge_error_set(TFORGE_EINPUT,
+                              "%s: space.params: expected the tunable parameters (there is "
+                              "nothing to tune without them)",
+                              t->path);
+    for (const cJSON *p = params ? params->child : NULL; !rc && p; p = p->next)
+        rc = add_param(t->space, t->path, p);
+    const cJSON *constraints = cJSON_GetObjectItemCaseSensitive(space, "constraints");
+    for (const cJSON *c = constraints ? constraints->child : NULL; !rc && c; c = c->next)
+        if ((rc = tforge_space_add_constraint(t->space, c->valuestring))) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", tforge_error_last()->message);
+            rc = tforge_error_set(rc, "%s: space.constraints: %s", t->path, why);
+        }
+    if (!rc && (rc = tforge_space_build(t->space, NULL))) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", tforge_error_last()->message);
+        rc = tforge_error_set(rc, "%s: space: %s", t->path, why);
+    }
+    return rc;
+}
+
+int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path, int timeout_ms)
+{
+    cJSON *request = cJSON_CreateObject(), *args = cJSON_AddObjectToObject(request, "args");
+    cJSON_AddStringToObject(request, "module", "tforge_worker");
+    cJSON_AddStringToObject(request, "function", "load_task");
+    cJSON_AddStringToObject(args, "path", path);
+    char *text = cJSON_PrintUnformatted(request), *response = NULL, detail[256] = "";
+    cJSON_Delete(request);
+    cJSON *doc = NULL;
+    tforge_task *t = calloc(1, sizeof *t);
+    tforge_call_status status;
+    int rc = text && t ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", path);
+    if (!rc)
+        rc = tforge_worker_call(worker, text, timeout_ms, &response, &status, detail,
+                                sizeof detail);
+    if (!rc && status != TFORGE_CALL_OK)
+        rc = tforge_error_set(TFORGE_ERROR, "%s: the worker loading it %s", path, detail);
+    if (!rc && !(doc = cJSON_Parse(response)))
+        rc = tforge_error_set(TFORGE_ERROR, "%s: the worker's answer is not JSON", path);
+    if (rc)
+        goto cleanup;
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"))) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
+        const char *msg = cJSON_IsString(e) ? e->valuestring : "?";
+        /* TaskError lists every bad field; anything else is an import or environment failure */
+        int bad_input = strncmp(msg, "TaskError: ", 11) == 0;
+        rc = tforge_error_set(bad_input ? TFORGE_EINPUT : TFORGE_ERROR, "%s",
+                              bad_input ? msg + 11 : msg);
+        goto cleanup;
+    }
+    const cJSON *task = cJSON_GetObjectItemCaseSensitive(doc, "result");
+    const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(task, "shapes");
+    t->path = string_field(task, "id");
+    t->kernel = string_field(task, "kernel");
+    t->source = string_field(task, "source");
+    t->baseline_from = string_field(task, "baseline_from");
+    if (!t->path || !t->kernel || !t->source || !t->baseline_from) {
+        rc = tforge_error_set(TFORGE_ERROR, "%s: the worker's task lacks id, kernel or source",
+                              path);
+        goto cleanup;
+    }
+    if ((rc = texts_of(&t->tune_shapes, &t->n_tune,
+                       cJSON_GetObjectItemCaseSensitive(shapes, "tune"))) ||
+        (rc = texts_of(&t->check_shapes, &t->n_check,
+                       cJSON_GetObjectItemCaseSensitive(shapes, "check"))) ||
+        (rc = texts_of(&t->baselines, &t->n_baseline,
+                       cJSON_GetObjectItemCaseSensitive(task, "baseline")))) {
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", path);
+        goto cleanup;
+    }
+    if ((rc = build_space(t, cJSON_GetObjectItemCaseSensitive(task, "space"))))
+        goto cleanup;
+    *out = t;
+    t = NULL;
+cleanup:
+    cJSON_Delete(doc);
+    free(response);
+    free(text);
+    tforge_task_free(t);
+    return rc;
+}
+
+int tforge_task_config(char **out, const tforge_task *t, const tforge_level *point)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (uint32_t d = 0; d < tforge_space_dims(t->space); d++) {
+        const char *name = tforge_space_name(t->space, d);
+        switch (tforge_space_kind(t->space, d)) {
+        case TFORGE_DIM_CATEGORICAL:
+            cJSON_AddStringToObject(o, name, tforge_space_label(t->space, d, point[d]));
+            break;
+        case TFORGE_DIM_BOOLEAN:
+            cJSON_AddBoolToObject(o, name, point[d] != 0);
+            break;
+        default:
+            cJSON_AddNumberToObject(o, name, tforge_space_value(t->space, d, point[d]));
+        }
+    }
+    *out = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return *out ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+}
+
+int tforge_task_point(tforge_level *out, const tforge_task *t, const char *config)
+{
+    cJSON *o = cJSON_Parse(config);
+    int rc = o ? 0 : tforge_error_set(TFORGE_EINPUT, "a config is not JSON: %s", config);
+    for (uint32_t d = 0; !rc && d < tforge_space_dims(t->space); d++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, tforge_space_name(t->space, d));
+        uint32_t levels = tforge_space_levels(t->space, d), l = 0;
+        for (; v && l < levels; l++) {
+            tforge_dim_kind kind = tforge_space_kind(t->space, d);
+            if (kind == TFORGE_DIM_CATEGORICAL
+                    ? cJSON_IsString(v) &&
+                          strcmp(v->valuestring, tforge_space_label(t->space, d, l)) == 0
+                : kind == TFORGE_DIM_BOOLEAN
+                    ? cJSON_IsBool(v) && cJSON_IsTrue(v) == (l == 1)
+                    : cJSON_IsNumber(v) && v->valuedouble == tforge_space_value(t->space, d, l))
+                break;
+        }
+        if (!v || l == levels)
+            rc = tforge_error_set(TFORGE_ENOTFOUND, "config %s: %s is outside the space", config,
+                                  tforge_space_name(t->space, d));
+        else
+            out[d] = (tforge_level)l;
+    }
+    if (!rc && !tforge_space_is_valid(t->space, out))
+        rc = tforge_error_set(TFORGE_ENOTFOUND, "config %s breaks a constraint of the space",
+                              config);
+    cJSON_Delete(o);
+    return rc;
+}
