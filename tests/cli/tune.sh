@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `tforge tune` end to end without a GPU: the interpreter backend on two examples, the replay
+# backend with interpreter checks, planted faults (crash, hang, raise, wrong), resume, bad input.
+# usage: tune.sh TFORGE PYTHON SOURCE_DIR
+set -u
+tforge=$1 python=$2 src=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+ok() { passed=$((passed + 1)); }
+bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+# json FILE EXPR: evaluates a Python assertion over the result document `r`
+json() { "$python" -c "import json, sys; r = json.load(open(sys.argv[1])); assert $2, r" "$1" \
+  2>"$work/assert.txt" || { cat "$work/assert.txt"; return 1; }; }
+
+for k in vector_add softmax; do
+  if "$tforge" tune "$src/experiments/kernels/$k/task.json" --backend interpret --budget 3 \
+       --compile-workers 2 --out "$work/$k" -q > "$work/$k.txt" 2>&1 &&
+     json "$work/$k/result.json" 'r["timed"] is False and r["evaluations"] >= 4 and all(h["status"] == "ok" for h in r["history"])' &&
+     grep -q 'correctness only, no timing' "$work/$k/report.md"; then ok; else bad "interpret $k"; cat "$work/$k.txt"; fi
+done
+
+space=$src/experiments/data/h200/matmul_0_H200.json.gz
+if "$tforge" tune "$src/experiments/kernels/matmul/task.json" --backend "replay:$space" --check \
+     --budget 4 --out "$work/mm" -q > "$work/mm.txt" 2>&1 &&
+   json "$work/mm/result.json" 'r["speedup"] > 1 and r["best"]["ms"] < r["baseline"]["ms"]' &&
+   grep -q '^BEST = triton.Config({' "$work/mm/best_config.py"; then ok; else bad "replay with checks"; cat "$work/mm.txt"; fi
+
+# Planted faults: each is a candidate's status, and the run finishes with the others measured.
+if "$tforge" tune "$src/tests/fixtures/tasks/faulty/task.json" --backend interpret \
+     --strategy exhaustive --budget 10 --timeout 5 --compile-workers 2 --out "$work/faulty" -q \
+     > "$work/faulty.txt" 2>&1 &&
+   json "$work/faulty/result.json" '[h["status"] for h in r["history"]].count("ok") == 2 and len(r["history"]) == 10 and [h["status"] for h in r["history"]].count("timeout") == 2 and [h["status"] for h in r["history"]].count("runtime") == 4 and [h["status"] for h in r["history"]].count("wrong") == 2 and r["workers_replaced"] >= 4'; then ok; else bad "planted faults"; cat "$work/faulty.txt" "$work/faulty/report.md"; fi
+
+# Resume: the same settings continue the stored run and evaluate nothing twice.
+args=(tune "$src/experiments/kernels/matmul/task.json" --backend "replay:$space" --budget 12
+      --strategy annealing --out "$work/resume" -q)
+"$tforge" "${args[@]}" > /dev/null 2>&1
+if "$tforge" "${args[@]}" --resume > "$work/resume.txt" 2>&1 &&
+   json "$work/resume/result.json" 'r["resumed"] == 13 and r["evaluations"] == 13'; then ok; else bad "resume"; cat "$work/resume.txt"; fi
+
+# A malformed task names the field and exits 2.
+sed 's/"dtype": "float16", "init": "randn"}/"dtype": "float17", "init": "randn"}/' \
+  "$src/experiments/kernels/matmul/task.json" > "$work/bad.json"
+cp "$src/experiments/kernels/matmul/kernel.py" "$work/"
+"$tforge" tune "$work/bad.json" --backend interpret > "$work/bad.txt" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q 'inputs\[0\].dtype' "$work/bad.txt"; then ok; else bad "bad task (exit $rc)"; cat "$work/bad.txt"; fi
+
+echo "tune: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
