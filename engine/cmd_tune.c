@@ -24,7 +24,12 @@ static const char help[] =
     "then the candidates a search strategy proposes, each compiled, checked against the\n"
     "reference on fresh inputs and timed; names the fastest correct one after re-timing the\n"
     "best few interleaved with the baseline.\n\n"
-    "  --backend B        cuda (default): compile ahead on the CPU cores, check and time on the GPU\n"
+    "  --backend B        auto (default): cuda when a GPU is visible; without one, the embedded\n"
+    "                     default: replay times recorded on an H200 for this task, when the\n"
+    "                     repository has them (<task dir>/../../data/h200/<name>_<shape>_H200\n"
+    "                     .json.gz), with every candidate checked in the interpreter; else\n"
+    "                     interpret. It says which it chose.\n"
+    "                     cuda: compile ahead on the CPU cores, check and time on the GPU\n"
     "                     interpret: compile for sm_90 and check in Triton's interpreter on the\n"
     "                     CPU; correctness only, no timing claims\n"
     "                     replay:FILE: times recorded in a tuning space (Kernel Tuner cache or\n"
@@ -105,7 +110,7 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         CLI_COMMON_LONG_OPTIONS,
         {0, 0, 0, 0}};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    *s = (settings){.backend_text = "cuda", .strategy = "random", .budget = 50, .seed = 1,
+    *s = (settings){.backend_text = "auto", .strategy = "random", .budget = 50, .seed = 1,
                     .workers = cores > 0 ? (uint32_t)cores : 1};
     uint32_t seed = 1;
     /* no '+': options may follow the task file */
@@ -147,7 +152,9 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         return cli_usage_error(c, optind >= argc ? "the task file is missing"
                                                  : "one task file, not several");
     s->task = argv[optind];
-    if (strcmp(s->backend_text, "cuda") == 0)
+    if (strcmp(s->backend_text, "auto") == 0)
+        s->backend = TFORGE_BACKEND_CUDA; /* decided once the worker has looked for a GPU */
+    else if (strcmp(s->backend_text, "cuda") == 0)
         s->backend = TFORGE_BACKEND_CUDA;
     else if (strcmp(s->backend_text, "interpret") == 0)
         s->backend = TFORGE_BACKEND_INTERPRET;
@@ -158,9 +165,40 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
                                s->backend_text);
     if (s->check && s->backend != TFORGE_BACKEND_REPLAY)
         return cli_usage_error(c, "--check goes with --backend replay:FILE");
-    if (!s->batch)
-        s->batch = s->backend == TFORGE_BACKEND_REPLAY ? 1 : s->workers;
     return 0;
+}
+
+/* --backend auto: a GPU if there is one, else the recorded H200 space of an example task. */
+static void choose_backend(settings *s, const tforge_task *t, int have_gpu, char *file,
+                           size_t size)
+{
+    if (strcmp(s->backend_text, "auto") != 0)
+        return;
+    if (have_gpu) {
+        s->backend_text = "cuda";
+        fprintf(stderr, "tforge tune: a GPU is visible: tuning on it\n");
+        return;
+    }
+    char dir[2048];
+    snprintf(dir, sizeof dir, "%s", t->path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+    snprintf(file, size, "%s/../../data/h200/%s_%u_H200.json.gz", dir, name, s->shape);
+    if (access(file, R_OK) == 0) {
+        s->backend = TFORGE_BACKEND_REPLAY;
+        s->backend_text = "replay";
+        s->replay_file = file;
+        s->check = 1;
+        fprintf(stderr, "tforge tune: no GPU here: the embedded default, times recorded on an "
+                        "H200 (%s), every candidate checked in Triton's CPU interpreter\n", file);
+    } else {
+        s->backend = TFORGE_BACKEND_INTERPRET;
+        s->backend_text = "interpret";
+        fprintf(stderr, "tforge tune: no GPU and no recorded space: checking candidates in "
+                        "Triton's CPU interpreter, without timing\n");
+    }
 }
 
 /* Asks a worker for the versions, GPU, driver and clocks: recorded with the run. */
@@ -451,7 +489,13 @@ static int run(const cli_command *command, int argc, char **argv)
                          task->n_tune);
         goto failed;
     }
-    if (!(env = environment(loader, &s)) || !(set = settings_json(&s)))
+    if (!(env = environment(loader, &s)))
+        goto failed;
+    char recorded[4096];
+    choose_backend(&s, task, strstr(env, "\"gpu\"") != NULL, recorded, sizeof recorded);
+    if (!s.batch)
+        s.batch = s.backend == TFORGE_BACKEND_REPLAY ? 1 : s.workers;
+    if (!(set = settings_json(&s)))
         goto failed;
     tforge_worker_free(loader);
     loader = NULL;
@@ -502,7 +546,9 @@ static int run(const cli_command *command, int argc, char **argv)
         printf("%s: %zu evaluations in %.1f s (%s backend%s)\n", task->kernel, outcome.n_evals,
                outcome.seconds, s.backend_text,
                s.backend == TFORGE_BACKEND_INTERPRET ? ": correctness only, no timing"
-               : s.backend == TFORGE_BACKEND_REPLAY  ? ": recorded GPU times"
+               : s.backend == TFORGE_BACKEND_REPLAY && s.check
+                   ? ": times recorded on a GPU, replayed; candidates checked in the interpreter"
+               : s.backend == TFORGE_BACKEND_REPLAY ? ": times recorded on a GPU, replayed"
                                                      : "");
         if (outcome.best >= 0 && !isnan(outcome.speedup))
             printf("baseline %.4g ms -> best %.4g ms: %.2fx\nbest %s\n", outcome.baseline_ms,
