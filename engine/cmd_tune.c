@@ -179,7 +179,7 @@ static void choose_backend(settings *s, const tforge_task *t, int have_gpu, char
         fprintf(stderr, "tforge tune: a GPU is visible: tuning on it\n");
         return;
     }
-    char dir[2048];
+    char dir[1024];
     snprintf(dir, sizeof dir, "%s", t->path);
     char *slash = strrchr(dir, '/');
     if (slash)
