@@ -39,8 +39,10 @@ static double now_ms(void)
 static int start_worker(tforge_worker **out, const char *name, int interpret)
 {
     /* Compilers must never interpret: under TRITON_INTERPRET nothing can be compiled. */
-    static const char *const interpreting[] = {"TRITON_INTERPRET=1", NULL};
-    static const char *const compiling[] = {"TRITON_INTERPRET=0", NULL};
+    static const char *const interpreting[] = {"TRITON_INTERPRET=1",
+                                               "TFORGE_WORKER_PRELOAD=tforge_worker", NULL};
+    static const char *const compiling[] = {"TRITON_INTERPRET=0",
+                                            "TFORGE_WORKER_PRELOAD=tforge_worker", NULL};
     tforge_worker_options options = TFORGE_WORKER_OPTIONS_INIT;
     options.name = name;
     options.env = interpret ? interpreting : compiling;

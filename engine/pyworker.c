@@ -115,6 +115,20 @@ int tforge_worker_child_main(void)
     }
     Py_DECREF(ran);
     PyObject *dispatch = PyDict_GetItemString(globals, "dispatch"); /* borrowed */
+    /* Heavy imports happen before the ready frame: they are the worker's start, not a call's. */
+    const char *preload = getenv("TFORGE_WORKER_PRELOAD");
+    if (preload && preload[0]) {
+        char *copy = strdup(preload), *save = NULL;
+        for (char *m = strtok_r(copy, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+            PyObject *module = PyImport_ImportModule(m);
+            if (!module)
+                PyErr_Print(); /* the first call will fail and say why */
+            Py_XDECREF(module);
+        }
+        free(copy);
+    }
+    if (write_frame("", 0))
+        return 4;
     int exit_status = 0;
     for (;;) {
         unsigned char h[4];

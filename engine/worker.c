@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { MAX_FRAME = 256 << 20 };
+enum { MAX_FRAME = 256 << 20, STARTUP_TIMEOUT_MS = 300000 };
 
 struct tforge_worker {
     tforge_worker_options options;
@@ -23,6 +23,7 @@ struct tforge_worker {
     int to_child;       /* write end of the request pipe */
     int from_child;     /* read end of the response pipe */
     int busy;           /* a request was sent and its response not yet collected */
+    int ready;          /* the process has said it is ready (its start is not a call's time) */
     unsigned generation;
     unsigned char *buffer; /* the response being read: header, then payload */
     size_t have, want, capacity;
@@ -89,6 +90,7 @@ static int spawn(tforge_worker *w)
     w->to_child = requests[1];
     w->from_child = responses[0];
     w->busy = 0;
+    w->ready = 0;
     w->have = 0;
     w->want = 4;
     w->generation++;
@@ -166,6 +168,26 @@ static int write_all(int fd, const void *data, size_t n)
     return 0;
 }
 
+/* Waits for the empty frame a new process sends once its interpreter and preloaded modules are
+ * up, so that a slow start is never charged to a candidate as a timeout. */
+static void await_ready(tforge_worker *w)
+{
+    unsigned char h[4];
+    size_t have = 0;
+    while (have < 4) {
+        struct pollfd p = {w->from_child, POLLIN, 0};
+        if (poll(&p, 1, STARTUP_TIMEOUT_MS) <= 0)
+            break;
+        ssize_t k = read(w->from_child, h + have, 4 - have);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (k <= 0)
+            break; /* it died while starting: the call that follows reports how */
+        have += (size_t)k;
+    }
+    w->ready = 1;
+}
+
 int tforge_worker_send(tforge_worker *w, const char *request)
 {
     if (!w->pid) {
@@ -173,6 +195,8 @@ int tforge_worker_send(tforge_worker *w, const char *request)
         if (rc)
             return rc;
     }
+    if (!w->ready)
+        await_ready(w);
     size_t n = strlen(request);
     unsigned char header[4] = {(unsigned char)n, (unsigned char)(n >> 8),
                                (unsigned char)(n >> 16), (unsigned char)(n >> 24)};

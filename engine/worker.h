@@ -3,6 +3,8 @@
  * that crashes, hangs or exits is killed and reaped; the call reports how it ended and the next
  * call starts a fresh process. Nothing a candidate does can take the engine down.
  *
+ * A new process first sends an empty frame once its interpreter is up and the modules named in
+ * TFORGE_WORKER_PRELOAD (comma-separated) are imported; call timeouts count from then.
  * Protocol: each message is a frame, a 4-byte little-endian length then that many bytes of JSON.
  * Request  {"module": "tforge_worker", "function": "run_check", "args": {...}}
  * Response {"ok": true, "result": ...} or {"ok": false, "error": "...", "traceback": "..."}. */

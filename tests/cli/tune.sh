@@ -28,7 +28,7 @@ if "$tforge" tune "$src/experiments/kernels/matmul/task.json" --backend "replay:
 
 # Planted faults: each is a candidate's status, and the run finishes with the others measured.
 if "$tforge" tune "$src/tests/fixtures/tasks/faulty/task.json" --backend interpret \
-     --strategy exhaustive --budget 10 --timeout 5 --compile-workers 2 --out "$work/faulty" -q \
+     --strategy exhaustive --budget 10 --timeout 10 --compile-workers 2 --out "$work/faulty" -q \
      > "$work/faulty.txt" 2>&1 &&
    json "$work/faulty/result.json" '[h["status"] for h in r["history"]].count("ok") == 2 and len(r["history"]) == 10 and [h["status"] for h in r["history"]].count("timeout") == 2 and [h["status"] for h in r["history"]].count("runtime") == 4 and [h["status"] for h in r["history"]].count("wrong") == 2 and r["workers_replaced"] >= 4'; then ok; else bad "planted faults"; cat "$work/faulty.txt" "$work/faulty/report.md"; fi
 
