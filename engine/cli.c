@@ -30,7 +30,7 @@ static const cli_command cmd_bench_proposer = {
     "bench-proposer", "time the Bayesian-optimisation proposer",
     "usage: tforge bench-proposer [options]\n\nNot built yet in this version.\n", not_built};
 
-static const cli_command *const commands[] = {&cli_cmd_tune, &cli_cmd_replay, &cli_cmd_plugins,
+static const cli_command *const commands[] = {&cli_cmd_tune, &cli_cmd_replay, &cli_cmd_store, &cli_cmd_plugins,
                                               &cmd_bench_proposer};
 enum { N_COMMANDS = sizeof commands / sizeof *commands };
 

@@ -58,6 +58,7 @@ int cli_load_plugins(const cli_common *common, struct tforge_registry **out);
 extern const cli_command cli_cmd_plugins;
 extern const cli_command cli_cmd_replay;
 extern const cli_command cli_cmd_tune;
+extern const cli_command cli_cmd_store;
 
 int tforge_cli_main(int argc, char **argv);
 

@@ -41,6 +41,17 @@ expect 0 'p_within_5pct'                -- replay --cache "$space" --strategy ra
 expect 0 'good-transform'               -- plugins --plugin-dir "$fixtures"
 expect 0 'built for plugin ABI 2\.0'    -- plugins --plugin-dir "$fixtures"
 
+# store: import a recorded space, export it in both formats, and replay what came out
+db=$(mktemp -u).db
+expect 0 'imported 768 configurations'  -- store import "$space" --store "$db"
+expect 0 'exported run 1 \(768'          -- store export --store "$db" --run 1 --out "$db.json.gz"
+expect 0 'exported run 1 \(768'          -- store export --store "$db" --run 1 --out "$db.t4.json" --format t4
+expect 0 '768 configurations \(768 ok\)' -- replay --cache "$db.json.gz" --strategy random --seeds 2
+expect 0 '768 configurations \(768 ok\)' -- replay --cache "$db.t4.json" --strategy random --seeds 2
+expect 2 'run 9 does not exist'         -- store export --store "$db" --run 9 --out "$db.x.json"
+expect 2 'expected import or export'    -- store list --store "$db"
+rm -f "$db" "$db"-* "$db.json.gz" "$db.t4.json"
+
 # --json is one document with the fixtures' plugins and refusals
 "$tforge" plugins --json --plugin-dir "$fixtures" >"$out" 2>"$err"
 if "$python" - "$out" <<'PY'
