@@ -35,6 +35,8 @@ static const char help[] =
     "                     replay:FILE: times recorded in a tuning space (Kernel Tuner cache or\n"
     "                     T4 file) instead of a GPU; add --check to check candidates in the\n"
     "                     interpreter as well\n"
+    "                     compile: compile only (for the GPU there is, else sm_90): which\n"
+    "                     candidates build, their registers, spills and shared memory\n"
     "  --strategy ID      search strategy (default random; see `tforge plugins`)\n"
     "  --option K=V       a setting of the strategy (repeatable)\n"
     "  --budget N         candidates to evaluate, baselines not counted (default 50)\n"
@@ -158,10 +160,13 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         s->backend = TFORGE_BACKEND_CUDA;
     else if (strcmp(s->backend_text, "interpret") == 0)
         s->backend = TFORGE_BACKEND_INTERPRET;
+    else if (strcmp(s->backend_text, "compile") == 0)
+        s->backend = TFORGE_BACKEND_COMPILE;
     else if (strncmp(s->backend_text, "replay:", 7) == 0 && s->backend_text[7])
         s->backend = TFORGE_BACKEND_REPLAY, s->replay_file = s->backend_text + 7;
     else
-        return cli_usage_error(c, "--backend expects cuda, interpret or replay:FILE, not '%s'",
+        return cli_usage_error(c, "--backend expects auto, cuda, interpret, compile or "
+                                  "replay:FILE, not '%s'",
                                s->backend_text);
     if (s->check && s->backend != TFORGE_BACKEND_REPLAY)
         return cli_usage_error(c, "--check goes with --backend replay:FILE");
@@ -406,7 +411,8 @@ static cJSON *result_json(const settings *s, const tforge_task *t, const tforge_
     cJSON_AddStringToObject(r, "task", t->path);
     cJSON_AddStringToObject(r, "kernel", t->kernel);
     cJSON_AddStringToObject(r, "backend", s->backend_text);
-    cJSON_AddBoolToObject(r, "timed", s->backend != TFORGE_BACKEND_INTERPRET);
+    cJSON_AddBoolToObject(r, "timed", s->backend == TFORGE_BACKEND_CUDA ||
+                                          s->backend == TFORGE_BACKEND_REPLAY);
     cJSON_AddStringToObject(r, "strategy", s->strategy);
     cJSON_AddNumberToObject(r, "seed", (double)s->seed);
     cJSON_AddNumberToObject(r, "evaluations", (double)o->n_evals);
@@ -531,7 +537,7 @@ static int run(const cli_command *command, int argc, char **argv)
     to.environment_json = env;
     to.resume = s.resume;
     to.progress = isatty(2) && common.verbosity >= 0;
-    if (s.backend == TFORGE_BACKEND_INTERPRET)
+    if (s.backend == TFORGE_BACKEND_INTERPRET || s.backend == TFORGE_BACKEND_COMPILE)
         to.final_rounds = 0; /* nothing to re-time */
     if (tforge_tune_run(&outcome, reg, task, ev, &to))
         goto failed;
@@ -546,6 +552,7 @@ static int run(const cli_command *command, int argc, char **argv)
         printf("%s: %zu evaluations in %.1f s (%s backend%s)\n", task->kernel, outcome.n_evals,
                outcome.seconds, s.backend_text,
                s.backend == TFORGE_BACKEND_INTERPRET ? ": correctness only, no timing"
+               : s.backend == TFORGE_BACKEND_COMPILE ? ": compiled only, neither run nor timed"
                : s.backend == TFORGE_BACKEND_REPLAY && s.check
                    ? ": times recorded on a GPU, replayed; candidates checked in the interpreter"
                : s.backend == TFORGE_BACKEND_REPLAY ? ": times recorded on a GPU, replayed"
@@ -556,7 +563,7 @@ static int run(const cli_command *command, int argc, char **argv)
         size_t ok = 0;
         for (size_t i = 0; i < outcome.n_evals; i++)
             ok += outcome.evals[i].result.status == TFORGE_STATUS_OK;
-        printf("%zu of %zu evaluations correct; results in %s/\n", ok, outcome.n_evals, dir);
+        printf("%zu of %zu evaluations ok; results in %s/\n", ok, outcome.n_evals, dir);
     }
     goto cleanup;
 failed:

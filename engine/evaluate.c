@@ -25,8 +25,8 @@ struct tforge_evaluator {
 
 const char *tforge_backend_name(tforge_backend backend)
 {
-    static const char *const names[] = {"cuda", "interpret", "replay"};
-    return backend <= TFORGE_BACKEND_REPLAY ? names[backend] : "?";
+    static const char *const names[] = {"cuda", "interpret", "replay", "compile"};
+    return backend <= TFORGE_BACKEND_COMPILE ? names[backend] : "?";
 }
 
 static double now_ms(void)
@@ -75,7 +75,8 @@ int tforge_evaluator_open(tforge_evaluator **out, const tforge_task *task,
     } else {
         rc = tforge_replay_open(&e->replay, o->recording);
     }
-    if (!rc && (o->backend != TFORGE_BACKEND_REPLAY || o->check))
+    if (!rc && (o->backend == TFORGE_BACKEND_CUDA || o->backend == TFORGE_BACKEND_INTERPRET ||
+                o->check))
         rc = start_worker(&e->runner, o->backend == TFORGE_BACKEND_CUDA ? "gpu" : "interpret",
                           o->backend != TFORGE_BACKEND_CUDA);
     if (rc) {
@@ -390,7 +391,7 @@ int tforge_evaluator_run(tforge_evaluator *e, const char *const *configs, size_t
     for (size_t i = 0; i < n; i++) {
         tforge_result *r = &results[i];
         double t0 = now_ms();
-        if (r->status == TFORGE_STATUS_OK && check(e, configs[i], i, r) &&
+        if (r->status == TFORGE_STATUS_OK && e->runner && check(e, configs[i], i, r) &&
             e->o.backend == TFORGE_BACKEND_CUDA)
             time_one(e, configs[i], r);
         /* the batch's compile time is shared: each candidate is charged its part of it */

@@ -4,6 +4,8 @@
  *              on the CPU; no timing, so no value
  *   replay     the value recorded for the config in a recorded space; optionally checked in the
  *              interpreter as well
+ *   compile    compile only (for the GPU there is, else sm_90): which candidates build, with
+ *              what registers, spills and shared memory, and how fast the pool compiles
  * A candidate that fails (does not compile, crashes, hangs, computes wrong) is a result with a
  * status, never an error of the evaluator. */
 #ifndef TFORGE_ENGINE_EVALUATE_H
@@ -15,7 +17,8 @@
 typedef enum tforge_backend {
     TFORGE_BACKEND_CUDA = 0,
     TFORGE_BACKEND_INTERPRET = 1,
-    TFORGE_BACKEND_REPLAY = 2
+    TFORGE_BACKEND_REPLAY = 2,
+    TFORGE_BACKEND_COMPILE = 3
 } tforge_backend;
 
 typedef struct tforge_result {

@@ -318,7 +318,7 @@ int tforge_tune_run(tforge_tune_outcome *out, const tforge_registry *registry,
             told[i] = (tforge_observation){points + (size_t)i * dims, r->status, r->value,
                                            isnan(r->spread) ? 0.0 : r->spread};
             if (r->status == TFORGE_STATUS_OK && isnan(r->value))
-                told[i].value = 1.0; /* interpreter: correct, untimed; all alike */
+                told[i].value = 1.0; /* an untimed backend: every good candidate alike */
         }
         if ((rc = tforge_strategy_tell(strategy, told, got)))
             goto cleanup;
