@@ -117,6 +117,8 @@ static int record(loop *l, const char *key, const tforge_tune_eval *e)
 /* Evaluates (or takes from the resumed run) a batch, records and appends it. */
 static int evaluate(loop *l, char **configs, size_t n, int baseline)
 {
+    if (n == 0)
+        return 0;
     tforge_result *results = calloc(n, sizeof *results);
     if (!results)
         return tforge_error_set(TFORGE_ENOMEM, "out of memory");
