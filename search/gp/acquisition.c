@@ -5,6 +5,8 @@
 
 #include <gsl/gsl_sf_erf.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define LOG_SQRT_2PI 0.91893853320467274178
 
@@ -54,4 +56,56 @@ double tforge_gp_log_ucb(double mean, double sd, double best, double kappa)
     if (t < -30.0)
         return t; /* log(log1p(e^t)) = t + O(e^t) */
     return log(log1p(exp(t)));
+}
+
+int tforge_gp_feasibility_init(tforge_gp_feasibility *f, uint32_t dims, const uint32_t *levels)
+{
+    memset(f, 0, sizeof *f);
+    f->dims = dims;
+    if (!(f->offset = malloc((dims + 1) * sizeof *f->offset)))
+        return TFORGE_PLUGIN_ENOMEM;
+    f->offset[0] = 0;
+    for (uint32_t d = 0; d < dims; d++)
+        f->offset[d + 1] = f->offset[d] + levels[d];
+    f->ok = calloc(f->offset[dims], sizeof *f->ok);
+    f->failed = calloc(f->offset[dims], sizeof *f->failed);
+    if (!f->ok || !f->failed) {
+        tforge_gp_feasibility_dispose(f);
+        return TFORGE_PLUGIN_ENOMEM;
+    }
+    return 0;
+}
+
+void tforge_gp_feasibility_dispose(tforge_gp_feasibility *f)
+{
+    free(f->offset);
+    free(f->ok);
+    free(f->failed);
+    memset(f, 0, sizeof *f);
+}
+
+void tforge_gp_feasibility_add(tforge_gp_feasibility *f, const tforge_level *point, int ok)
+{
+    double *counts = ok ? f->ok : f->failed;
+    for (uint32_t d = 0; d < f->dims; d++)
+        counts[f->offset[d] + point[d]] += 1;
+    if (ok)
+        f->n_ok++;
+    else
+        f->n_failed++;
+}
+
+double tforge_gp_feasibility_log(const tforge_gp_feasibility *f, const tforge_level *point)
+{
+    if (f->n_failed == 0)
+        return 0;
+    /* log odds = log prior odds + sum_d log P(level | ok) / P(level | failed) */
+    double odds = log((f->n_ok + 1.0) / (f->n_failed + 1.0));
+    for (uint32_t d = 0; d < f->dims; d++) {
+        uint32_t i = f->offset[d] + point[d], levels = f->offset[d + 1] - f->offset[d];
+        odds += log((f->ok[i] + 0.5) / (f->n_ok + 0.5 * levels)) -
+                log((f->failed[i] + 0.5) / (f->n_failed + 0.5 * levels));
+    }
+    /* log sigmoid(odds), without overflow either way */
+    return odds > 0 ? -log1p(exp(-odds)) : odds - log1p(exp(odds));
 }

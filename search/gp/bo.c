@@ -7,9 +7,6 @@
 
 enum { ACQ_LOGEI, ACQ_UCB, ACQ_PI };
 
-/* The failure model's lengthscale on every dimension's [0, 1] encoding: local, so that a failure
- * speaks for its neighbourhood and not for the space. */
-#define FEAS_LENGTHSCALE 0.15
 /* Steps of the hill climb on the acquisition in a pooled space. */
 #define LOCAL_STEPS 32
 
@@ -18,8 +15,10 @@ typedef struct bo_state {
     /* options */
     int acquisition, kernel_type, ordinal;
     double initial, refit_every, kappa, prior_beta, pool, fit_max, memory_mb, restarts;
+    double feasible_min;
     /* the models */
-    tforge_gp_kernel kernel, feas_kernel;
+    tforge_gp_kernel kernel;
+    tforge_gp_feasibility feas;
     tforge_gp gp;
     double *theta;
     int fitted, pooled, started;
@@ -30,11 +29,8 @@ typedef struct bo_state {
     double *spread_ok;
     uint32_t n_processed;   /* told observations the models have seen */
     uint32_t n_fit;         /* OK observations at the last refit */
-    uint32_t n_failed;
     double log_mean, log_scale, best_z;
-    /* per candidate: feasibility sums and whether it has been seen */
-    double *s_ok, *s_all;
-    uint8_t *seen;
+    uint8_t *seen; /* per candidate: seen already */
     /* the initial design */
     tforge_level *design;
     uint32_t n_design, next_design;
@@ -63,14 +59,12 @@ static void bo_destroy(void *state)
         return;
     tforge_gp_dispose(&s->gp);
     tforge_gp_kernel_dispose(&s->kernel);
-    tforge_gp_kernel_dispose(&s->feas_kernel);
+    tforge_gp_feasibility_dispose(&s->feas);
     free(s->theta);
     free(s->told);
     free(s->ok);
     free(s->spread_told);
     free(s->spread_ok);
-    free(s->s_ok);
-    free(s->s_all);
     free(s->seen);
     free(s->design);
     free(s->log_prior);
@@ -102,7 +96,8 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
         {"initial", &s->initial, -1, 1000, 1},      {"refit_every", &s->refit_every, 0, 1e6, 1},
         {"kappa", &s->kappa, 0, 100, 0},            {"prior_beta", &s->prior_beta, 0, 1e6, 0},
         {"pool", &s->pool, 16, 1e7, 1},             {"fit_max", &s->fit_max, 8, 4096, 1},
-        {"memory_mb", &s->memory_mb, 1, 1e6, 0},    {"restarts", &s->restarts, 0, 64, 1}};
+        {"memory_mb", &s->memory_mb, 1, 1e6, 0},    {"restarts", &s->restarts, 0, 64, 1},
+        {"feasible_min", &s->feasible_min, 0, 1, 0}};
     const size_t n_choices = sizeof choices / sizeof *choices;
     const size_t n_numbers = sizeof numbers / sizeof *numbers;
     for (uint32_t i = 0; i < args->n_options; i++) {
@@ -133,7 +128,7 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
         if (!o)
             return bo_error(s, TFORGE_PLUGIN_EINPUT, "unknown option '%s' (known: acquisition, "
                             "kernel, ordinal, initial, refit_every, kappa, prior_beta, pool, "
-                            "fit_max, memory_mb, restarts)", key);
+                            "fit_max, memory_mb, restarts, feasible_min)", key);
         char *end;
         double v = strtod(text, &end);
         if (end == text || *end || !isfinite(v) || v < o->min || v > o->max ||
@@ -162,6 +157,7 @@ static int bo_create(void **state, const tforge_strategy_args *args)
     s->fit_max = 128;
     s->memory_mb = 128;
     s->restarts = 2;
+    s->feasible_min = 0.5;
     if ((rc = parse_options(s, args)))
         goto fail;
     if (s->initial < 0) {
@@ -171,7 +167,7 @@ static int bo_create(void **state, const tforge_strategy_args *args)
             s->initial = 20;
     }
     if (tforge_gp_kernel_init(&s->kernel, b->space, s->kernel_type, s->ordinal) ||
-        tforge_gp_kernel_init(&s->feas_kernel, b->space, s->kernel_type, s->ordinal))
+        tforge_gp_feasibility_init(&s->feas, b->dims, b->levels))
         goto nomem;
     tforge_gp_init(&s->gp, &s->kernel);
     s->theta = malloc((b->dims + 2) * sizeof *s->theta);
@@ -181,9 +177,6 @@ static int bo_create(void **state, const tforge_strategy_args *args)
         goto nomem;
     tforge_gp_theta_prior(s->theta, b->dims);
     tforge_gp_kernel_set(&s->kernel, s->kernel.ls);
-    for (uint32_t d = 0; d < b->dims; d++)
-        s->feas_kernel.ls[d] = FEAS_LENGTHSCALE;
-    tforge_gp_kernel_set(&s->feas_kernel, s->feas_kernel.ls);
     return 0;
 nomem:
     rc = bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory");
@@ -287,43 +280,7 @@ static double log_value(double value)
     return log(value > 1e-300 ? value : 1e-300);
 }
 
-/* Adds observation `id` to the failure model's sums of every candidate from `from` on. */
-static void feas_add(bo_state *s, uint32_t id, size_t from)
-{
-    const strat_archive *a = &s->base.archive;
-    const tforge_level *x = strat_point(a, id);
-    int ok = a->states[id] == STRAT_OK;
-    for (size_t j = from; j < s->gp.nc; j++) {
-        double w = tforge_gp_kernel_eval(&s->feas_kernel, x, s->gp.c + j * s->base.dims);
-        s->s_all[j] += w;
-        if (ok)
-            s->s_ok[j] += w;
-    }
-}
-
-/* log P(feasible) of a point with kernel sums (ok, all): a kernel-weighted rate, shrunk to the
- * space's observed rate where there is little evidence. 0 before any failure. */
-static double feas_log(const bo_state *s, double ok, double all)
-{
-    if (s->n_failed == 0)
-        return 0;
-    double rate = (s->n_ok + 1.0) / (s->n_told + 2.0);
-    return log((rate + ok) / (1.0 + all));
-}
-
-static void feas_sums(const bo_state *s, const tforge_level *point, double *ok, double *all)
-{
-    const strat_archive *a = &s->base.archive;
-    *ok = *all = 0;
-    for (uint32_t i = 0; i < s->n_processed; i++) {
-        double w = tforge_gp_kernel_eval(&s->feas_kernel, strat_point(a, s->told[i]), point);
-        *all += w;
-        if (a->states[s->told[i]] == STRAT_OK)
-            *ok += w;
-    }
-}
-
-/* Replaces the candidates (with a reserve for the hill climb's points) and their sums. */
+/* Replaces the candidates (with a reserve for the hill climb's points). */
 static int set_candidates(bo_state *s, const tforge_level *points, size_t n, size_t extra)
 {
     void *p;
@@ -331,20 +288,10 @@ static int set_candidates(bo_state *s, const tforge_level *points, size_t n, siz
     if (rc)
         return bo_error(s, rc, "out of memory for %zu candidates", n + extra);
     size_t cap = n + extra ? n + extra : 1;
-    if (!(p = realloc(s->s_ok, cap * sizeof *s->s_ok)))
-        return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory");
-    s->s_ok = p;
-    if (!(p = realloc(s->s_all, cap * sizeof *s->s_all)))
-        return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory");
-    s->s_all = p;
     if (!(p = realloc(s->seen, cap)))
         return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory");
     s->seen = p;
-    memset(s->s_ok, 0, cap * sizeof *s->s_ok);
-    memset(s->s_all, 0, cap * sizeof *s->s_all);
     memset(s->seen, 0, cap);
-    for (uint32_t i = 0; i < s->n_processed; i++)
-        feas_add(s, s->told[i], 0);
     return 0;
 }
 
@@ -570,11 +517,8 @@ static int update(bo_state *s)
         if (a->states[id] == STRAT_OK) {
             s->spread_ok[s->n_ok] = s->spread_told[i];
             s->ok[s->n_ok++] = id;
-        } else {
-            s->n_failed++;
         }
-        if (s->fitted)
-            feas_add(s, id, 0);
+        tforge_gp_feasibility_add(&s->feas, strat_point(a, id), a->states[id] == STRAT_OK);
     }
     if (s->n_ok == 0)
         return 0;
@@ -597,7 +541,7 @@ static int update(bo_state *s)
 
 /* The log acquisition of a point: the chosen criterion, plus log P(feasible), plus the prior's
  * log weight times beta / n (piBO: a prior that is wrong fades as observations come). */
-static double score(const bo_state *s, double mean, double var, double ok, double all,
+static double score(const bo_state *s, double mean, double var, const tforge_level *point,
                     uint64_t index)
 {
     double floor = 1e-12 * s->gp.sf2, sd = sqrt(var > floor ? var : floor), v;
@@ -607,7 +551,11 @@ static double score(const bo_state *s, double mean, double var, double ok, doubl
         v = tforge_gp_log_pi(mean, sd, s->best_z);
     else
         v = tforge_gp_log_ei(mean, sd, s->best_z);
-    v += feas_log(s, ok, all);
+    /* Times P(feasible); and a point more likely to fail than not comes after every other: its
+     * unexplored surroundings would otherwise keep a high EI for ever, since failures carry no
+     * value into the GP. */
+    double log_feasible = tforge_gp_feasibility_log(&s->feas, point);
+    v += log_feasible + (log_feasible < log(s->feasible_min) ? -1e6 : 0);
     if (s->log_prior && index != TFORGE_NO_INDEX)
         v += s->prior_beta / s->n_ok * s->log_prior[index];
     return v;
@@ -624,11 +572,10 @@ static uint64_t candidate_index(const bo_state *s, size_t j)
 static double point_score(bo_state *s, const tforge_level *point)
 {
     const strat_base *b = &s->base;
-    double mean, var, ok, all;
+    double mean, var;
     tforge_gp_predict(&s->gp, point, &mean, &var);
-    feas_sums(s, point, &ok, &all);
     uint64_t index = s->log_prior ? b->space->index_of(b->context, point) : TFORGE_NO_INDEX;
-    return score(s, mean, var, ok, all, index);
+    return score(s, mean, var, point, index);
 }
 
 /* The best candidate never seen into `out`; in a pooled space, then improved by a hill climb
@@ -645,7 +592,7 @@ static int choose(bo_state *s, tforge_level *out)
         for (size_t j = 0; j < gp->nc; j++) {
             if (s->seen[j])
                 continue;
-            double v = score(s, gp->mean[j], gp->var[j], s->s_ok[j], s->s_all[j],
+            double v = score(s, gp->mean[j], gp->var[j], gp->c + j * b->dims,
                              s->log_prior ? candidate_index(s, j) : TFORGE_NO_INDEX);
             if (best == SIZE_MAX || v > best_v) {
                 best = j;

@@ -127,4 +127,24 @@ double tforge_gp_log_pi(double mean, double sd, double best);
 /* log softplus(best - mean + kappa sd): an optimistic improvement, positive, in log space. */
 double tforge_gp_log_ucb(double mean, double sd, double best, double kappa);
 
+
+/* ---- the failure model ---- */
+
+/* A naive Bayes classifier of OK against failed evaluations over the levels of each dimension
+ * (after BaCO's idea of a feasibility classifier multiplied into the acquisition): cheap, and
+ * exact for the limits that fail kernels most (a tile or a stage count beyond some level).
+ * Counts are smoothed by half an observation a level. */
+typedef struct tforge_gp_feasibility {
+    uint32_t dims;
+    uint32_t *offset; /* per dimension, into the counts; dims + 1 entries */
+    double *ok, *failed;
+    uint32_t n_ok, n_failed;
+} tforge_gp_feasibility;
+
+int tforge_gp_feasibility_init(tforge_gp_feasibility *f, uint32_t dims, const uint32_t *levels);
+void tforge_gp_feasibility_dispose(tforge_gp_feasibility *f);
+void tforge_gp_feasibility_add(tforge_gp_feasibility *f, const tforge_level *point, int ok);
+/* log P(feasible | point); 0 before the first failure. */
+double tforge_gp_feasibility_log(const tforge_gp_feasibility *f, const tforge_level *point);
+
 #endif
