@@ -49,7 +49,8 @@ static void destroy(void *opaque)
     free(opaque);
 }
 
-static const tforge_strategy_interface interface = {sizeof interface, create, ask, tell, destroy};
+static const tforge_strategy_interface interface = {sizeof interface, create, ask, tell, destroy,
+                                                    NULL};
 
 static const tforge_plugin_descriptor descriptor = {
     TFORGE_PLUGIN_STRATEGY, "hello", "1.0.0", "proposes the valid points in order (example)",

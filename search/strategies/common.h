@@ -555,7 +555,7 @@ static inline int strat_move(const strat_base *b, const tforge_level *from, uint
 /* Defines the interface, its descriptor and the exported entry of a one-strategy module. */
 #define STRAT_PLUGIN(id, description, create, ask, tell, destroy)                              \
     static const tforge_strategy_interface strat_interface = {                                 \
-        sizeof(tforge_strategy_interface), create, ask, tell, destroy};                        \
+        sizeof(tforge_strategy_interface), create, ask, tell, destroy, NULL};                  \
     static const tforge_plugin_descriptor strat_descriptor = {                                 \
         TFORGE_PLUGIN_STRATEGY, id,          STRAT_VERSION, description,                       \
         TFORGE_STRATEGY_INTERFACE_ID, &strat_interface};                                       \

@@ -58,7 +58,8 @@ _Static_assert(offsetof(tforge_strategy_interface, create) == 8, "strategy.creat
 _Static_assert(offsetof(tforge_strategy_interface, ask) == 16, "strategy.ask");
 _Static_assert(offsetof(tforge_strategy_interface, tell) == 24, "strategy.tell");
 _Static_assert(offsetof(tforge_strategy_interface, destroy) == 32, "strategy.destroy");
-_Static_assert(sizeof(tforge_strategy_interface) == 40, "strategy size");
+_Static_assert(offsetof(tforge_strategy_interface, set_prior) == 40, "strategy.set_prior");
+_Static_assert(sizeof(tforge_strategy_interface) == 48, "strategy size");
 #endif
 
 /* The enumerations are part of the ABI too: their numbers travel in uint32_t fields. */

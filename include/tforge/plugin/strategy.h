@@ -89,6 +89,12 @@ typedef struct tforge_strategy_interface {
     /* Reports evaluations of points it proposed, in any order. */
     int (*tell)(void *state, const tforge_observation *observations, uint32_t n);
     void (*destroy)(void *state);
+    /* Optional (NULL for strategies that ignore priors; a host checks struct_size first): a
+     * prior belief about where the good points are, as one natural-log weight per enumerated
+     * point (`n` == the view's count; -inf allowed, NaN not; only differences matter). Copied
+     * before the call returns; a later call replaces it. Call it before the first ask.
+     * Strategies that use it should let the data overrule it (piBO's decaying exponent). */
+    int (*set_prior)(void *state, const double *log_weight, uint64_t n);
 } tforge_strategy_interface;
 
 #ifdef __cplusplus

@@ -1,0 +1,147 @@
+/* tforge-bench-proposer: how long the "bo" strategy takes to decide, on synthetic spaces.
+ *
+ * For each N (valid points, about), n (observations) and d (dimensions): a grid space of d
+ * ranges whose product of levels is close to N, a smooth synthetic objective, n random points
+ * told to a fresh strategy, then
+ *   refit:    the first ask (a full refit: standardisation, MAP-II hyperparameters, candidates,
+ *             factorisation) minus the median proposal;
+ *   proposal: the median of 5 asks of one point, each after telling one more observation (the
+ *             bordered Cholesky update of the model, and the acquisition's search);
+ *   peak:     the process's maximum resident set (each case runs in its own process).
+ * Numbers are printed; nothing is asserted. Usage: tforge-bench-proposer [--quick] */
+#include "tforge/space.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern const tforge_plugin_module tforge_static_bo;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static double objective(const tforge_level *x, const uint32_t *levels, uint32_t dims)
+{
+    double sum = 0, all = 0;
+    for (uint32_t d = 0; d < dims; d++) {
+        double e = levels[d] > 1 ? (double)x[d] / (levels[d] - 1) : 0;
+        double c = 0.2 + 0.6 * (d % 3) / 2.0;
+        sum += (1.0 + d % 4) * (e - c) * (e - c);
+        all += e;
+    }
+    return 1.0 + sum + 0.1 * sin(3.0 * all);
+}
+
+static int compare(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int run_case(uint64_t target, uint32_t n, uint32_t dims)
+{
+    uint32_t levels[16];
+    uint64_t product = 1;
+    uint32_t base = (uint32_t)floor(pow((double)target, 1.0 / dims));
+    for (uint32_t d = 0; d < dims; d++) {
+        levels[d] = base < 2 ? 2 : base;
+        product *= levels[d];
+    }
+    for (uint32_t d = 0; d < dims && product / levels[d] * (levels[d] + 1) <= target * 11 / 10;
+         d++) {
+        product = product / levels[d] * (levels[d] + 1);
+        levels[d]++;
+    }
+    tforge_space *space;
+    if (tforge_space_new(&space))
+        return 1;
+    for (uint32_t d = 0; d < dims; d++) {
+        char name[8];
+        snprintf(name, sizeof name, "p%u", d);
+        tforge_space_add_range(space, name, 0, levels[d] - 1, 1);
+    }
+    if (tforge_space_build(space, NULL)) {
+        fprintf(stderr, "cannot build the space\n");
+        return 1;
+    }
+    tforge_space_view view = tforge_space_get_view(space);
+    const tforge_strategy_interface *it = tforge_static_bo.get(0)->interface;
+    tforge_static_bo.init(NULL, NULL);
+    const char *keys[] = {"initial"}, *values[] = {"1"};
+    tforge_strategy_args args = {sizeof args, NULL, &view, 1, n + 16, 1, keys, values};
+    void *s;
+    if (it->create(&s, &args))
+        return 1;
+    tforge_rng rng;
+    tforge_rng_seed(&rng, 99);
+    tforge_level *x = malloc((size_t)(n + 8) * dims * sizeof *x);
+    tforge_observation o = {NULL, TFORGE_STATUS_OK, 0, 0.01};
+    for (uint32_t i = 0; i < n; i++) {
+        tforge_level *p = x + (size_t)i * dims;
+        do
+            tforge_space_sample(p, space, &rng);
+        while (tforge_space_index_of(space, p) == TFORGE_NO_INDEX);
+        o.point = p;
+        o.value = objective(p, levels, dims);
+        it->tell(s, &o, 1); /* a repeat is ignored: fine for timing */
+    }
+    tforge_level *out = malloc(dims * sizeof *out);
+    uint32_t got;
+    double t0 = now();
+    it->ask(s, 1, out, &got);
+    double first = now() - t0, times[5];
+    for (int r = 0; r < 5; r++) {
+        o.point = out;
+        o.value = objective(out, levels, dims);
+        it->tell(s, &o, 1);
+        t0 = now();
+        it->ask(s, 1, out, &got);
+        times[r] = now() - t0;
+    }
+    qsort(times, 5, sizeof *times, compare);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("| %8llu | %4u | %2u | %9.1f | %9.1f | %7.0f |\n",
+           (unsigned long long)tforge_space_count(space), n, dims, 1e3 * times[2],
+           1e3 * (first - times[2]), ru.ru_maxrss / 1024.0);
+    fflush(stdout);
+    it->destroy(s);
+    free(out);
+    free(x);
+    tforge_space_free(space);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    const uint64_t sizes[] = {10000, 100000, 1000000};
+    const uint32_t observations[] = {50, 200, 500}, dims[] = {4, 8, 12};
+    printf("| N valid  |    n |  d | proposal ms | refit ms | peak MB |\n"
+           "|---------:|-----:|---:|----------:|---------:|--------:|\n");
+    fflush(stdout);
+    for (size_t a = 0; a < 3; a++)
+        for (size_t b = 0; b < 3; b++)
+            for (size_t c = 0; c < 3; c++) {
+                if (quick && !(a == 1 && b == 1 && c == 1))
+                    continue;
+                pid_t pid = fork();
+                if (pid == 0)
+                    _exit(run_case(sizes[a], observations[b], dims[c]));
+                int status;
+                waitpid(pid, &status, 0);
+                if (!WIFEXITED(status) || WEXITSTATUS(status))
+                    printf("| %8llu | %4u | %2u | failed |\n", (unsigned long long)sizes[a],
+                           observations[b], dims[c]);
+            }
+    return 0;
+}

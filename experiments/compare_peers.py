@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Compare tforge's strategies with peers (Optuna TPE, Optuna GPSampler, Kernel Tuner's
+bayes_opt, scikit-optimize) on recorded tuning spaces, with the same seeds, budgets and score.
+
+Ours run through `tforge replay --json`. The peers run here against the same recorded values:
+each asks for a configuration (parameters as level indices, strings as categories), a
+configuration missing from the recording (invalid) or already evaluated is told back without
+counting as an evaluation (our strategies never propose either), a recorded failure counts as an
+evaluation without a value. A run that stops early (more than 20 x budget uncounted suggestions)
+keeps its last best, as `tforge replay` does for a strategy that runs out. Every trace runs to
+the same budget as ours (max(--budget, random search's 96% cut-off)) and is scored by a port of
+include/tforge/score.h, checked against tforge's own score of its traces (printed).
+
+Usage: experiments/.venv-peers/bin/python experiments/compare_peers.py [--seeds 50]
+       [--budget 20] [--peers tpe,gp,kt,skopt] [FILES...]
+Writes experiments/results/peers_<budget>.md."""
+import argparse
+import ast
+import gzip
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OURS = "bo,random,annealing,genetic,coordinate,pattern"
+
+
+# ---- the recorded space ----
+
+def load(path):
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+        doc = json.load(f)
+    params = doc["tune_params"]
+    if isinstance(params, str):
+        params = ast.literal_eval(params)
+    names = doc.get("tune_params_keys") or list(params)
+    values = {}
+    for entry in doc["cache"].values():
+        key = tuple(params[n].index(entry[n]) for n in names)
+        t = entry.get("time")
+        ok = isinstance(t, (int, float)) and math.isfinite(t) and \
+            entry.get("tforge_status", "ok") == "ok"
+        values[key] = float(t) if ok else None
+    return doc, names, params, values
+
+
+# ---- the score, ported from include/tforge/score.h ----
+
+def random_curve(sorted_ok, n, budget):
+    vm, v1 = sorted_ok[-1], sorted_ok[0]
+    out = []
+    for b in range(1, budget + 1):
+        total, q = v1, 1.0
+        for i in range(1, len(sorted_ok)):
+            q *= (n - b - i + 1) / (n - i + 1)
+            if q <= 0:
+                break
+            total += (sorted_ok[i] - sorted_ok[i - 1]) * q
+            if q * (vm - sorted_ok[i]) < 1e-17 * abs(vm):
+                break
+        out.append(total)
+    return out
+
+
+def median(xs):
+    s = sorted(xs)
+    k = len(s)
+    return s[k // 2] if k % 2 else 0.5 * (s[k // 2 - 1] + s[k // 2])
+
+
+def score(traces, values, budget):
+    ok = sorted(v for v in values.values() if v is not None)
+    n, opt, worst, med = len(values), ok[0], ok[-1], median(ok)
+    run_budget = len(traces[0])
+    rand = random_curve(ok, n, run_budget)
+    eps = 1e-12 * (worst - opt)
+    cut = []
+    for p in (0.5, 0.96):
+        target = opt + (1 - p) * (med - opt)
+        cut.append(next(b + 1 for b, f in enumerate(rand) if f <= target + eps))
+    filled = [[worst if (x is None or math.isnan(x)) else x for x in t] for t in traces]
+    mean = [sum(t[b] for t in filled) / len(filled) for b in range(run_budget)]
+    s = [(mean[b] - rand[b]) / (opt - rand[b]) for b in range(run_budget)
+         if cut[0] - 1 <= b <= cut[1] - 1 and abs(rand[b] - opt) > eps]
+    at = [t[budget - 1] for t in filled]
+    return {"score": sum(s) / len(s) if s else float("nan"),
+            "p_within_5pct": sum(x <= 1.05 * opt for x in at) / len(at),
+            "median_best_over_opt": median(at) / opt, "cutoffs": cut}
+
+
+def run_budget_for(values, budget):
+    ok = sorted(v for v in values.values() if v is not None)
+    rand = random_curve(ok, len(values), len(values))
+    target = ok[0] + 0.04 * (median(ok) - ok[0])
+    end = next(b + 1 for b, f in enumerate(rand) if f <= target + 1e-12 * (ok[-1] - ok[0]))
+    return max(budget, end)
+
+
+# ---- the peers ----
+
+class Run:
+    """Counts evaluations of one peer's run and keeps its best-so-far trace."""
+
+    def __init__(self, values, budget):
+        self.values, self.budget = values, budget
+        self.seen, self.trace, self.best, self.asked = {}, [], float("nan"), 0
+
+    def done(self):
+        return len(self.trace) >= self.budget or self.asked > 20 * self.budget + 100
+
+    def evaluate(self, key):
+        """(counted, value): value None for an invalid or failed configuration."""
+        self.asked += 1
+        if key not in self.values:
+            return False, None
+        if key in self.seen:
+            return False, self.seen[key]
+        v = self.values[key]
+        self.seen[key] = v
+        if v is not None and not v >= self.best:
+            self.best = v
+        self.trace.append(self.best)
+        return True, v
+
+    def result(self):
+        last = self.trace[-1] if self.trace else float("nan")
+        return self.trace + [last] * (self.budget - len(self.trace))
+
+
+def run_optuna(kind, names, params, values, budget, seed):
+    import optuna
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = optuna.samplers.TPESampler(seed=seed) if kind == "tpe" else \
+        optuna.samplers.GPSampler(seed=seed)
+    study = optuna.create_study(sampler=sampler)
+    run = Run(values, budget)
+    numeric = {n: all(isinstance(v, (int, float)) for v in params[n]) for n in names}
+    while not run.done():
+        trial = study.ask()
+        key = tuple(trial.suggest_int(n, 0, len(params[n]) - 1) if numeric[n] else
+                    params[n].index(trial.suggest_categorical(n, params[n])) for n in names)
+        _, v = run.evaluate(key)
+        if v is None:
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        else:
+            study.tell(trial, math.log(v))
+    return run.result()
+
+
+def run_skopt(names, params, values, budget, seed):
+    import skopt
+    space = [skopt.space.Integer(0, len(params[n]) - 1, name=n) for n in names]
+    opt = skopt.Optimizer(space, base_estimator="GP", random_state=seed, n_initial_points=10)
+    run = Run(values, budget)
+    worst = math.log(max(v for v in values.values() if v is not None))
+    while not run.done():
+        x = opt.ask()
+        _, v = run.evaluate(tuple(int(i) for i in x))
+        opt.tell(x, worst if v is None else math.log(v))  # skopt has no failed state
+    return run.result()
+
+
+def run_kt(path, doc, names, params, values, budget, seed):
+    import numpy as np
+    import kernel_tuner
+    np.random.seed(seed)
+    valid = {tuple(params[n][i] for n, i in zip(names, k)) for k in values}
+
+    def recorded(p):  # in a list, Kernel Tuner passes each restriction a dict
+        return tuple(p[n] for n in names) in valid
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(doc, f)
+        cache = f.name
+    try:
+        results, _ = kernel_tuner.tune_kernel(
+            doc["kernel_name"], "__global__ void k() {}", doc.get("problem_size", [1]), [],
+            params, restrictions=[recorded],
+            simulation_mode=True, cache=cache, strategy="bayes_opt",
+            strategy_options={"max_fevals": budget}, verbose=False, quiet=True)
+    finally:
+        os.unlink(cache)
+    run = Run(values, budget)
+    for r in results:
+        run.evaluate(tuple(params[n].index(r[n]) for n in names))
+    return run.result()
+
+
+# ---- ours ----
+
+def run_ours(path, budget, seeds):
+    out = subprocess.run([os.path.join(ROOT, "build/bin/tforge"), "replay", "--cache", path,
+                          "--strategy", OURS, "--budget", str(budget), "--seeds", str(seeds),
+                          "--json"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", type=int, default=50)
+    ap.add_argument("--budget", type=int, default=20)
+    ap.add_argument("--peers", default="tpe,gp,kt,skopt")
+    ap.add_argument("files", nargs="*")
+    a = ap.parse_args()
+    files = a.files or sorted(
+        [os.path.join(ROOT, "experiments/data/h200", f)
+         for f in os.listdir(os.path.join(ROOT, "experiments/data/h200"))] +
+        [os.path.join(ROOT, "../shared/data/ktcache", f)
+         for f in os.listdir(os.path.join(ROOT, "../shared/data/ktcache"))
+         if f.endswith(".json.gz")])
+    peers = [p for p in a.peers.split(",") if p]
+    rows = []
+    for path in files:
+        doc, names, params, values = load(path)
+        budget_run = run_budget_for(values, a.budget)
+        ours = run_ours(path, a.budget, a.seeds)
+        assert ours["run_budget"] == budget_run, (ours["run_budget"], budget_run)
+        table = {}
+        for s in ours["strategies"]:
+            mine = score([[float("nan") if x is None else x for x in t] for t in s["traces"]],
+                         values, a.budget)
+            print(f"{os.path.basename(path)} {s['strategy']}: tforge {s['score']:.4f}, "
+                  f"port {mine['score']:.4f}", file=sys.stderr)
+            table[s["strategy"]] = (s["score"], s["p_within_5pct"], s["median_best_over_opt"],
+                                    s["seconds"])
+        for p in peers:
+            t0 = time.time()
+            try:
+                traces = []
+                for seed in range(1, a.seeds + 1):
+                    if p in ("tpe", "gp"):
+                        traces.append(run_optuna(p, names, params, values, budget_run, seed))
+                    elif p == "skopt":
+                        traces.append(run_skopt(names, params, values, budget_run, seed))
+                    elif p == "kt":
+                        traces.append(run_kt(path, doc, names, params, values, budget_run,
+                                             seed))
+                r = score(traces, values, a.budget)
+                table["peer:" + p] = (r["score"], r["p_within_5pct"], r["median_best_over_opt"],
+                                      time.time() - t0)
+            except Exception as e:  # a peer that cannot run is reported, not hidden
+                table["peer:" + p] = (float("nan"), float("nan"), float("nan"),
+                                      f"failed: {type(e).__name__}: {str(e)[:80]}")
+            print(f"{os.path.basename(path)} {p}: {table['peer:' + p]}", file=sys.stderr)
+        rows.append((os.path.basename(path), len(values), budget_run, table))
+    os.makedirs(os.path.join(ROOT, "experiments/results"), exist_ok=True)
+    out = os.path.join(ROOT, f"experiments/results/peers_{a.budget}.md")
+    with open(out, "w") as f:
+        f.write(f"# Strategies and peers: score (p within 5% / median best/opt at {a.budget})\n\n"
+                f"{a.seeds} seeds (1..{a.seeds}); each run to max({a.budget}, random search's "
+                "96% cut-off); methodology score as in include/tforge/score.h. Written by "
+                "experiments/compare_peers.py.\n\n")
+        names = list(rows[0][3])
+        f.write("| space | N | run budget | " + " | ".join(names) + " |\n")
+        f.write("|---|---:|---:|" + "---:|" * len(names) + "\n")
+        for name, n, b, table in rows:
+            cells = []
+            for k in names:
+                sc, p5, med, sec = table.get(k, (float("nan"),) * 4)
+                cells.append(f"**{sc:.3f}** ({p5:.2f} / {med:.3f})" if not isinstance(sec, str)
+                             else str(sec))
+            f.write(f"| {name} | {n} | {b} | " + " | ".join(cells) + " |\n")
+    print(out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,778 @@
+/* "bo": Bayesian optimisation with a Gaussian process on log(value). See README.md for the
+ * method and the options. */
+#include "../strategies/common.h"
+#include "gp.h"
+
+#include <gsl/gsl_errno.h>
+
+enum { ACQ_LOGEI, ACQ_UCB, ACQ_PI };
+
+/* Steps of the hill climb on the acquisition in a pooled space. */
+#define LOCAL_STEPS 32
+
+typedef struct bo_state {
+    strat_base base;
+    /* options */
+    int acquisition, kernel_type, ordinal;
+    double initial, refit_every, kappa, prior_beta, pool, fit_max, memory_mb, restarts;
+    double feasible_min;
+    /* the models */
+    tforge_gp_kernel kernel;
+    tforge_gp_feasibility feas;
+    tforge_gp gp;
+    double *theta;
+    int fitted, pooled, started;
+    /* observations, as archive ids, in the order told */
+    uint32_t *told, n_told, cap_told;
+    double *spread_told;    /* the spread told with each */
+    uint32_t *ok, n_ok;     /* the OK ones among them (cap_told) */
+    double *spread_ok;
+    uint32_t n_processed;   /* told observations the models have seen */
+    uint32_t n_fit;         /* OK observations at the last refit */
+    double log_mean, log_scale, best_z;
+    uint8_t *seen; /* per candidate: seen already */
+    /* the initial design */
+    tforge_level *design;
+    uint32_t n_design, next_design;
+    /* the piBO prior: a log weight per enumerated point */
+    double *log_prior;
+    /* scratch */
+    tforge_level *x_ok, *nb, *best_nb;
+    double *z_ok;
+    uint32_t *pending;
+} bo_state;
+
+static int bo_error(const bo_state *s, int code, const char *format, ...) STRAT_PRINTF(3, 4);
+static int bo_error(const bo_state *s, int code, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    code = strat_verror(s->base.host, "bo", code, format, ap);
+    va_end(ap);
+    return code;
+}
+
+static void bo_destroy(void *state)
+{
+    bo_state *s = state;
+    if (!s)
+        return;
+    tforge_gp_dispose(&s->gp);
+    tforge_gp_kernel_dispose(&s->kernel);
+    tforge_gp_feasibility_dispose(&s->feas);
+    free(s->theta);
+    free(s->told);
+    free(s->ok);
+    free(s->spread_told);
+    free(s->spread_ok);
+    free(s->seen);
+    free(s->design);
+    free(s->log_prior);
+    free(s->x_ok);
+    free(s->nb);
+    free(s->best_nb);
+    free(s->z_ok);
+    free(s->pending);
+    strat_destroy(&s->base);
+}
+
+/* ---- options ---- */
+
+typedef struct choice_option {
+    const char *key;
+    int *value;
+    const char *const *names; /* NULL-terminated */
+} choice_option;
+
+static int parse_options(bo_state *s, const tforge_strategy_args *args)
+{
+    static const char *const acquisitions[] = {"logei", "ucb", "pi", NULL};
+    static const char *const kernels[] = {"matern52", "se", NULL};
+    static const char *const ordinals[] = {"rank", "log2", NULL};
+    const choice_option choices[] = {{"acquisition", &s->acquisition, acquisitions},
+                                     {"kernel", &s->kernel_type, kernels},
+                                     {"ordinal", &s->ordinal, ordinals}};
+    const strat_option numbers[] = {
+        {"initial", &s->initial, -1, 1000, 1},      {"refit_every", &s->refit_every, 0, 1e6, 1},
+        {"kappa", &s->kappa, 0, 100, 0},            {"prior_beta", &s->prior_beta, 0, 1e6, 0},
+        {"pool", &s->pool, 16, 1e7, 1},             {"fit_max", &s->fit_max, 8, 4096, 1},
+        {"memory_mb", &s->memory_mb, 1, 1e6, 0},    {"restarts", &s->restarts, 0, 64, 1},
+        {"feasible_min", &s->feasible_min, 0, 1, 0}};
+    const size_t n_choices = sizeof choices / sizeof *choices;
+    const size_t n_numbers = sizeof numbers / sizeof *numbers;
+    for (uint32_t i = 0; i < args->n_options; i++) {
+        const char *key = args->option_keys[i], *text = args->option_values[i];
+        if (!key || !text)
+            return bo_error(s, TFORGE_PLUGIN_EINPUT, "option %u has no key or no value", i);
+        const choice_option *c = NULL;
+        for (size_t j = 0; j < n_choices && !c; j++)
+            if (strcmp(choices[j].key, key) == 0)
+                c = &choices[j];
+        if (c) {
+            int found = -1;
+            for (int j = 0; c->names[j] && found < 0; j++)
+                if (strcmp(c->names[j], text) == 0)
+                    found = j;
+            if (found < 0)
+                return bo_error(s, TFORGE_PLUGIN_EINPUT, "option '%s' is '%s', expected one of "
+                                "%s%s%s%s%s", key, text, c->names[0], c->names[1] ? ", " : "",
+                                c->names[1] ? c->names[1] : "", c->names[1] && c->names[2] ?
+                                ", " : "", c->names[1] && c->names[2] ? c->names[2] : "");
+            *c->value = found;
+            continue;
+        }
+        const strat_option *o = NULL;
+        for (size_t j = 0; j < n_numbers && !o; j++)
+            if (strcmp(numbers[j].key, key) == 0)
+                o = &numbers[j];
+        if (!o)
+            return bo_error(s, TFORGE_PLUGIN_EINPUT, "unknown option '%s' (known: acquisition, "
+                            "kernel, ordinal, initial, refit_every, kappa, prior_beta, pool, "
+                            "fit_max, memory_mb, restarts, feasible_min)", key);
+        char *end;
+        double v = strtod(text, &end);
+        if (end == text || *end || !isfinite(v) || v < o->min || v > o->max ||
+            (o->integer && v != floor(v)))
+            return bo_error(s, TFORGE_PLUGIN_EINPUT, "option '%s' is '%s', expected %s in "
+                            "[%g, %g]", key, text, o->integer ? "an integer" : "a number",
+                            o->min, o->max);
+        *o->value = v;
+    }
+    return 0;
+}
+
+/* ---- creation ---- */
+
+static int bo_create(void **state, const tforge_strategy_args *args)
+{
+    int rc = strat_create(state, sizeof(bo_state), "bo", args);
+    if (rc)
+        return rc;
+    bo_state *s = *state;
+    strat_base *b = &s->base;
+    s->initial = -1; /* automatic */
+    s->kappa = 2.0;
+    s->prior_beta = 10.0;
+    s->pool = 4096;
+    s->fit_max = 128;
+    s->memory_mb = 128;
+    s->restarts = 2;
+    s->feasible_min = 0.5;
+    if ((rc = parse_options(s, args)))
+        goto fail;
+    if (s->initial < 0) {
+        uint32_t n = b->dims + 1, tenth = args->budget / 10;
+        s->initial = n > tenth ? n : tenth;
+        if (s->initial > 20)
+            s->initial = 20;
+    }
+    if (tforge_gp_kernel_init(&s->kernel, b->space, s->kernel_type, s->ordinal) ||
+        tforge_gp_feasibility_init(&s->feas, b->dims, b->levels))
+        goto nomem;
+    tforge_gp_init(&s->gp, &s->kernel);
+    s->theta = malloc((b->dims + 2) * sizeof *s->theta);
+    s->nb = malloc(strat_move_count(b, 1) * b->dims * sizeof *s->nb + 1);
+    s->best_nb = malloc(b->dims * sizeof *s->best_nb);
+    if (!s->theta || !s->nb || !s->best_nb)
+        goto nomem;
+    tforge_gp_theta_prior(s->theta, b->dims);
+    tforge_gp_kernel_set(&s->kernel, s->kernel.ls);
+    return 0;
+nomem:
+    rc = bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory");
+fail:
+    bo_destroy(s);
+    *state = NULL;
+    return rc;
+}
+
+/* ---- the initial design: a Latin hypercube over level indices, snapped to valid points ---- */
+
+/* Squared distance of encodings, the kernel's geometry. */
+static double encoded_distance(const tforge_gp_kernel *k, const tforge_level *a,
+                               const tforge_level *b)
+{
+    double sum = 0;
+    for (uint32_t d = 0; d < k->dims; d++) {
+        double e = k->encoding[d] ? k->encoding[d][a[d]] - k->encoding[d][b[d]] : a[d] != b[d];
+        sum += e * e;
+    }
+    return sum;
+}
+
+/* Replaces `point` by the nearest valid point not yet seen nor in design[0..n): among all
+ * enumerated points when there are at most a million, else among 256 drawn ones. 1 when found. */
+static int snap(bo_state *s, tforge_level *point, uint32_t n)
+{
+    strat_base *b = &s->base;
+    const tforge_space_view *v = b->space;
+    tforge_level *best = s->best_nb, *x = s->nb;
+    double best_d = INFINITY;
+    uint64_t tries = b->count && b->count <= 1000000 ? b->count : 256;
+    for (uint64_t t = 0; t < tries; t++) {
+        if (b->count && b->count <= 1000000)
+            v->point(b->context, t, x);
+        else if (v->sample(b->context, &b->rng, x) < 0)
+            break;
+        double dist = encoded_distance(&s->kernel, point, x);
+        if (dist >= best_d || strat_find(&b->archive, x) != STRAT_NONE)
+            continue;
+        int repeated = 0;
+        for (uint32_t i = 0; i < n && !repeated; i++)
+            repeated = !memcmp(s->design + (size_t)i * b->dims, x, b->dims * sizeof *x);
+        if (!repeated) {
+            best_d = dist;
+            memcpy(best, x, b->dims * sizeof *x);
+        }
+    }
+    if (best_d < INFINITY)
+        memcpy(point, best, b->dims * sizeof *point);
+    return best_d < INFINITY;
+}
+
+static int make_design(bo_state *s)
+{
+    strat_base *b = &s->base;
+    uint32_t want = s->initial > b->archive.n ? (uint32_t)s->initial - b->archive.n : 0;
+    s->started = 1;
+    if (want == 0)
+        return 0;
+    uint32_t *perm = malloc((size_t)want * sizeof *perm);
+    s->design = malloc((size_t)want * b->dims * sizeof *s->design);
+    if (!perm || !s->design) {
+        free(perm);
+        return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory");
+    }
+    for (uint32_t d = 0; d < b->dims; d++) {
+        for (uint32_t i = 0; i < want; i++)
+            perm[i] = i;
+        for (uint32_t i = want - 1; i > 0; i--) {
+            uint32_t j = (uint32_t)tforge_rng_below(&b->rng, i + 1), t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        for (uint32_t i = 0; i < want; i++) {
+            double u = (perm[i] + tforge_rng_uniform(&b->rng)) / want;
+            uint32_t level = (uint32_t)(u * b->levels[d]);
+            s->design[(size_t)i * b->dims + d] =
+                (tforge_level)(level < b->levels[d] ? level : b->levels[d] - 1);
+        }
+    }
+    free(perm);
+    for (uint32_t i = 0; i < want; i++) {
+        tforge_level *p = s->design + (size_t)i * b->dims;
+        int fine = b->space->is_valid(b->context, p) && strat_find(&b->archive, p) == STRAT_NONE;
+        for (uint32_t j = 0; j < s->n_design && fine; j++)
+            fine = memcmp(s->design + (size_t)j * b->dims, p, b->dims * sizeof *p) != 0;
+        if (!fine && !snap(s, p, s->n_design))
+            continue;
+        if (s->n_design != i)
+            memcpy(s->design + (size_t)s->n_design * b->dims, p, b->dims * sizeof *p);
+        s->n_design++;
+    }
+    return 0;
+}
+
+/* ---- models ---- */
+
+static double log_value(double value)
+{
+    return log(value > 1e-300 ? value : 1e-300);
+}
+
+/* Replaces the candidates (with a reserve for the hill climb's points). */
+static int set_candidates(bo_state *s, const tforge_level *points, size_t n, size_t extra)
+{
+    void *p;
+    int rc = tforge_gp_set_candidates(&s->gp, points, n, extra);
+    if (rc)
+        return bo_error(s, rc, "out of memory for %zu candidates", n + extra);
+    size_t cap = n + extra ? n + extra : 1;
+    if (!(p = realloc(s->seen, cap)))
+        return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory");
+    s->seen = p;
+    memset(s->seen, 0, cap);
+    return 0;
+}
+
+/* The pool of a space too large to score whole: a Latin hypercube of valid points (a uniform
+ * valid point where the hypercube's is invalid) and the neighbours of the best points. */
+static int build_pool(bo_state *s)
+{
+    strat_base *b = &s->base;
+    size_t want = (size_t)s->pool, n = 0, top = 8, moves = strat_move_count(b, 1);
+    tforge_level *points = malloc((want + top * moves) * b->dims * sizeof *points);
+    uint32_t *perm = malloc(want * sizeof *perm);
+    if (!points || !perm) {
+        free(points);
+        free(perm);
+        return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory for a pool of %zu", want);
+    }
+    for (uint32_t d = 0; d < b->dims; d++) {
+        for (size_t i = 0; i < want; i++)
+            perm[i] = (uint32_t)i;
+        for (size_t i = want - 1; i > 0; i--) {
+            size_t j = tforge_rng_below(&b->rng, i + 1);
+            uint32_t t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        for (size_t i = 0; i < want; i++) {
+            uint32_t level = (uint32_t)((perm[i] + tforge_rng_uniform(&b->rng)) / want *
+                                        b->levels[d]);
+            points[i * b->dims + d] = (tforge_level)(level < b->levels[d] ? level
+                                                                          : b->levels[d] - 1);
+        }
+    }
+    free(perm);
+    for (size_t i = 0; i < want; i++) {
+        tforge_level *p = points + n * b->dims;
+        if (n != i)
+            memcpy(p, points + i * b->dims, b->dims * sizeof *p);
+        int valid = b->space->is_valid(b->context, p);
+        if (!valid && b->count) {
+            b->space->point(b->context, tforge_rng_below(&b->rng, b->count), p);
+            valid = 1;
+        } else if (!valid) {
+            valid = b->space->sample(b->context, &b->rng, p) == 0;
+        }
+        n += valid && strat_find(&b->archive, p) == STRAT_NONE;
+    }
+    /* The neighbours of the best OK points, best first (a partial selection by value). */
+    const strat_archive *a = &b->archive;
+    uint8_t *used = calloc(s->n_ok ? s->n_ok : 1, 1);
+    for (size_t t = 0; used && t < top && t < s->n_ok; t++) {
+        uint32_t best = STRAT_NONE;
+        for (uint32_t i = 0; i < s->n_ok; i++)
+            if (!used[i] && (best == STRAT_NONE || a->values[s->ok[i]] < a->values[s->ok[best]]))
+                best = i;
+        used[best] = 1;
+        for (uint32_t m = 0; m < moves; m++)
+            if (strat_move(b, strat_point(a, s->ok[best]), 1, m, points + n * b->dims) &&
+                strat_find(a, points + n * b->dims) == STRAT_NONE)
+                n++;
+    }
+    free(used);
+    int rc = set_candidates(s, points, n, LOCAL_STEPS * moves + 64);
+    free(points);
+    return rc;
+}
+
+static int grow_told(bo_state *s)
+{
+    if (s->n_told < s->cap_told)
+        return 0;
+    uint32_t cap = s->cap_told ? 2 * s->cap_told : 64;
+    void *p;
+    if (!(p = realloc(s->told, cap * sizeof *s->told)))
+        return TFORGE_PLUGIN_ENOMEM;
+    s->told = p;
+    if (!(p = realloc(s->ok, cap * sizeof *s->ok)))
+        return TFORGE_PLUGIN_ENOMEM;
+    s->ok = p;
+    if (!(p = realloc(s->x_ok, (size_t)cap * s->base.dims * sizeof *s->x_ok)))
+        return TFORGE_PLUGIN_ENOMEM;
+    s->x_ok = p;
+    if (!(p = realloc(s->spread_told, cap * sizeof *s->spread_told)))
+        return TFORGE_PLUGIN_ENOMEM;
+    s->spread_told = p;
+    if (!(p = realloc(s->spread_ok, cap * sizeof *s->spread_ok)))
+        return TFORGE_PLUGIN_ENOMEM;
+    s->spread_ok = p;
+    /* twice: the second half is scratch for sorting spreads */
+    if (!(p = realloc(s->z_ok, 2 * (size_t)cap * sizeof *s->z_ok)))
+        return TFORGE_PLUGIN_ENOMEM;
+    s->z_ok = p;
+    s->cap_told = cap;
+    return 0;
+}
+
+static double standardised(const bo_state *s, uint32_t id)
+{
+    return (log_value(s->base.archive.values[id]) - s->log_mean) / s->log_scale;
+}
+
+/* Refits everything: the standardisation, the noise floor, the hyperparameters (on at most
+ * fit_max of the best observations), the candidates when the space is pooled or the model
+ * outgrows memory, and the factorisation. */
+static int refit(bo_state *s)
+{
+    strat_base *b = &s->base;
+    const strat_archive *a = &b->archive;
+    uint32_t n = s->n_ok, dims = b->dims;
+    double sum = 0, sum2 = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double y = log_value(a->values[s->ok[i]]);
+        sum += y;
+        sum2 += y * y;
+    }
+    s->log_mean = sum / n;
+    double var = n > 1 ? (sum2 - sum * sum / n) / (n - 1) : 0;
+    s->log_scale = var > 1e-18 ? sqrt(var) : 1.0;
+    s->best_z = INFINITY;
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(s->x_ok + (size_t)i * dims, strat_point(a, s->ok[i]), dims * sizeof *s->x_ok);
+        s->z_ok[i] = standardised(s, s->ok[i]);
+        if (s->z_ok[i] < s->best_z)
+            s->best_z = s->z_ok[i];
+    }
+    /* The noise floor: a spread (IQR / median) of a normal's value is 1.349 sd in log terms;
+     * the median of the measured spreads, in standardised units. */
+    double *spreads = s->z_ok + n, floor = 1e-6;
+    uint32_t n_spread = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (s->spread_ok[i] > 0)
+            spreads[n_spread++] = s->spread_ok[i];
+    if (n_spread) {
+        for (uint32_t i = 1; i < n_spread; i++)
+            for (uint32_t j = i; j > 0 && spreads[j] < spreads[j - 1]; j--) {
+                double t = spreads[j];
+                spreads[j] = spreads[j - 1];
+                spreads[j - 1] = t;
+            }
+        double sd = spreads[n_spread / 2] / 1.349 / s->log_scale;
+        floor += sd * sd;
+    }
+    int rc = 0;
+    if (n >= 3) {
+        /* The fit_max best observations: the model has to be right where the optimum is. */
+        uint32_t m = n < s->fit_max ? n : (uint32_t)s->fit_max;
+        tforge_level *fx = malloc((size_t)m * dims * sizeof *fx);
+        double *fz = malloc(m * sizeof *fz);
+        uint32_t *order = malloc(n * sizeof *order);
+        if (!fx || !fz || !order) {
+            free(fx);
+            free(fz);
+            free(order);
+            return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory fitting the model");
+        }
+        for (uint32_t i = 0; i < n; i++)
+            order[i] = i;
+        for (uint32_t i = 0; i < m && m < n; i++)
+            for (uint32_t j = i + 1; j < n; j++)
+                if (s->z_ok[order[j]] < s->z_ok[order[i]]) {
+                    uint32_t t = order[i];
+                    order[i] = order[j];
+                    order[j] = t;
+                }
+        for (uint32_t i = 0; i < m; i++) {
+            memcpy(fx + (size_t)i * dims, s->x_ok + (size_t)order[i] * dims, dims * sizeof *fx);
+            fz[i] = s->z_ok[order[i]];
+        }
+        tforge_gp_data data = {m, fx, fz, floor};
+        rc = tforge_gp_fit(s->theta, &s->kernel, &data, n < 20 ? (uint32_t)s->restarts : 0,
+                           &b->rng);
+        free(fx);
+        free(fz);
+        free(order);
+        if (rc)
+            return bo_error(s, rc, "out of memory fitting the model");
+    }
+    double sf2 = exp(s->theta[dims]), noise = floor + exp(s->theta[dims + 1]);
+    for (uint32_t d = 0; d < dims; d++)
+        s->kernel.ls[d] = exp(s->theta[d]);
+    tforge_gp_kernel_set(&s->kernel, s->kernel.ls);
+
+    /* Every enumerated point is a candidate while their posterior fits in memory_mb. */
+    double rows = n + n / 4.0 + 80;
+    int whole = b->count && b->count * rows * 8.0 <= s->memory_mb * 1048576.0;
+    if ((rc = tforge_gp_reset(&s->gp, sf2, noise, NULL, NULL, 0)))
+        return bo_error(s, rc, "cannot reset the model");
+    if (!whole) {
+        if ((rc = build_pool(s)))
+            return rc;
+    } else if (s->pooled || !s->fitted) {
+        tforge_level *all = malloc(b->count * dims * sizeof *all);
+        if (!all)
+            return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory for %llu candidates",
+                            (unsigned long long)b->count);
+        for (uint64_t i = 0; i < b->count; i++)
+            b->space->point(b->context, i, all + i * dims);
+        rc = set_candidates(s, all, b->count, 0);
+        free(all);
+        if (rc)
+            return rc;
+        for (uint32_t id = 0; id < a->n; id++)
+            s->seen[b->space->index_of(b->context, strat_point(a, id))] = 1;
+    }
+    s->pooled = !whole;
+    /* A matrix that is not positive definite (rounding) gets more noise. */
+    for (int tries = 0; (rc = tforge_gp_reset(&s->gp, sf2, noise, s->x_ok, s->z_ok, n)); tries++) {
+        if (rc != TFORGE_PLUGIN_ERROR || tries == 8)
+            return bo_error(s, rc, "cannot factorise the model of %u observations", n);
+        noise *= 10;
+    }
+    s->fitted = 1;
+    s->n_fit = n;
+    return 0;
+}
+
+/* Brings the models up to date with what was told since the last ask. */
+static int update(bo_state *s)
+{
+    const strat_archive *a = &s->base.archive;
+    uint32_t first_ok = s->n_ok;
+    for (; s->n_processed < s->n_told; s->n_processed++) {
+        uint32_t i = s->n_processed, id = s->told[i];
+        if (a->states[id] == STRAT_OK) {
+            s->spread_ok[s->n_ok] = s->spread_told[i];
+            s->ok[s->n_ok++] = id;
+        }
+        tforge_gp_feasibility_add(&s->feas, strat_point(a, id), a->states[id] == STRAT_OK);
+    }
+    if (s->n_ok == 0)
+        return 0;
+    uint32_t interval = s->refit_every > 0 ? (uint32_t)s->refit_every
+                                           : (s->n_fit / 4 > 1 ? s->n_fit / 4 : 1);
+    if (!s->fitted || s->n_ok >= s->n_fit + interval)
+        return refit(s);
+    for (uint32_t i = first_ok; i < s->n_ok; i++) {
+        double z = standardised(s, s->ok[i]);
+        int rc = tforge_gp_append(&s->gp, strat_point(a, s->ok[i]), z);
+        if (rc)
+            return bo_error(s, rc, "out of memory adding observation %u", i);
+        if (z < s->best_z)
+            s->best_z = z;
+    }
+    return 0;
+}
+
+/* ---- proposing ---- */
+
+/* The log acquisition of a point: the chosen criterion, plus log P(feasible), plus the prior's
+ * log weight times beta / n (piBO: a prior that is wrong fades as observations come). */
+static double score(const bo_state *s, double mean, double var, const tforge_level *point,
+                    uint64_t index)
+{
+    double floor = 1e-12 * s->gp.sf2, sd = sqrt(var > floor ? var : floor), v;
+    if (s->acquisition == ACQ_UCB)
+        v = tforge_gp_log_ucb(mean, sd, s->best_z, s->kappa);
+    else if (s->acquisition == ACQ_PI)
+        v = tforge_gp_log_pi(mean, sd, s->best_z);
+    else
+        v = tforge_gp_log_ei(mean, sd, s->best_z);
+    /* Times P(feasible); and a point more likely to fail than not comes after every other: its
+     * unexplored surroundings would otherwise keep a high EI for ever, since failures carry no
+     * value into the GP. */
+    double log_feasible = tforge_gp_feasibility_log(&s->feas, point);
+    v += log_feasible + (log_feasible < log(s->feasible_min) ? -1e6 : 0);
+    if (s->log_prior && index != TFORGE_NO_INDEX)
+        v += s->prior_beta / s->n_ok * s->log_prior[index];
+    return v;
+}
+
+static uint64_t candidate_index(const bo_state *s, size_t j)
+{
+    if (!s->pooled)
+        return j;
+    const strat_base *b = &s->base;
+    return b->count ? b->space->index_of(b->context, s->gp.c + j * b->dims) : TFORGE_NO_INDEX;
+}
+
+static double point_score(bo_state *s, const tforge_level *point)
+{
+    const strat_base *b = &s->base;
+    double mean, var;
+    tforge_gp_predict(&s->gp, point, &mean, &var);
+    uint64_t index = s->log_prior ? b->space->index_of(b->context, point) : TFORGE_NO_INDEX;
+    return score(s, mean, var, point, index);
+}
+
+/* The best candidate never seen into `out`; in a pooled space, then improved by a hill climb
+ * over unseen neighbours. 0 when every candidate has been seen. */
+static int choose(bo_state *s, tforge_level *out)
+{
+    strat_base *b = &s->base;
+    const tforge_gp *gp = &s->gp;
+    size_t best;
+    double best_v = -INFINITY;
+    for (;;) {
+        best = SIZE_MAX;
+        best_v = -INFINITY;
+        for (size_t j = 0; j < gp->nc; j++) {
+            if (s->seen[j])
+                continue;
+            double v = score(s, gp->mean[j], gp->var[j], gp->c + j * b->dims,
+                             s->log_prior ? candidate_index(s, j) : TFORGE_NO_INDEX);
+            if (best == SIZE_MAX || v > best_v) {
+                best = j;
+                best_v = v;
+            }
+        }
+        if (best == SIZE_MAX)
+            return 0;
+        if (strat_find(&b->archive, gp->c + best * b->dims) == STRAT_NONE)
+            break;
+        s->seen[best] = 1;
+    }
+    memcpy(out, gp->c + best * b->dims, b->dims * sizeof *out);
+    if (!s->pooled)
+        return 1;
+    uint32_t moves = strat_move_count(b, 1);
+    for (int step = 0; step < LOCAL_STEPS; step++) {
+        int moved = 0;
+        for (uint32_t m = 0; m < moves; m++) {
+            if (!strat_move(b, out, 1, m, s->nb) || strat_find(&b->archive, s->nb) != STRAT_NONE)
+                continue;
+            double v = point_score(s, s->nb);
+            if (v > best_v) {
+                best_v = v;
+                memcpy(s->best_nb, s->nb, b->dims * sizeof *s->nb);
+                moved = 1;
+            }
+        }
+        if (!moved)
+            break;
+        memcpy(out, s->best_nb, b->dims * sizeof *out);
+    }
+    return 1;
+}
+
+static void mark_seen(bo_state *s, const tforge_level *point)
+{
+    if (s->fitted && !s->pooled) {
+        uint64_t j = s->base.space->index_of(s->base.context, point);
+        if (j < s->gp.nc)
+            s->seen[j] = 1;
+    }
+}
+
+/* q - *n_out proposals by the Kriging believer: each chosen point (and each point proposed
+ * before and still pending) joins the model with its posterior mean as its value, so that the
+ * next choice looks elsewhere; the model is rolled back afterwards. */
+static int propose(bo_state *s, uint32_t q, tforge_level *out, uint32_t *n_out)
+{
+    strat_base *b = &s->base;
+    const strat_archive *a = &b->archive;
+    int rc = 0;
+    double mean, var;
+    tforge_gp_mark(&s->gp);
+    for (uint32_t id = 0; id < a->n && rc == 0; id++)
+        if (a->states[id] == STRAT_PENDING) {
+            tforge_gp_predict(&s->gp, strat_point(a, id), &mean, &var);
+            if ((rc = tforge_gp_append(&s->gp, strat_point(a, id), mean)))
+                rc = bo_error(s, rc, "out of memory for pending points");
+        }
+    while (rc == 0 && !b->done && *n_out < q) {
+        tforge_level *p = out + (size_t)*n_out * b->dims;
+        if (!choose(s, p)) {
+            rc = strat_propose_fresh(b, out, n_out, 0);
+            continue;
+        }
+        if ((rc = strat_propose(b, p, out, n_out, NULL)))
+            break;
+        mark_seen(s, p);
+        if (*n_out < q) {
+            tforge_gp_predict(&s->gp, p, &mean, &var);
+            if ((rc = tforge_gp_append(&s->gp, p, mean)))
+                rc = bo_error(s, rc, "out of memory for a batch");
+        }
+    }
+    tforge_gp_rollback(&s->gp);
+    return rc;
+}
+
+static int bo_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
+{
+    bo_state *s = state;
+    strat_base *b = &s->base;
+    int rc = strat_begin_ask(b, q, out, n_out);
+    if (rc == 0 && !s->started)
+        rc = make_design(s);
+    if (rc == 0)
+        rc = update(s);
+    while (rc == 0 && !b->done && *n_out < q && s->next_design < s->n_design) {
+        const tforge_level *p = s->design + (size_t)s->next_design++ * b->dims;
+        if (strat_find(&b->archive, p) == STRAT_NONE && (rc = strat_propose(b, p, out, n_out,
+                                                                            NULL)) == 0)
+            mark_seen(s, p);
+    }
+    if (rc == 0 && !b->done && *n_out < q) {
+        if (s->fitted)
+            rc = propose(s, q, out, n_out);
+        else
+            while (rc == 0 && !b->done && *n_out < q)
+                rc = strat_propose_fresh(b, out, n_out, 0);
+    }
+    return strat_end_ask(b, rc, q, *n_out);
+}
+
+/* ---- telling ---- */
+
+static int bo_tell(void *state, const tforge_observation *observations, uint32_t n)
+{
+    bo_state *s = state;
+    strat_base *b = &s->base;
+    if (n && !observations)
+        return bo_error(s, TFORGE_PLUGIN_EINPUT, "told %u observations without an array", n);
+    for (uint32_t i = 0; i < n; i++) {
+        const tforge_observation *o = &observations[i];
+        uint32_t before = o->point ? strat_find(&b->archive, o->point) : STRAT_NONE, id;
+        /* A point measured again keeps its first result: the model has it already. */
+        if (before != STRAT_NONE && b->archive.states[before] != STRAT_PENDING)
+            continue;
+        int rc = strat_record(b, o, 0, &id);
+        if (rc)
+            return rc;
+        if (grow_told(s))
+            return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory recording observations");
+        s->spread_told[s->n_told] = isfinite(o->spread) && o->spread > 0 ? o->spread : 0;
+        s->told[s->n_told++] = id;
+        mark_seen(s, o->point);
+    }
+    return 0;
+}
+
+/* ---- the prior ---- */
+
+static int bo_set_prior(void *state, const double *log_weight, uint64_t n)
+{
+    bo_state *s = state;
+    const strat_base *b = &s->base;
+    if (!b->count || n != b->count || !log_weight)
+        return bo_error(s, TFORGE_PLUGIN_EINPUT, "a prior needs one log weight per enumerated "
+                        "point (%llu), got %llu", (unsigned long long)b->count,
+                        (unsigned long long)n);
+    for (uint64_t i = 0; i < n; i++)
+        if (isnan(log_weight[i]) || log_weight[i] == INFINITY)
+            return bo_error(s, TFORGE_PLUGIN_EINPUT, "prior log weight %llu is %g",
+                            (unsigned long long)i, log_weight[i]);
+    double *copy = malloc(n * sizeof *copy);
+    if (!copy)
+        return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory for the prior");
+    memcpy(copy, log_weight, n * sizeof *copy);
+    free(s->log_prior);
+    s->log_prior = copy;
+    return 0;
+}
+
+/* ---- the module ---- */
+
+static int bo_init(const tforge_host *host, const char *path)
+{
+    (void)host;
+    (void)path;
+    /* GSL's default handler aborts the process; here its errors are return codes. */
+    gsl_set_error_handler_off();
+    return 0;
+}
+
+static const tforge_strategy_interface bo_interface = {
+    sizeof(tforge_strategy_interface), bo_create, bo_ask, bo_tell, bo_destroy, bo_set_prior};
+static const tforge_plugin_descriptor bo_descriptor = {
+    TFORGE_PLUGIN_STRATEGY, "bo", "1.0.0",
+    "Bayesian optimisation: Gaussian process on log time, LogEI x P(feasible)",
+    TFORGE_STRATEGY_INTERFACE_ID, &bo_interface};
+
+static uint32_t bo_count(void)
+{
+    return 1;
+}
+
+static const tforge_plugin_descriptor *bo_get(uint32_t index)
+{
+    return index == 0 ? &bo_descriptor : NULL;
+}
+
+TFORGE_PLUGIN_EXPORT const tforge_plugin_module TFORGE_PLUGIN_ENTRY_NAME = {
+    TFORGE_PLUGIN_ABI_VERSION_INIT, "bo", bo_init, NULL, bo_count, bo_get};

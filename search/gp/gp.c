@@ -1,0 +1,432 @@
+/* MAP-II fitting of the hyperparameters (GSL's BFGS on an analytic gradient) and the posterior
+ * over candidates, kept up to date row by row (bordered Cholesky) through OpenBLAS. */
+#include "gp.h"
+
+#include <gsl/gsl_cblas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_multimin.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOG_2PI 1.8378770664093453
+#define PRIOR_LOG_NOISE (-6.907755278982137) /* log 1e-3 */
+#define PRIOR_VAR_LS 3.0
+#define PRIOR_VAR_SF 1.0
+#define PRIOR_VAR_NOISE 4.0
+
+static double prior_ls_mean(uint32_t dims)
+{
+    return sqrt(2.0) + 0.5 * log((double)dims);
+}
+
+void tforge_gp_theta_prior(double *theta, uint32_t dims)
+{
+    for (uint32_t d = 0; d < dims; d++)
+        theta[d] = prior_ls_mean(dims);
+    theta[dims] = 0.0;
+    theta[dims + 1] = PRIOR_LOG_NOISE;
+}
+
+static void set_lengthscales(tforge_gp_kernel *k, const double *theta)
+{
+    for (uint32_t d = 0; d < k->dims; d++)
+        k->ls[d] = exp(theta[d]);
+    tforge_gp_kernel_set(k, k->ls);
+}
+
+double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
+                                   const tforge_gp_data *data, double *grad, double *work)
+{
+    uint32_t n = data->n, dims = k->dims;
+    size_t nn = (size_t)n * n;
+    double *kf = work, *chol = work + nn, *inv = work + 2 * nn, *alpha = work + 3 * nn;
+    double sf2 = exp(theta[dims]), extra = exp(theta[dims + 1]);
+    double noise = data->noise_floor + extra;
+    set_lengthscales(k, theta);
+    for (uint32_t a = 0; a < n; a++)
+        for (uint32_t b = 0; b <= a; b++) {
+            double f = tforge_gp_kernel_eval(k, data->x + (size_t)a * dims,
+                                             data->x + (size_t)b * dims);
+            kf[(size_t)a * n + b] = kf[(size_t)b * n + a] = f;
+            chol[(size_t)a * n + b] = chol[(size_t)b * n + a] = sf2 * f + (a == b ? noise : 0);
+        }
+    gsl_matrix_view L = gsl_matrix_view_array(chol, n, n);
+    if (gsl_linalg_cholesky_decomp1(&L.matrix) != GSL_SUCCESS)
+        return INFINITY;
+    gsl_vector_const_view zv = gsl_vector_const_view_array(data->z, n);
+    gsl_vector_view av = gsl_vector_view_array(alpha, n);
+    gsl_linalg_cholesky_solve(&L.matrix, &zv.vector, &av.vector);
+    double value = 0.5 * n * LOG_2PI;
+    for (uint32_t i = 0; i < n; i++)
+        value += 0.5 * data->z[i] * alpha[i] + log(chol[(size_t)i * n + i]);
+    double mu = prior_ls_mean(dims);
+    for (uint32_t d = 0; d < dims; d++)
+        value += (theta[d] - mu) * (theta[d] - mu) / (2 * PRIOR_VAR_LS);
+    value += theta[dims] * theta[dims] / (2 * PRIOR_VAR_SF);
+    value += (theta[dims + 1] - PRIOR_LOG_NOISE) * (theta[dims + 1] - PRIOR_LOG_NOISE) /
+             (2 * PRIOR_VAR_NOISE);
+    if (!grad)
+        return value;
+
+    /* d nll / d theta_j = -1/2 sum_ab W_ab dK_ab / d theta_j, W = alpha alpha^T - K^-1. */
+    memcpy(inv, chol, nn * sizeof *inv);
+    gsl_matrix_view I = gsl_matrix_view_array(inv, n, n);
+    gsl_linalg_cholesky_invert(&I.matrix);
+    memset(grad, 0, (dims + 2) * sizeof *grad);
+    double trace = 0;
+    for (uint32_t a = 0; a < n; a++) {
+        trace += alpha[a] * alpha[a] - inv[(size_t)a * n + a];
+        for (uint32_t b = 0; b < a; b++) {
+            /* Off-diagonal pairs count twice; the diagonal has no lengthscale term (r = 0). */
+            double w = 2.0 * (alpha[a] * alpha[b] - inv[(size_t)a * n + b]);
+            double wk = w * sf2 * kf[(size_t)a * n + b];
+            grad[dims] -= 0.5 * wk;
+            if (wk == 0)
+                continue;
+            const tforge_level *xa = data->x + (size_t)a * dims, *xb = data->x + (size_t)b * dims;
+            for (uint32_t d = 0; d < dims; d++)
+                if (xa[d] != xb[d])
+                    grad[d] -= 0.5 * wk * tforge_gp_g(k->type, tforge_gp_kernel_r(k, d, xa[d],
+                                                                                  xb[d]));
+        }
+    }
+    grad[dims] -= 0.5 * sf2 * trace; /* the diagonal: kf = 1 */
+    grad[dims + 1] = -0.5 * extra * trace;
+    for (uint32_t d = 0; d < dims; d++)
+        grad[d] += (theta[d] - mu) / PRIOR_VAR_LS;
+    grad[dims] += theta[dims] / PRIOR_VAR_SF;
+    grad[dims + 1] += (theta[dims + 1] - PRIOR_LOG_NOISE) / PRIOR_VAR_NOISE;
+    return value;
+}
+
+/* ---- BFGS ---- */
+
+typedef struct fit_problem {
+    tforge_gp_kernel *k;
+    const tforge_gp_data *data;
+    double *work, *grad;
+} fit_problem;
+
+static double fit_f(const gsl_vector *x, void *params)
+{
+    fit_problem *p = params;
+    return tforge_gp_neg_log_posterior(p->k, x->data, p->data, NULL, p->work);
+}
+
+static void fit_fdf(const gsl_vector *x, void *params, double *f, gsl_vector *g)
+{
+    fit_problem *p = params;
+    *f = tforge_gp_neg_log_posterior(p->k, x->data, p->data, g->data, p->work);
+    if (!isfinite(*f))
+        gsl_vector_set_zero(g);
+}
+
+static void fit_df(const gsl_vector *x, void *params, gsl_vector *g)
+{
+    double f;
+    fit_fdf(x, params, &f, g);
+}
+
+static double normal(tforge_rng *rng)
+{
+    double u = tforge_rng_uniform(rng), v = tforge_rng_uniform(rng);
+    return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * M_PI * v);
+}
+
+int tforge_gp_fit(double *theta, tforge_gp_kernel *k, const tforge_gp_data *data,
+                  uint32_t restarts, tforge_rng *rng)
+{
+    uint32_t np = k->dims + 2;
+    size_t nn = (size_t)data->n * data->n;
+    int rc = 0;
+    double *work = malloc((3 * nn + data->n) * sizeof *work);
+    double *best = malloc(2 * np * sizeof *best), *start = best + np;
+    gsl_vector *x = gsl_vector_alloc(np);
+    gsl_multimin_fdfminimizer *m = gsl_multimin_fdfminimizer_alloc(
+        gsl_multimin_fdfminimizer_vector_bfgs2, np);
+    if (!work || !best || !x || !m) {
+        rc = TFORGE_PLUGIN_ENOMEM;
+        goto cleanup;
+    }
+    fit_problem problem = {k, data, work, NULL};
+    gsl_multimin_function_fdf fn = {fit_f, fit_df, fit_fdf, np, &problem};
+    double best_value = INFINITY;
+    memcpy(best, theta, np * sizeof *best);
+    for (uint32_t r = 0; r <= restarts; r++) {
+        if (r == 0) {
+            memcpy(start, theta, np * sizeof *start);
+        } else {
+            tforge_gp_theta_prior(start, k->dims);
+            double sd[3] = {sqrt(PRIOR_VAR_LS), sqrt(PRIOR_VAR_SF), sqrt(PRIOR_VAR_NOISE)};
+            for (uint32_t i = 0; i < np; i++)
+                start[i] += 0.5 * sd[i < k->dims ? 0 : i - k->dims + 1] * normal(rng);
+        }
+        memcpy(x->data, start, np * sizeof *start);
+        if (!isfinite(fit_f(x, &problem)))
+            continue;
+        gsl_multimin_fdfminimizer_set(m, &fn, x, 0.1, 0.1);
+        for (int it = 0; it < 100; it++) {
+            if (gsl_multimin_fdfminimizer_iterate(m) != GSL_SUCCESS)
+                break;
+            if (gsl_multimin_test_gradient(m->gradient, 1e-4) == GSL_SUCCESS)
+                break;
+        }
+        double value = gsl_multimin_fdfminimizer_minimum(m);
+        if (isfinite(value) && value < best_value) {
+            best_value = value;
+            memcpy(best, m->x->data, np * sizeof *best);
+        }
+    }
+    memcpy(theta, best, np * sizeof *theta);
+    set_lengthscales(k, theta);
+cleanup:
+    gsl_multimin_fdfminimizer_free(m);
+    gsl_vector_free(x);
+    free(best);
+    free(work);
+    return rc;
+}
+
+/* ---- the posterior over candidates ---- */
+
+void tforge_gp_init(tforge_gp *gp, tforge_gp_kernel *k)
+{
+    memset(gp, 0, sizeof *gp);
+    gp->k = k;
+    gp->dims = k->dims;
+    gp->sf2 = 1.0;
+    gp->noise = 1e-6;
+}
+
+void tforge_gp_dispose(tforge_gp *gp)
+{
+    free(gp->x);
+    free(gp->z);
+    free(gp->chol);
+    free(gp->beta);
+    free(gp->c);
+    free(gp->v);
+    free(gp->mean);
+    free(gp->var);
+    free(gp->kc);
+    free(gp->kx);
+    free(gp->mark_mean);
+    free(gp->mark_var);
+    memset(gp, 0, sizeof *gp);
+}
+
+static int grow_rows(tforge_gp *gp, uint32_t need)
+{
+    if (need <= gp->cap)
+        return 0;
+    uint32_t cap = gp->cap ? gp->cap : 16;
+    while (cap < need)
+        cap += cap / 4 + 16; /* gently: the candidates' rows can be most of the memory */
+    double *chol = calloc((size_t)cap * cap, sizeof *chol);
+    if (!chol)
+        return TFORGE_PLUGIN_ENOMEM;
+    for (uint32_t i = 0; i < gp->n; i++)
+        memcpy(chol + (size_t)i * cap, gp->chol + (size_t)i * gp->cap, (i + 1) * sizeof *chol);
+    free(gp->chol);
+    gp->chol = chol;
+    void *p;
+    if (!(p = realloc(gp->x, (size_t)cap * gp->dims * sizeof *gp->x)))
+        return TFORGE_PLUGIN_ENOMEM;
+    gp->x = p;
+    if (!(p = realloc(gp->z, cap * sizeof *gp->z)))
+        return TFORGE_PLUGIN_ENOMEM;
+    gp->z = p;
+    if (!(p = realloc(gp->beta, cap * sizeof *gp->beta)))
+        return TFORGE_PLUGIN_ENOMEM;
+    gp->beta = p;
+    if (!(p = realloc(gp->kx, cap * sizeof *gp->kx)))
+        return TFORGE_PLUGIN_ENOMEM;
+    gp->kx = p;
+    if (gp->cap_c && !(p = realloc(gp->v, (size_t)cap * gp->cap_c * sizeof *gp->v)))
+        return TFORGE_PLUGIN_ENOMEM;
+    if (gp->cap_c)
+        gp->v = p;
+    gp->cap = cap;
+    return 0;
+}
+
+/* Computes the columns of L^-1 K(X, C) and the posterior of candidates from..nc-1. */
+static void candidates_from(tforge_gp *gp, size_t from)
+{
+    size_t w = gp->nc - from, ld = gp->cap_c;
+    if (w == 0)
+        return;
+    for (uint32_t i = 0; i < gp->n; i++)
+        for (size_t j = from; j < gp->nc; j++)
+            gp->v[i * ld + j] =
+                gp->sf2 * tforge_gp_kernel_eval(gp->k, gp->x + (size_t)i * gp->dims,
+                                                gp->c + j * gp->dims);
+    if (gp->n) {
+        cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, (int)gp->n,
+                    (int)w, 1.0, gp->chol, (int)gp->cap, gp->v + from, (int)ld);
+        cblas_dgemv(CblasRowMajor, CblasTrans, (int)gp->n, (int)w, 1.0, gp->v + from, (int)ld,
+                    gp->beta, 1, 0.0, gp->mean + from, 1);
+    } else {
+        memset(gp->mean + from, 0, w * sizeof *gp->mean);
+    }
+    for (size_t j = from; j < gp->nc; j++)
+        gp->var[j] = gp->sf2;
+    for (uint32_t i = 0; i < gp->n; i++) {
+        const double *row = gp->v + i * ld;
+        for (size_t j = from; j < gp->nc; j++)
+            gp->var[j] -= row[j] * row[j];
+    }
+}
+
+int tforge_gp_reset(tforge_gp *gp, double sf2, double noise, const tforge_level *x,
+                    const double *z, uint32_t n)
+{
+    int rc = grow_rows(gp, n);
+    if (rc)
+        return rc;
+    gp->sf2 = sf2;
+    gp->noise = noise;
+    gp->n = n;
+    if (n) {
+        memcpy(gp->x, x, (size_t)n * gp->dims * sizeof *x);
+        memcpy(gp->z, z, n * sizeof *z);
+    }
+    for (uint32_t a = 0; a < n; a++)
+        for (uint32_t b = 0; b <= a; b++)
+            gp->chol[(size_t)a * gp->cap + b] = gp->chol[(size_t)b * gp->cap + a] =
+                sf2 * tforge_gp_kernel_eval(gp->k, x + (size_t)a * gp->dims,
+                                            x + (size_t)b * gp->dims) +
+                (a == b ? noise : 0);
+    if (n) {
+        gsl_matrix_view L = gsl_matrix_view_array_with_tda(gp->chol, n, n, gp->cap);
+        if (gsl_linalg_cholesky_decomp1(&L.matrix) != GSL_SUCCESS) {
+            gp->n = 0;
+            return TFORGE_PLUGIN_ERROR;
+        }
+        /* Row-major lower L only from here on: clear what the factorisation left above. */
+        for (uint32_t a = 0; a < n; a++)
+            memset(gp->chol + (size_t)a * gp->cap + a + 1, 0, (n - a - 1) * sizeof *gp->chol);
+        memcpy(gp->beta, z, n * sizeof *z);
+        cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, gp->chol,
+                    (int)gp->cap, gp->beta, 1);
+    }
+    candidates_from(gp, 0);
+    return 0;
+}
+
+int tforge_gp_append(tforge_gp *gp, const tforge_level *x, double z)
+{
+    int rc = grow_rows(gp, gp->n + 1);
+    if (rc)
+        return rc;
+    uint32_t n = gp->n;
+    double *l = gp->chol + (size_t)n * gp->cap;
+    for (uint32_t i = 0; i < n; i++)
+        l[i] = gp->sf2 * tforge_gp_kernel_eval(gp->k, gp->x + (size_t)i * gp->dims, x);
+    if (n)
+        cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, gp->chol,
+                    (int)gp->cap, l, 1);
+    double d2 = gp->sf2 + gp->noise - (n ? cblas_ddot((int)n, l, 1, l, 1) : 0.0);
+    /* A point (almost) repeated: its own noise keeps the pivot positive in exact arithmetic. */
+    if (d2 < 1e-12 * gp->sf2)
+        d2 = 1e-12 * gp->sf2;
+    double lnn = sqrt(d2);
+    l[n] = lnn;
+    gp->beta[n] = (z - (n ? cblas_ddot((int)n, l, 1, gp->beta, 1) : 0.0)) / lnn;
+    memcpy(gp->x + (size_t)n * gp->dims, x, gp->dims * sizeof *x);
+    gp->z[n] = z;
+    if (gp->nc) {
+        double *row = gp->v + (size_t)n * gp->cap_c;
+        for (size_t j = 0; j < gp->nc; j++)
+            row[j] = gp->sf2 * tforge_gp_kernel_eval(gp->k, x, gp->c + j * gp->dims);
+        if (n)
+            cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, (int)gp->nc, -1.0, gp->v,
+                        (int)gp->cap_c, l, 1, 1.0, row, 1);
+        double b = gp->beta[n];
+        for (size_t j = 0; j < gp->nc; j++) {
+            row[j] /= lnn;
+            gp->mean[j] += row[j] * b;
+            gp->var[j] -= row[j] * row[j];
+        }
+    }
+    gp->n = n + 1;
+    return 0;
+}
+
+int tforge_gp_set_candidates(tforge_gp *gp, const tforge_level *points, size_t n, size_t extra)
+{
+    size_t cap_c = n + extra;
+    void *p;
+    free(gp->v);
+    gp->v = NULL;
+    gp->nc = gp->cap_c = 0;
+    if (!(p = realloc(gp->c, (cap_c ? cap_c : 1) * gp->dims * sizeof *gp->c)))
+        return TFORGE_PLUGIN_ENOMEM;
+    gp->c = p;
+    double **arrays[] = {&gp->mean, &gp->var, &gp->kc, &gp->mark_mean, &gp->mark_var};
+    for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) {
+        if (!(p = realloc(*arrays[i], (cap_c ? cap_c : 1) * sizeof(double))))
+            return TFORGE_PLUGIN_ENOMEM;
+        *arrays[i] = p;
+    }
+    if (!(gp->v = malloc((size_t)(gp->cap ? gp->cap : 1) * (cap_c ? cap_c : 1) * sizeof *gp->v)))
+        return TFORGE_PLUGIN_ENOMEM;
+    gp->cap_c = cap_c;
+    gp->nc = n;
+    memcpy(gp->c, points, n * gp->dims * sizeof *points);
+    candidates_from(gp, 0);
+    return 0;
+}
+
+size_t tforge_gp_candidate_room(const tforge_gp *gp)
+{
+    return gp->cap_c - gp->nc;
+}
+
+int tforge_gp_add_candidate(tforge_gp *gp, const tforge_level *point)
+{
+    if (gp->nc >= gp->cap_c)
+        return TFORGE_PLUGIN_EINPUT;
+    memcpy(gp->c + gp->nc * gp->dims, point, gp->dims * sizeof *point);
+    gp->nc++;
+    candidates_from(gp, gp->nc - 1);
+    return 0;
+}
+
+void tforge_gp_predict(tforge_gp *gp, const tforge_level *point, double *mean, double *var)
+{
+    uint32_t n = gp->n;
+    for (uint32_t i = 0; i < n; i++)
+        gp->kx[i] = gp->sf2 * tforge_gp_kernel_eval(gp->k, gp->x + (size_t)i * gp->dims, point);
+    if (n == 0) {
+        *mean = 0;
+        *var = gp->sf2;
+        return;
+    }
+    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, gp->chol,
+                (int)gp->cap, gp->kx, 1);
+    *mean = cblas_ddot((int)n, gp->kx, 1, gp->beta, 1);
+    *var = gp->sf2 - cblas_ddot((int)n, gp->kx, 1, gp->kx, 1);
+}
+
+void tforge_gp_mark(tforge_gp *gp)
+{
+    gp->mark_n = gp->n;
+    gp->mark_nc = gp->nc;
+    if (gp->nc) {
+        memcpy(gp->mark_mean, gp->mean, gp->nc * sizeof *gp->mean);
+        memcpy(gp->mark_var, gp->var, gp->nc * sizeof *gp->var);
+    }
+}
+
+void tforge_gp_rollback(tforge_gp *gp)
+{
+    gp->n = gp->mark_n;
+    if (gp->mark_nc) {
+        memcpy(gp->mean, gp->mark_mean, gp->mark_nc * sizeof *gp->mean);
+        memcpy(gp->var, gp->mark_var, gp->mark_nc * sizeof *gp->var);
+    }
+    candidates_from(gp, gp->mark_nc); /* those added since the mark */
+}

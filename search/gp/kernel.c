@@ -1,0 +1,110 @@
+/* Encodings of levels and the product kernel, from per-dimension tables of factors: an entry of
+ * a kernel matrix costs one lookup and one multiplication a dimension, no exp. */
+#include "gp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double tforge_gp_f(int type, double r)
+{
+    if (type == TFORGE_GP_SE)
+        return exp(-0.5 * r * r);
+    double s = sqrt(5.0) * r;
+    return (1.0 + s + s * s / 3.0) * exp(-s);
+}
+
+double tforge_gp_g(int type, double r)
+{
+    if (type == TFORGE_GP_SE)
+        return r * r;
+    double s = sqrt(5.0) * r;
+    return s * s * (1.0 + s) / (3.0 * (1.0 + s + s * s / 3.0));
+}
+
+double tforge_gp_kernel_r(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b)
+{
+    double e = k->encoding[d] ? fabs(k->encoding[d][a] - k->encoding[d][b]) : (a != b);
+    return e / k->ls[d];
+}
+
+int tforge_gp_kernel_init(tforge_gp_kernel *k, const tforge_space_view *space, int type,
+                          int ordinal)
+{
+    memset(k, 0, sizeof *k);
+    k->dims = space->dims(space->context);
+    k->type = type;
+    k->levels = calloc(k->dims, sizeof *k->levels);
+    k->encoding = calloc(k->dims, sizeof *k->encoding);
+    k->ls = calloc(k->dims, sizeof *k->ls);
+    k->table = calloc(k->dims, sizeof *k->table);
+    if (!k->levels || !k->encoding || !k->ls || !k->table)
+        goto fail;
+    for (uint32_t d = 0; d < k->dims; d++) {
+        uint32_t n = k->levels[d] = space->levels(space->context, d);
+        k->ls[d] = 1.0;
+        if (space->kind(space->context, d) == TFORGE_DIM_CATEGORICAL ||
+            space->kind(space->context, d) == TFORGE_DIM_BOOLEAN)
+            continue;
+        if (!(k->encoding[d] = malloc(n * sizeof **k->encoding)))
+            goto fail;
+        /* log2 positions need positive values; otherwise (and by default) the rank. */
+        int use_log = ordinal == TFORGE_GP_LOG2 && n > 1;
+        for (uint32_t l = 0; l < n && use_log; l++)
+            use_log = space->value(space->context, d, l) > 0;
+        double lo = use_log ? log2(space->value(space->context, d, 0)) : 0.0;
+        double hi = use_log ? log2(space->value(space->context, d, n - 1)) : n - 1.0;
+        for (uint32_t l = 0; l < n; l++) {
+            double e = use_log ? log2(space->value(space->context, d, l)) : (double)l;
+            k->encoding[d][l] = hi > lo ? (e - lo) / (hi - lo) : 0.0;
+        }
+    }
+    for (uint32_t d = 0; d < k->dims; d++)
+        if (k->levels[d] <= TFORGE_GP_TABLE_LEVELS &&
+            !(k->table[d] = malloc((size_t)k->levels[d] * k->levels[d] * sizeof **k->table)))
+            goto fail;
+    tforge_gp_kernel_set(k, k->ls);
+    return 0;
+fail:
+    tforge_gp_kernel_dispose(k);
+    return TFORGE_PLUGIN_ENOMEM;
+}
+
+void tforge_gp_kernel_dispose(tforge_gp_kernel *k)
+{
+    for (uint32_t d = 0; k->encoding && d < k->dims; d++) {
+        free(k->encoding[d]);
+        if (k->table)
+            free(k->table[d]);
+    }
+    free(k->levels);
+    free(k->encoding);
+    free(k->ls);
+    free(k->table);
+    memset(k, 0, sizeof *k);
+}
+
+void tforge_gp_kernel_set(tforge_gp_kernel *k, const double *ls)
+{
+    if (ls != k->ls)
+        memcpy(k->ls, ls, k->dims * sizeof *ls);
+    for (uint32_t d = 0; d < k->dims; d++) {
+        uint32_t n = k->levels[d];
+        if (!k->table[d])
+            continue;
+        for (uint32_t a = 0; a < n; a++)
+            for (uint32_t b = 0; b <= a; b++)
+                k->table[d][(size_t)a * n + b] = k->table[d][(size_t)b * n + a] =
+                    tforge_gp_f(k->type, tforge_gp_kernel_r(k, d, a, b));
+    }
+}
+
+double tforge_gp_kernel_eval(const tforge_gp_kernel *k, const tforge_level *a,
+                             const tforge_level *b)
+{
+    double p = 1.0;
+    for (uint32_t d = 0; d < k->dims; d++)
+        p *= k->table[d] ? k->table[d][(size_t)a[d] * k->levels[d] + b[d]]
+                         : tforge_gp_f(k->type, tforge_gp_kernel_r(k, d, a[d], b[d]));
+    return p;
+}
