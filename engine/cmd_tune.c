@@ -37,7 +37,7 @@ static const char help[] =
     "                     interpreter as well\n"
     "                     compile: compile only (for the GPU there is, else sm_90): which\n"
     "                     candidates build, their registers, spills and shared memory\n"
-    "  --strategy ID      search strategy (default random; see `tforge plugins`)\n"
+    "  --strategy ID      search strategy (default bo; see `tforge plugins`)\n"
     "  --option K=V       a setting of the strategy (repeatable)\n"
     "  --budget N         candidates to evaluate, baselines not counted (default 50)\n"
     "  --time T           stop after T (90s, 5m, 1h) even if the budget is not spent\n"
@@ -112,7 +112,7 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         CLI_COMMON_LONG_OPTIONS,
         {0, 0, 0, 0}};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    *s = (settings){.backend_text = "auto", .strategy = "random", .budget = 50, .seed = 1,
+    *s = (settings){.backend_text = "auto", .strategy = "bo", .budget = 50, .seed = 1,
                     .workers = cores > 0 ? (uint32_t)cores : 1};
     uint32_t seed = 1;
     /* no '+': options may follow the task file */

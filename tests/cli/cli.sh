@@ -31,7 +31,8 @@ expect 2 "unexpected argument 'extra'"  -- plugins extra
 expect 2 'unknown option or missing value: --plugin-dir' -- plugins --plugin-dir
 expect 0 'usage: tforge plugins'        -- plugins --help
 expect 0 'usage: tforge tune'           -- tune --help
-expect 2 'tforge bench-proposer: not built yet' -- bench-proposer
+expect 2 'bench-proposer: takes no arguments' -- bench-proposer extra
+expect 0 'usage: tforge bench-proposer' -- bench-proposer --help
 expect 2 'cache FILE is required'       -- replay --strategy random
 expect 2 'expects a positive integer'   -- replay --cache "$space" --strategy random --budget 0
 expect 2 'no-such-file.json'            -- replay --cache no-such-file.json --strategy random
