@@ -65,7 +65,7 @@ static int run_case(uint64_t target, uint32_t n, uint32_t dims)
     if (tforge_space_new(&space))
         return 1;
     for (uint32_t d = 0; d < dims; d++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "p%u", d);
         tforge_space_add_range(space, name, 0, levels[d] - 1, 1);
     }
