@@ -30,7 +30,7 @@ static tforge_space *grid(uint32_t dims, int64_t levels, const char *constraint)
     tforge_space *space;
     assert_int_equal(tforge_space_new(&space), 0);
     for (uint32_t d = 0; d < dims; d++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "x%u", d);
         assert_int_equal(tforge_space_add_range(space, name, 0, levels - 1, 1), 0);
     }
