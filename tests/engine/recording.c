@@ -23,31 +23,7 @@
 #define FIXTURE(name) TFORGE_TEST_FIXTURES "/" name
 #define KTCACHE(name) TFORGE_TEST_DATA "/ktcache/" name
 
-static char tmpdir[256];
-
-static int make_tmpdir(void **state)
-{
-    (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/tforge-recording-XXXXXX", base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    (void)state;
-    DIR *dir = opendir(tmpdir);
-    struct dirent *e;
-    char path[512];
-    while (dir && (e = readdir(dir)))
-        if (e->d_name[0] != '.') {
-            snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
-            unlink(path);
-        }
-    if (dir)
-        closedir(dir);
-    return rmdir(tmpdir);
-}
+#include "support/tmpdir.h"
 
 static const char *tmp(const char *name)
 {
