@@ -1,5 +1,6 @@
 /* `tforge replay`: compare search strategies offline on a recorded tuning space. */
 #include "cli.h"
+#include "grow.h"
 #include "lab.h"
 #include "plot.h"
 #include "registry.h"
@@ -92,7 +93,8 @@ typedef struct store_sink {
     int64_t run;
     const tforge_replay *replay;
     tforge_lab_eval *done; /* what a resumed run had evaluated, in order */
-    uint32_t n_done, cap_done;
+    uint32_t n_done;
+    size_t cap_done;
 } store_sink;
 
 static int record_eval(void *context, uint32_t sequence, const tforge_lab_eval *e)
@@ -127,14 +129,9 @@ static int collect_done(void *context, const tforge_store_measurement *m)
     if (index == TFORGE_NO_INDEX)
         return tforge_error_set(TFORGE_EINPUT, "the store's run %lld has configuration %s, which "
                                 "is not in the recording", (long long)s->run, m->key);
-    if (s->n_done == s->cap_done) {
-        uint32_t cap = s->cap_done ? 2 * s->cap_done : 256;
-        tforge_lab_eval *bigger = realloc(s->done, cap * sizeof *bigger);
-        if (!bigger)
-            return tforge_error_set(TFORGE_ENOMEM, "out of memory resuming");
-        s->done = bigger;
-        s->cap_done = cap;
-    }
+    int rc = tforge_grow((void **)&s->done, &s->cap_done, s->n_done, sizeof *s->done, "resuming");
+    if (rc)
+        return rc;
     s->done[s->n_done++] = (tforge_lab_eval){index, m->status, m->median, m->spread, m->wall_ms};
     return 0;
 }

@@ -1,5 +1,6 @@
 #include "registry.h"
 
+#include "grow.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -74,21 +75,6 @@ const tforge_host *tforge_registry_host(void)
     return &the_host;
 }
 
-/* ---- growing arrays ---- */
-
-static int grow(void **items, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    size_t next = *cap ? *cap * 2 : 8;
-    void *bigger = realloc(*items, next * size);
-    if (!bigger)
-        return tforge_error_set(TFORGE_ENOMEM, "out of memory in the plugin registry");
-    *items = bigger;
-    *cap = next;
-    return 0;
-}
-
 int tforge_registry_new(tforge_registry **out)
 {
     *out = calloc(1, sizeof **out);
@@ -121,8 +107,8 @@ void tforge_registry_free(tforge_registry *registry)
 static int refuse(tforge_registry *registry, int code, const char *path, const char *reason)
 {
     char *p = strdup(path), *r = strdup(reason);
-    if (!p || !r || grow((void **)&registry->refusals, &registry->cap_refusals,
-                         registry->n_refusals, sizeof *registry->refusals)) {
+    if (!p || !r || tforge_grow((void **)&registry->refusals, &registry->cap_refusals,
+                                registry->n_refusals, sizeof *registry->refusals, "refusals")) {
         free(p);
         free(r);
         return tforge_error_set(TFORGE_ENOMEM, "out of memory in the plugin registry");
@@ -213,8 +199,8 @@ static int admit(tforge_registry *registry, void *handle, const tforge_plugin_mo
     }
     char *owned = strdup(path);
     uint32_t n = entry->count();
-    if (!owned || grow((void **)&registry->modules, &registry->cap_modules, registry->n_modules,
-                       sizeof *registry->modules)) {
+    if (!owned || tforge_grow((void **)&registry->modules, &registry->cap_modules,
+                              registry->n_modules, sizeof *registry->modules, "plugin registry")) {
         free(owned);
         if (entry->deinit)
             entry->deinit();
@@ -224,8 +210,8 @@ static int admit(tforge_registry *registry, void *handle, const tforge_plugin_mo
     }
     registry->modules[registry->n_modules++] = (module){handle, entry, owned};
     for (uint32_t i = 0; i < n; i++) {
-        if (grow((void **)&registry->records, &registry->cap_records, registry->n_records,
-                 sizeof *registry->records))
+        if (tforge_grow((void **)&registry->records, &registry->cap_records,
+                        registry->n_records, sizeof *registry->records, "plugin registry"))
             return TFORGE_ENOMEM;
         registry->records[registry->n_records++] =
             (tforge_plugin_record){entry->get(i), owned, entry->name ? entry->name : owned};
@@ -289,7 +275,7 @@ int tforge_registry_load_dir(tforge_registry *registry, const char *dir)
     for (struct dirent *e; (e = readdir(d));) {
         if (!ends_with_so(e->d_name))
             continue;
-        if ((rc = grow((void **)&names, &cap, n, sizeof *names)))
+        if ((rc = tforge_grow((void **)&names, &cap, n, sizeof *names, "listing plugins")))
             goto cleanup;
         if (!(names[n] = strdup(e->d_name))) {
             rc = tforge_error_set(TFORGE_ENOMEM, "out of memory listing %s", dir);

@@ -1,5 +1,6 @@
 #include "tune.h"
 
+#include "grow.h"
 #include "strategy.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
@@ -34,14 +35,9 @@ typedef struct stored {
 static int collect(void *context, const tforge_store_measurement *m)
 {
     stored *s = context;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 64;
-        tforge_tune_eval *bigger = realloc(s->evals, cap * sizeof *bigger);
-        if (!bigger)
-            return tforge_error_set(TFORGE_ENOMEM, "out of memory resuming");
-        s->evals = bigger;
-        s->cap = cap;
-    }
+    int rc = tforge_grow((void **)&s->evals, &s->cap, s->n, sizeof *s->evals, "resuming");
+    if (rc)
+        return rc;
     tforge_tune_eval *e = &s->evals[s->n];
     memset(e, 0, sizeof *e);
     if (!(e->config = strdup(m->params_json)))
@@ -72,15 +68,10 @@ typedef struct loop {
 
 static int append(loop *l, char *config, int baseline, const tforge_result *r)
 {
-    if (l->out->n_evals == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
-        tforge_tune_eval *bigger = realloc(l->out->evals, cap * sizeof *bigger);
-        if (!bigger) {
-            free(config);
-            return tforge_error_set(TFORGE_ENOMEM, "out of memory");
-        }
-        l->out->evals = bigger;
-        l->cap = cap;
+    if (tforge_grow((void **)&l->out->evals, &l->cap, l->out->n_evals, sizeof *l->out->evals,
+                    "the tuning history")) {
+        free(config);
+        return TFORGE_ENOMEM;
     }
     /* A new best must beat the incumbent by more than the noise of both measurements. */
     if (!baseline && r->status == TFORGE_STATUS_OK && !isnan(r->value)) {
