@@ -151,7 +151,13 @@ static int open_stored_run(store_sink *sink, const settings *s, const char *id,
     cJSON_Delete(o);
     if (!json)
         return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    char *space = NULL;
+    if (tforge_recording_space_json(&space, tforge_replay_recording(sink->replay))) {
+        free(json);
+        return tforge_error_last()->code;
+    }
     tforge_store_run like = {0};
+    like.space_json = space; /* so that `tforge store export` can write the run as a recording */
     like.source = (char *)s->cache;
     like.strategy = (char *)id;
     like.settings_json = json;
@@ -164,6 +170,7 @@ static int open_stored_run(store_sink *sink, const settings *s, const char *id,
     else if (rc == 0)
         rc = tforge_store_each_measurement(sink->store, sink->run, collect_done, sink);
     free(json);
+    free(space);
     return rc;
 }
 
