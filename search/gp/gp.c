@@ -87,9 +87,7 @@ double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
                 continue;
             const tforge_level *xa = data->x + (size_t)a * dims, *xb = data->x + (size_t)b * dims;
             for (uint32_t d = 0; d < dims; d++)
-                if (xa[d] != xb[d])
-                    grad[d] -= 0.5 * wk * tforge_gp_g(k->type, tforge_gp_kernel_r(k, d, xa[d],
-                                                                                  xb[d]));
+                grad[d] -= 0.5 * wk * tforge_gp_kernel_g(k, d, xa[d], xb[d]);
         }
     }
     grad[dims] -= 0.5 * sf2 * trace; /* the diagonal: kf = 1 */
@@ -167,11 +165,16 @@ int tforge_gp_fit(double *theta, tforge_gp_kernel *k, const tforge_gp_data *data
         if (!isfinite(fit_f(x, &problem)))
             continue;
         gsl_multimin_fdfminimizer_set(m, &fn, x, 0.1, 0.1);
-        for (int it = 0; it < 100; it++) {
+        /* A thousandth of a nat changes nothing the acquisition sees: stop there (the fit is
+         * warm-started, so later refits take a few iterations). */
+        double before = m->f;
+        for (int it = 0; it < 50; it++) {
             if (gsl_multimin_fdfminimizer_iterate(m) != GSL_SUCCESS)
                 break;
-            if (gsl_multimin_test_gradient(m->gradient, 1e-4) == GSL_SUCCESS)
+            if (gsl_multimin_test_gradient(m->gradient, 1e-2) == GSL_SUCCESS ||
+                before - m->f < 1e-3)
                 break;
+            before = m->f;
         }
         double value = gsl_multimin_fdfminimizer_minimum(m);
         if (isfinite(value) && value < best_value) {

@@ -29,6 +29,7 @@ typedef struct tforge_gp_kernel {
     double **encoding; /* per dimension, per level; NULL for a Hamming dimension */
     double *ls;        /* lengthscales, per dimension */
     double **table;    /* per dimension: L x L factors, NULL above TFORGE_GP_TABLE_LEVELS */
+    double **gtable;   /* per dimension: L x L values of g (for the gradient), as table */
 } tforge_gp_kernel;
 
 /* Reads the dimensions from `space`. 0 or TFORGE_PLUGIN_ENOMEM. */
@@ -40,6 +41,8 @@ void tforge_gp_kernel_set(tforge_gp_kernel *k, const double *ls);
 /* The product of the per-dimension factors (sf2 not included). */
 double tforge_gp_kernel_eval(const tforge_gp_kernel *k, const tforge_level *a,
                              const tforge_level *b);
+/* g(r) of dimension d between levels a and b (0 when a == b). */
+double tforge_gp_kernel_g(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b);
 /* The scaled distance r = |e(a) - e(b)| / ls in dimension d. */
 double tforge_gp_kernel_r(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b);
 /* f(r) and g(r) = d log f / d log ls = -r f'(r) / f(r). */

@@ -38,7 +38,8 @@ int tforge_gp_kernel_init(tforge_gp_kernel *k, const tforge_space_view *space, i
     k->encoding = calloc(k->dims, sizeof *k->encoding);
     k->ls = calloc(k->dims, sizeof *k->ls);
     k->table = calloc(k->dims, sizeof *k->table);
-    if (!k->levels || !k->encoding || !k->ls || !k->table)
+    k->gtable = calloc(k->dims, sizeof *k->gtable);
+    if (!k->levels || !k->encoding || !k->ls || !k->table || !k->gtable)
         goto fail;
     for (uint32_t d = 0; d < k->dims; d++) {
         uint32_t n = k->levels[d] = space->levels(space->context, d);
@@ -61,7 +62,8 @@ int tforge_gp_kernel_init(tforge_gp_kernel *k, const tforge_space_view *space, i
     }
     for (uint32_t d = 0; d < k->dims; d++)
         if (k->levels[d] <= TFORGE_GP_TABLE_LEVELS &&
-            !(k->table[d] = malloc((size_t)k->levels[d] * k->levels[d] * sizeof **k->table)))
+            (!(k->table[d] = malloc((size_t)k->levels[d] * k->levels[d] * sizeof **k->table)) ||
+             !(k->gtable[d] = malloc((size_t)k->levels[d] * k->levels[d] * sizeof **k->gtable))))
             goto fail;
     tforge_gp_kernel_set(k, k->ls);
     return 0;
@@ -76,11 +78,14 @@ void tforge_gp_kernel_dispose(tforge_gp_kernel *k)
         free(k->encoding[d]);
         if (k->table)
             free(k->table[d]);
+        if (k->gtable)
+            free(k->gtable[d]);
     }
     free(k->levels);
     free(k->encoding);
     free(k->ls);
     free(k->table);
+    free(k->gtable);
     memset(k, 0, sizeof *k);
 }
 
@@ -93,10 +98,20 @@ void tforge_gp_kernel_set(tforge_gp_kernel *k, const double *ls)
         if (!k->table[d])
             continue;
         for (uint32_t a = 0; a < n; a++)
-            for (uint32_t b = 0; b <= a; b++)
+            for (uint32_t b = 0; b <= a; b++) {
+                double r = tforge_gp_kernel_r(k, d, a, b);
                 k->table[d][(size_t)a * n + b] = k->table[d][(size_t)b * n + a] =
-                    tforge_gp_f(k->type, tforge_gp_kernel_r(k, d, a, b));
+                    tforge_gp_f(k->type, r);
+                k->gtable[d][(size_t)a * n + b] = k->gtable[d][(size_t)b * n + a] =
+                    tforge_gp_g(k->type, r);
+            }
     }
+}
+
+double tforge_gp_kernel_g(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b)
+{
+    return k->gtable[d] ? k->gtable[d][(size_t)a * k->levels[d] + b]
+                        : tforge_gp_g(k->type, tforge_gp_kernel_r(k, d, a, b));
 }
 
 double tforge_gp_kernel_eval(const tforge_gp_kernel *k, const tforge_level *a,
