@@ -21,6 +21,7 @@ struct tforge_evaluator {
     tforge_worker *runner; /* checks and times; NULL for replay without checks */
     tforge_replay *replay;
     unsigned restarts;
+    uint64_t checks; /* every check draws inputs from a seed of its own */
 };
 
 const char *tforge_backend_name(tforge_backend backend)
@@ -278,14 +279,14 @@ static void compile_all(tforge_evaluator *e, const char *const *configs, size_t 
 }
 
 /* Checks on every check shape with fresh inputs (and, on a GPU, at the tuning shape too). */
-static int check(tforge_evaluator *e, const char *config, size_t index, tforge_result *r)
+static int check(tforge_evaluator *e, const char *config, tforge_result *r)
 {
     size_t n = e->task->n_check + (e->o.backend == TFORGE_BACKEND_CUDA);
     for (size_t s = 0; s < n; s++) {
         const char *shape = s < e->task->n_check ? e->task->check_shapes[s]
                                                  : e->task->tune_shapes[e->o.shape];
         char extra[64];
-        snprintf(extra, sizeof extra, "{\"seed\": %zu}", 1000 * index + s);
+        snprintf(extra, sizeof extra, "{\"seed\": %llu}", (unsigned long long)++e->checks);
         char *req = request(e, "run_check", config, shape, extra);
         cJSON *doc = NULL;
         cJSON *ok = req ? call(e, e->runner, req, e->o.check_timeout_ms, r, &doc) : NULL;
@@ -380,7 +381,7 @@ int tforge_evaluator_run(tforge_evaluator *e, const char *const *configs, size_t
                 return rc; /* a config the recording lacks: the replay cannot answer honestly */
             if (e->runner && results[i].status == TFORGE_STATUS_OK) {
                 double value = results[i].value;
-                if (check(e, configs[i], i, &results[i]))
+                if (check(e, configs[i], &results[i]))
                     results[i].value = value;
             }
         }
@@ -391,7 +392,7 @@ int tforge_evaluator_run(tforge_evaluator *e, const char *const *configs, size_t
     for (size_t i = 0; i < n; i++) {
         tforge_result *r = &results[i];
         double t0 = now_ms();
-        if (r->status == TFORGE_STATUS_OK && e->runner && check(e, configs[i], i, r) &&
+        if (r->status == TFORGE_STATUS_OK && e->runner && check(e, configs[i], r) &&
             e->o.backend == TFORGE_BACKEND_CUDA)
             time_one(e, configs[i], r);
         /* the batch's compile time is shared: each candidate is charged its part of it */
