@@ -3,6 +3,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "frame.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -20,39 +21,6 @@
 #endif
 
 enum { REQUEST_FD = 3, RESPONSE_FD = 4 };
-
-static int read_all(int fd, void *data, size_t n)
-{
-    char *p = data;
-    while (n > 0) {
-        ssize_t k = read(fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int write_frame(const char *text, size_t n)
-{
-    unsigned char h[4] = {(unsigned char)n, (unsigned char)(n >> 8), (unsigned char)(n >> 16),
-                          (unsigned char)(n >> 24)};
-    const char *parts[2] = {(const char *)h, text};
-    size_t sizes[2] = {4, n};
-    for (int i = 0; i < 2; i++)
-        for (size_t done = 0; done < sizes[i];) {
-            ssize_t k = write(RESPONSE_FD, parts[i] + done, sizes[i] - done);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0)
-                return -1;
-            done += (size_t)k;
-        }
-    return 0;
-}
 
 /* Starts the interpreter as if it were `executable`, so that a virtual environment's packages
  * are found, with our Python folder and TFORGE_PYTHONPATH first on sys.path. */
@@ -127,16 +95,16 @@ int tforge_worker_child_main(void)
         }
         free(copy);
     }
-    if (write_frame("", 0))
+    if (tforge_frame_write(RESPONSE_FD, "", 0))
         return 4;
     int exit_status = 0;
     for (;;) {
         unsigned char h[4];
-        if (read_all(REQUEST_FD, h, 4))
+        if (tforge_frame_read_all(REQUEST_FD, h, 4))
             break; /* the engine closed the pipe: done */
-        size_t n = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 | (size_t)h[3] << 24;
+        size_t n = tforge_frame_length(h);
         char *request = malloc(n + 1);
-        if (!request || read_all(REQUEST_FD, request, n)) {
+        if (!request || tforge_frame_read_all(REQUEST_FD, request, n)) {
             free(request);
             exit_status = 4;
             break;
@@ -146,7 +114,7 @@ int tforge_worker_child_main(void)
         free(request);
         Py_ssize_t size = 0;
         const char *text = answer ? PyUnicode_AsUTF8AndSize(answer, &size) : NULL;
-        int written = text ? write_frame(text, (size_t)size) : -1;
+        int written = text ? tforge_frame_write(RESPONSE_FD, text, (size_t)size) : -1;
         if (!text)
             PyErr_Print();
         Py_XDECREF(answer);

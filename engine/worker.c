@@ -1,5 +1,6 @@
 #include "worker.h"
 
+#include "frame.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -153,21 +154,6 @@ int tforge_worker_start(tforge_worker **out, const tforge_worker_options *option
     return 0;
 }
 
-static int write_all(int fd, const void *data, size_t n)
-{
-    const char *p = data;
-    while (n > 0) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* Waits for the empty frame a new process sends once its interpreter and preloaded modules are
  * up, so that a slow start is never charged to a candidate as a timeout. */
 static void await_ready(tforge_worker *w)
@@ -198,12 +184,9 @@ int tforge_worker_send(tforge_worker *w, const char *request)
     if (!w->ready)
         await_ready(w);
     size_t n = strlen(request);
-    unsigned char header[4] = {(unsigned char)n, (unsigned char)(n >> 8),
-                               (unsigned char)(n >> 16), (unsigned char)(n >> 24)};
     /* A write to a dead worker fails with EPIPE; collect() then reports how it died. */
     signal(SIGPIPE, SIG_IGN);
-    if (write_all(w->to_child, header, 4) == 0)
-        write_all(w->to_child, request, n);
+    tforge_frame_write(w->to_child, request, n);
     w->busy = 1;
     w->have = 0;
     w->want = 4;
@@ -247,8 +230,7 @@ int tforge_worker_collect(tforge_worker *w, char **response, tforge_call_status 
             return 0; /* a partial frame: wait for poll to say there is more */
         if (w->want == 4) {
             const unsigned char *h = w->buffer;
-            size_t n = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 |
-                       (size_t)h[3] << 24;
+            size_t n = tforge_frame_length(h);
             if (n > MAX_FRAME) {
                 stop(w, 1, detail, size);
                 if (detail)
