@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { MAX_COMPILE_WORKERS = 256 };
 
@@ -28,13 +27,6 @@ const char *tforge_backend_name(tforge_backend backend)
 {
     static const char *const names[] = {"cuda", "interpret", "replay", "compile"};
     return backend <= TFORGE_BACKEND_COMPILE ? names[backend] : "?";
-}
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
 static int start_worker(tforge_worker **out, const char *name, int interpret)
@@ -201,7 +193,6 @@ static void compile_all(tforge_evaluator *e, const char *const *configs, size_t 
 {
     unsigned W = e->o.compile_workers;
     size_t slot[MAX_COMPILE_WORKERS];
-    double started[MAX_COMPILE_WORKERS];
     struct pollfd fds[MAX_COMPILE_WORKERS];
     for (unsigned w = 0; w < W; w++)
         slot[w] = SIZE_MAX;
@@ -213,7 +204,6 @@ static void compile_all(tforge_evaluator *e, const char *const *configs, size_t 
                 char *req = request(e, "compile", configs[next], shape, NULL);
                 if (req && tforge_worker_send(e->compilers[w], req) == 0) {
                     slot[w] = next;
-                    started[w] = now_ms();
                 } else {
                     results[next].status = TFORGE_STATUS_RUNTIME;
                     snprintf(results[next].message, sizeof results[next].message,
@@ -224,11 +214,12 @@ static void compile_all(tforge_evaluator *e, const char *const *configs, size_t 
                 next++;
             }
         unsigned n_fds = 0;
-        double wait = 1e9;
+        int timeout = e->o.compile_timeout_ms;
+        double wait = 1e9, now = tforge_worker_now_ms();
         for (unsigned w = 0; w < W; w++)
             if (slot[w] != SIZE_MAX) {
                 fds[n_fds++] = (struct pollfd){tforge_worker_fd(e->compilers[w]), POLLIN, 0};
-                double left = started[w] + e->o.compile_timeout_ms - now_ms();
+                double left = tforge_worker_deadline_ms(e->compilers[w], timeout) - now;
                 wait = left < wait ? left : wait;
             }
         if (n_fds)
@@ -240,11 +231,9 @@ static void compile_all(tforge_evaluator *e, const char *const *configs, size_t 
             char *response = NULL, detail[200] = "";
             tforge_call_status how = TFORGE_CALL_OK;
             int complete = 0;
-            if (now_ms() - started[w] > e->o.compile_timeout_ms) {
-                tforge_worker_kill(e->compilers[w], NULL, 0);
+            if (tforge_worker_now_ms() > tforge_worker_deadline_ms(e->compilers[w], timeout)) {
+                tforge_worker_expire(e->compilers[w], timeout, detail, sizeof detail);
                 how = TFORGE_CALL_TIMEOUT;
-                snprintf(detail, sizeof detail, "gave no answer within %d ms: killed",
-                         e->o.compile_timeout_ms);
                 complete = 1;
             } else {
                 complete = tforge_worker_collect(e->compilers[w], &response, &how, detail,
@@ -252,7 +241,8 @@ static void compile_all(tforge_evaluator *e, const char *const *configs, size_t 
             }
             if (!complete)
                 continue;
-            r->compile_ms = now_ms() - started[w];
+            double started = tforge_worker_call_start_ms(e->compilers[w]);
+            r->compile_ms = started > 0 ? tforge_worker_now_ms() - started : 0;
             if (how != TFORGE_CALL_OK) {
                 e->restarts++;
                 r->status = how == TFORGE_CALL_TIMEOUT ? TFORGE_STATUS_TIMEOUT
@@ -384,18 +374,19 @@ int tforge_evaluator_run(tforge_evaluator *e, const char *const *configs, size_t
         }
         return 0;
     }
-    double start = now_ms();
+    double start = tforge_worker_now_ms();
     compile_all(e, configs, n, results);
     for (size_t i = 0; i < n; i++) {
         tforge_result *r = &results[i];
-        double t0 = now_ms();
+        double t0 = tforge_worker_now_ms();
         if (r->status == TFORGE_STATUS_OK && e->runner && check(e, configs[i], r) &&
             e->o.backend == TFORGE_BACKEND_CUDA)
             time_one(e, configs[i], r);
         /* the batch's compile time is shared: each candidate is charged its part of it */
-        r->wall_ms = (now_ms() - t0) + r->compile_ms / (double)e->o.compile_workers;
+        r->wall_ms = (tforge_worker_now_ms() - t0) + r->compile_ms / (double)e->o.compile_workers;
     }
-    tforge_log(TFORGE_LOG_DEBUG, "batch of %zu evaluated in %.0f ms", n, now_ms() - start);
+    tforge_log(TFORGE_LOG_DEBUG, "batch of %zu evaluated in %.0f ms", n,
+               tforge_worker_now_ms() - start);
     return 0;
 }
 

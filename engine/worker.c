@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -25,10 +26,19 @@ struct tforge_worker {
     int from_child;     /* read end of the response pipe */
     int busy;           /* a request was sent and its response not yet collected */
     int ready;          /* the process has said it is ready (its start is not a call's time) */
+    double spawned_ms;  /* when the process was started */
+    double call_ms;     /* when the pending call's time began; 0 while the process starts */
     unsigned generation;
     unsigned char *buffer; /* the response being read: header, then payload */
     size_t have, want, capacity;
 };
+
+double tforge_worker_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
 
 static void close_fd(int *fd)
 {
@@ -92,6 +102,8 @@ static int spawn(tforge_worker *w)
     w->from_child = responses[0];
     w->busy = 0;
     w->ready = 0;
+    w->spawned_ms = tforge_worker_now_ms();
+    w->call_ms = 0;
     w->have = 0;
     w->want = 4;
     w->generation++;
@@ -154,26 +166,6 @@ int tforge_worker_start(tforge_worker **out, const tforge_worker_options *option
     return 0;
 }
 
-/* Waits for the empty frame a new process sends once its interpreter and preloaded modules are
- * up, so that a slow start is never charged to a candidate as a timeout. */
-static void await_ready(tforge_worker *w)
-{
-    unsigned char h[4];
-    size_t have = 0;
-    while (have < 4) {
-        struct pollfd p = {w->from_child, POLLIN, 0};
-        if (poll(&p, 1, STARTUP_TIMEOUT_MS) <= 0)
-            break;
-        ssize_t k = read(w->from_child, h + have, 4 - have);
-        if (k < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (k <= 0)
-            break; /* it died while starting: the call that follows reports how */
-        have += (size_t)k;
-    }
-    w->ready = 1;
-}
-
 int tforge_worker_send(tforge_worker *w, const char *request)
 {
     if (!w->pid) {
@@ -181,21 +173,30 @@ int tforge_worker_send(tforge_worker *w, const char *request)
         if (rc)
             return rc;
     }
-    if (!w->ready)
-        await_ready(w);
     size_t n = strlen(request);
     /* A write to a dead worker fails with EPIPE; collect() then reports how it died. */
     signal(SIGPIPE, SIG_IGN);
     tforge_frame_write(w->to_child, request, n);
     w->busy = 1;
-    w->have = 0;
-    w->want = 4;
+    w->call_ms = w->ready ? tforge_worker_now_ms() : 0;
     return 0;
 }
 
 int tforge_worker_fd(const tforge_worker *w)
 {
     return w->from_child;
+}
+
+double tforge_worker_deadline_ms(const tforge_worker *w, int timeout_ms)
+{
+    if (!w->ready)
+        return w->spawned_ms + STARTUP_TIMEOUT_MS;
+    return timeout_ms > 0 ? w->call_ms + timeout_ms : INFINITY;
+}
+
+double tforge_worker_call_start_ms(const tforge_worker *w)
+{
+    return w->call_ms;
 }
 
 int tforge_worker_busy(const tforge_worker *w)
@@ -241,6 +242,13 @@ int tforge_worker_collect(tforge_worker *w, char **response, tforge_call_status 
             w->want = 4 + n;
             if (n > 0)
                 continue;
+            if (!w->ready) { /* the new process is up: the pending call's time starts now */
+                w->ready = 1;
+                w->call_ms = tforge_worker_now_ms();
+                w->have = 0;
+                w->want = 4;
+                continue;
+            }
         }
         char *text = malloc(w->want - 4 + 1);
         if (!text)
@@ -261,11 +269,14 @@ void tforge_worker_kill(tforge_worker *w, char *detail, size_t size)
     stop(w, 1, detail, size);
 }
 
-static double now_ms(void)
+void tforge_worker_expire(tforge_worker *w, int timeout_ms, char *detail, size_t size)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+    int starting = !w->ready;
+    stop(w, 1, NULL, 0);
+    if (detail && starting)
+        snprintf(detail, size, "did not start within %d s: killed", STARTUP_TIMEOUT_MS / 1000);
+    else if (detail)
+        snprintf(detail, size, "gave no answer within %d ms: killed", timeout_ms);
 }
 
 int tforge_worker_call(tforge_worker *w, const char *request, int timeout_ms, char **response,
@@ -274,23 +285,16 @@ int tforge_worker_call(tforge_worker *w, const char *request, int timeout_ms, ch
     int rc = tforge_worker_send(w, request);
     if (rc)
         return rc;
-    double deadline = now_ms() + timeout_ms;
     for (;;) {
-        int wait = -1;
-        if (timeout_ms > 0) {
-            double left = deadline - now_ms();
-            if (left <= 0) {
-                stop(w, 1, NULL, 0);
-                if (detail)
-                    snprintf(detail, size, "no answer within %d ms: killed", timeout_ms);
-                *response = NULL;
-                *status = TFORGE_CALL_TIMEOUT;
-                return 0;
-            }
-            wait = (int)left + 1;
+        double left = tforge_worker_deadline_ms(w, timeout_ms) - tforge_worker_now_ms();
+        if (left <= 0) {
+            tforge_worker_expire(w, timeout_ms, detail, size);
+            *response = NULL;
+            *status = TFORGE_CALL_TIMEOUT;
+            return 0;
         }
         struct pollfd p = {w->from_child, POLLIN, 0};
-        int ready = poll(&p, 1, wait);
+        int ready = poll(&p, 1, isinf(left) ? -1 : (int)left + 1);
         if (ready < 0 && errno != EINTR)
             return tforge_error_set(TFORGE_ERROR, "worker %s: poll: %s", w->options.name,
                                     strerror(errno));

@@ -50,8 +50,19 @@ int tforge_worker_fd(const tforge_worker *worker);
  * has arrived, 0 when more is to come, and 1 with `*status` CRASHED when the process is gone. */
 int tforge_worker_collect(tforge_worker *worker, char **response, tforge_call_status *status,
                           char *detail, size_t detail_size);
-/* Kills a worker whose call ran out of time; the next call restarts it. */
+/* Kills a worker (the next call restarts it); `*detail` says how it ended. */
 void tforge_worker_kill(tforge_worker *worker, char *detail, size_t detail_size);
+/* The pending call's time starts when it is sent, or when a new process has said it is ready if
+ * that is later: a slow start is never a candidate's timeout. Times are CLOCK_MONOTONIC ms. */
+double tforge_worker_now_ms(void);
+/* When the pending call is overdue: its start + timeout_ms (<= 0: never), or, while the process
+ * is still starting, its spawn + the start-up limit. */
+double tforge_worker_deadline_ms(const tforge_worker *worker, int timeout_ms);
+/* When the pending (or last) call's time began; 0 while the process is still starting. */
+double tforge_worker_call_start_ms(const tforge_worker *worker);
+/* Kills an overdue worker; `*detail` says whether it answered too late or never started. */
+void tforge_worker_expire(tforge_worker *worker, int timeout_ms, char *detail,
+                          size_t detail_size);
 int tforge_worker_busy(const tforge_worker *worker);
 
 pid_t tforge_worker_pid(const tforge_worker *worker);

@@ -1,6 +1,7 @@
 /* Workers survive what candidates do: crashes, aborts, hangs, exits, exceptions and prints. */
 #include "worker.h"
 
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -116,12 +117,51 @@ static void hangs_time_out_and_the_worker_restarts(void **state)
     free(r);
 }
 
+/* A start slower than the call's timeout is not the call's time: the call succeeds. */
+static void a_slow_start_is_not_charged_to_the_call(void **state)
+{
+    (void)state;
+    static const char *const env[] = {"TFORGE_PYTHONPATH=" FIXTURE_PYTHON_DIR,
+                                      "TFORGE_WORKER_PRELOAD=fixture_slow_start", NULL};
+    tforge_worker_options options = TFORGE_WORKER_OPTIONS_INIT;
+    options.executable = TFORGE_EXE;
+    options.name = "slow";
+    options.env = env;
+    tforge_worker *slow[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(tforge_worker_start(&slow[i], &options), 0);
+    /* Both start together; the second's call is sent while the first's process still starts. */
+    const char *request = "{\"module\": \"fixture_worker\", \"function\": \"add\", "
+                          "\"args\": {\"a\": 1, \"b\": 2}}";
+    assert_int_equal(tforge_worker_send(slow[1], request), 0);
+    assert_true(tforge_worker_call_start_ms(slow[1]) == 0);
+    char *response = NULL, detail[256] = "";
+    tforge_call_status status;
+    assert_int_equal(tforge_worker_call(slow[0], request, 1000, &response, &status, detail,
+                                        sizeof detail),
+                     0);
+    assert_int_equal(status, TFORGE_CALL_OK);
+    assert_string_equal(response, "{\"ok\": true, \"result\": 3}");
+    free(response);
+    /* The second has been ready for a while by now; its call's time began at its ready frame. */
+    struct pollfd p = {tforge_worker_fd(slow[1]), POLLIN, 0};
+    while (poll(&p, 1, 20000) == 1 &&
+           tforge_worker_collect(slow[1], &response, &status, detail, sizeof detail) == 0)
+        ;
+    assert_int_equal(status, TFORGE_CALL_OK);
+    assert_true(tforge_worker_call_start_ms(slow[1]) > 0);
+    free(response);
+    for (int i = 0; i < 2; i++)
+        tforge_worker_free(slow[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(answers_and_survives_exceptions),
         cmocka_unit_test(crashes_are_reported_and_the_worker_restarts),
         cmocka_unit_test(hangs_time_out_and_the_worker_restarts),
+        cmocka_unit_test(a_slow_start_is_not_charged_to_the_call),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
