@@ -1,40 +1,82 @@
 #!/usr/bin/env bash
-# Issue 4's measurements on a GPU machine, in one call: build the engine there (carry .deps, see
-# the device notes in experiments/README.md), run the gpu-labelled tests, tune every example on
-# the GPU, compare the compile pool with one worker, our timing with do_bench, and a run of 60
-# candidates with planted faults. Usage: experiments/h200_tune.sh OUT_DIR
+# Issue 4's measurements on a GPU machine, in steps that fit one call each. The engine is built
+# there first (incrementally in /tmp/b) from Debian packages carried in .deps: see
+# experiments/README.md.
+# Usage: experiments/h200_tune.sh OUT_DIR STEP...
+#   gpu-tests        the ctest label gpu
+#   tune:K[,K...]    tune those examples on the GPU (STRATEGY, default bo; BUDGET, default 40)
+#   pool             240 matmul candidates compiled by 1 and by 16 workers, each from a cold cache
+#   do-bench         our timing of two matmul configs against triton.testing.do_bench
+#   faults           50 candidates of the planted-fault task on the GPU
+# Everything goes under OUT_DIR (logs, results as runs.tar.gz); summary.txt is printed last.
 set -u
 out=$1
-mkdir -p "$out/tune"
+shift
+mkdir -p "$out/runs"
 export TRITON_CACHE_DIR=/tmp/triton-cache
-eval "$(bash .deps/unpack-debs.sh .deps /tmp/deps)"
+# The engine's C libraries, from Debian packages carried in .deps (the machine has no network).
+deps=/tmp/deps lib=/tmp/deps/usr/lib/x86_64-linux-gnu
+for f in .deps/*.deb; do dpkg -x "$f" "$deps"; done
+export CMAKE_PREFIX_PATH=$deps/usr CPATH=$deps/usr/include LIBRARY_PATH=$lib:$lib/openblas-pthread
+export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 { cmake -S . -B /tmp/b -DPython3_EXECUTABLE="$(command -v python3)" &&
   cmake --build /tmp/b -j "$(nproc)"; } > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 t=/tmp/b/bin/tforge
-(cd /tmp/b && ctest -L gpu --output-on-failure) > "$out/gpu_tests.log" 2>&1
-tail -3 "$out/gpu_tests.log" | tee "$out/summary.txt"
-for k in vector_add softmax layer_norm rms_norm matmul attention conv2d rope; do
-  timeout 300 "$t" tune "experiments/kernels/$k/task.json" --backend cuda \
-    --strategy "${STRATEGY:-random}" --budget "${BUDGET:-40}" --out "$out/tune/$k" -q --json \
-    > "$out/tune/$k.json" 2> "$out/tune/$k.err"
-  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(f\"{sys.argv[2]:11} baseline {r['baseline'].get('ms', float('nan')):.4f} ms  best {r['best'].get('ms', float('nan')):.4f} ms  {r.get('speedup', float('nan')):.2f}x  {r['evaluations']} evals {r['seconds']:.0f} s\")" \
-    "$out/tune/$k.json" "$k" 2>&1 | tee -a "$out/summary.txt"
+summary=$out/summary.txt
+line() { python3 - "$@" <<'EOF' 2>&1 | tee -a "$summary"
+import json, sys, collections
+path, kind, label = sys.argv[1:4]
+try:
+    r = json.load(open(path))
+except Exception as e:
+    sys.exit(f"{label}: no result ({e})")
+if kind == "tune":
+    print(f"{label:11} baseline {r['baseline'].get('ms', float('nan')):.4f} ms  best "
+          f"{r['best'].get('ms', float('nan')):.4f} ms  {r.get('speedup', float('nan')):.2f}x  "
+          f"{r['evaluations']} evals  {r['seconds']:.0f} s")
+elif kind == "pool":
+    print(f"compile pool, {label:>2} workers: {r['evaluations']} candidates in {r['seconds']:.1f} s")
+else:
+    print("planted faults:", r["evaluations"], "evaluations",
+          dict(collections.Counter(h["status"] for h in r["history"])),
+          "workers replaced", r["workers_replaced"], f"{r['seconds']:.0f} s")
+EOF
+}
+for step in "$@"; do
+  echo "== $step ($(date +%T))" >> "$summary"
+  case $step in
+  gpu-tests)
+    (cd /tmp/b && timeout 300 ctest -L gpu --output-on-failure) > "$out/gpu_tests.log" 2>&1
+    grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/gpu_tests.log" | tee -a "$summary" ;;
+  tune:*)
+    for k in $(echo "${step#tune:}" | tr , ' '); do
+      timeout 240 "$t" tune "experiments/kernels/$k/task.json" --backend cuda \
+        --strategy "${STRATEGY:-bo}" --budget "${BUDGET:-40}" --out "$out/runs/$k" -q --json \
+        > "$out/runs/$k.json" 2> "$out/runs/$k.err"
+      line "$out/runs/$k.json" tune "$k"
+    done ;;
+  pool)
+    for w in 1 16; do  # one batch of 240 after the baseline; its wall is the pool's throughput
+      rm -rf /tmp/triton-cache-pool
+      TRITON_CACHE_DIR=/tmp/triton-cache-pool timeout 300 "$t" tune -v -v \
+        experiments/kernels/matmul/task.json --backend compile --strategy random --budget 240 \
+        --batch 240 --compile-workers "$w" --out "$out/runs/pool$w" --json \
+        > "$out/runs/pool$w.json" 2> "$out/runs/pool$w.err"
+      line "$out/runs/pool$w.json" pool "$w"
+      grep "batch of 240" "$out/runs/pool$w.err" | tee -a "$summary"
+    done ;;
+  do-bench)
+    timeout 200 python3 experiments/compare_do_bench.py experiments/kernels/matmul/task.json \
+      --config '{"BLOCK_M":128,"BLOCK_N":128,"BLOCK_K":64,"GROUP_M":8,"num_warps":8,"num_stages":3}' \
+      --config '{"BLOCK_M":32,"BLOCK_N":32,"BLOCK_K":32,"GROUP_M":1,"num_warps":4,"num_stages":1}' \
+      2>&1 | tee -a "$summary" ;;
+  faults)
+    timeout 500 "$t" tune tests/fixtures/tasks/faulty/task_gpu.json --backend cuda \
+      --strategy exhaustive --budget 50 --timeout 8 --out "$out/runs/faulty" -q --json \
+      > "$out/runs/faulty.json" 2> "$out/runs/faulty.err"
+    line "$out/runs/faulty.json" faults faulty ;;
+  *) echo "unknown step $step" | tee -a "$summary" ;;
+  esac
 done
-for w in 1 16; do  # the same 48 matmul candidates, a cold Triton cache each time
-  rm -rf /tmp/triton-cache-pool
-  TRITON_CACHE_DIR=/tmp/triton-cache-pool "$t" tune experiments/kernels/matmul/task.json \
-    --backend compile --budget 48 --batch 48 --compile-workers "$w" --out "$out/pool$w" -q --json \
-    > "$out/pool$w.json" 2>&1
-  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(f'compile pool, {sys.argv[2]:>2} workers: {r[\"evaluations\"]} candidates in {r[\"seconds\"]:.1f} s')" \
-    "$out/pool$w.json" "$w" | tee -a "$out/summary.txt"
-done
-python3 experiments/compare_do_bench.py experiments/kernels/matmul/task.json \
-  --config '{"BLOCK_M":128,"BLOCK_N":128,"BLOCK_K":64,"GROUP_M":8,"num_warps":8,"num_stages":3}' \
-  --config '{"BLOCK_M":32,"BLOCK_N":32,"BLOCK_K":32,"GROUP_M":1,"num_warps":4,"num_stages":1}' \
-  2>&1 | tee -a "$out/summary.txt"
-timeout 900 "$t" tune tests/fixtures/tasks/faulty/task_gpu.json --backend cuda --strategy exhaustive \
-  --budget 60 --timeout 20 --out "$out/faulty" -q --json > "$out/faulty.json" 2> "$out/faulty.err"
-python3 -c "import json,sys,collections; r=json.load(open(sys.argv[1])); print('planted faults:', r['evaluations'], 'evaluations', dict(collections.Counter(h['status'] for h in r['history'])), 'workers replaced', r['workers_replaced'])" \
-  "$out/faulty.json" 2>&1 | tee -a "$out/summary.txt"
-tar -C "$out" -czf "$out/runs.tar.gz" tune faulty pool1 pool16 2>/dev/null
-rm -rf "$out/tune" "$out/faulty" "$out/pool1" "$out/pool16"
+tar -C "$out" -czf "$out/runs.tar.gz" runs && rm -rf "$out/runs"
+echo; cat "$summary"

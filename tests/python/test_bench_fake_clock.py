@@ -59,7 +59,8 @@ class FakeCuda:
         mp.setattr(bench, "_time", types.SimpleNamespace(perf_counter=lambda: self.host / 10**6))
         mp.setattr(bench, "get", lambda task: self.loaded)
         mp.setattr(bench, "make_inputs", lambda loaded, shape, seed: {"x": torch.zeros(8), "N": 8})
-        mp.setattr(bench, "launch", self.launch)
+        mp.setattr(bench, "bind", lambda loaded, inputs, config, shape:
+                   lambda: self.launch(loaded, inputs, config, shape))
         mp.setattr(bench, "_flush_buffer", lambda: types.SimpleNamespace(zero_=self.flush))
         return self
 

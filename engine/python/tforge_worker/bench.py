@@ -5,7 +5,8 @@ by writing a 256 MB buffer (larger than any current L2) and, for kernels that wr
 the inputs are restored; neither is inside the events. The GPU must still be busy when the kernel
 is queued: otherwise the start event fires at once and the CPU's launch time (about 25 us for a
 Triton 3.6 launch, measured on an H200) is timed as kernel time. The flush usually covers it;
-where it does not (no flush, or a heavy wrapper) a GPU sleep is queued to cover the rest.
+where it does not (no flush, or a heavy wrapper) a GPU sleep is queued before the flush to cover
+the rest.
 Warm-up and repeat counts come from an estimate of the kernel's duration.
 """
 
@@ -14,7 +15,7 @@ import time as _time
 
 import torch
 
-from .worker import classify, get, launch, make_inputs
+from .worker import bind, classify, get, make_inputs
 
 _FLUSH_BYTES = 256 << 20
 _buffers = {}
@@ -71,32 +72,32 @@ def time(task, config, shape, seed=0, warmup_ms=25.0, rep_ms=100.0, min_repeats=
     clock_before = _clock_mhz()
 
     def prepare(sleep_cycles):
+        # The sleep goes first, so the kernel always starts right after the flush, in the same
+        # L2 state as under do_bench (the flush leaves the L2 full of dirty lines).
+        if sleep_cycles:
+            torch.cuda._sleep(sleep_cycles)
         for k, v in pristine.items():
             inputs[k].copy_(v)
         if buf is not None:
             buf.zero_()
-        if sleep_cycles:
-            torch.cuda._sleep(sleep_cycles)
-
-    def run():
-        launch(loaded, inputs, config, shape)
 
     try:
+        run = bind(loaded, inputs, config, shape)  # inputs are restored in place: stays valid
         run()  # compiles on first use
         torch.cuda.synchronize()
         # Estimate the kernel's time, the CPU time of one launch and the flush's GPU time.
         cpu, est, flush = [], [], []
         for _ in range(5):
             f0, f1, s, e = (torch.cuda.Event(enable_timing=True) for _ in range(4))
-            f0.record()
-            prepare(0)
-            f1.record()
             # Cover the launch here too (twice the slowest seen so far): otherwise, without a
             # flush that covers it, the estimate of a short kernel includes the launch's CPU
             # time and the counts below come out too small. The first run is uncovered; min()
             # drops it.
             if cpu:
                 torch.cuda._sleep(int(2 * max(cpu) * 2.5e9))
+            f0.record()
+            prepare(0)
+            f1.record()
             s.record()
             t0 = _time.perf_counter()
             run()

@@ -231,32 +231,33 @@ def _size(expr, shape):
     return expr if isinstance(expr, int) else int(eval_expression(expr, shape))
 
 
-def _make_tensor(spec, shape, gen):
+def _make_tensor(spec, shape, gen, dev):
     dims = [_size(d, shape) for d in spec["shape"]]
     dtype = getattr(torch, spec["dtype"])
     work = torch.float64 if dtype == torch.float64 else torch.float32
     init, scale = spec["init"], spec["scale"]
     if init == "randn":
-        t = torch.randn(dims, generator=gen, dtype=work)
+        t = torch.randn(dims, generator=gen, dtype=work, device=dev)
     elif init == "rand":
-        t = torch.rand(dims, generator=gen, dtype=work)
+        t = torch.rand(dims, generator=gen, dtype=work, device=dev)
     elif init == "zeros":
-        t = torch.zeros(dims, dtype=work)
+        t = torch.zeros(dims, dtype=work, device=dev)
     elif init == "ones":
-        t = torch.ones(dims, dtype=work)
+        t = torch.ones(dims, dtype=work, device=dev)
     elif init == "arange":
-        t = torch.arange(math.prod(dims), dtype=torch.float64).reshape(dims)
+        t = torch.arange(math.prod(dims), dtype=torch.float64, device=dev).reshape(dims)
     else:
         lo, hi = map(int, init.split(":")[1:])
-        t = torch.randint(lo, hi, dims, generator=gen, dtype=torch.int64)
+        t = torch.randint(lo, hi, dims, generator=gen, dtype=torch.int64, device=dev)
     if scale != 1:
         t = t * scale
     return t.to(dtype)
 
 
 def make_inputs(task, shape, seed, dev=None):
-    """Fresh inputs for one shape: generated on the CPU from `seed` (the same on every machine),
-    then moved to `dev` (the GPU when there is one)."""
+    """Fresh inputs for one shape, drawn from `seed` on `dev` (the GPU when there is one: drawing
+    a large input on the CPU costs seconds). An `inputs_fn` gets a CPU generator; what it makes
+    is moved to `dev`."""
     loaded = get(task)
     spec = loaded.spec
     dev = dev or device()
@@ -272,8 +273,8 @@ def make_inputs(task, shape, seed, dev=None):
         made = {}
         for i, s in enumerate(spec["inputs"]):
             # One stream per tensor, so adding an input does not change the others.
-            gen = torch.Generator().manual_seed((seed * 1000003 + i) % (1 << 63))
-            made[s["name"]] = _make_tensor(s, shape, gen)
+            gen = torch.Generator(device=dev).manual_seed((seed * 1000003 + i) % (1 << 63))
+            made[s["name"]] = _make_tensor(s, shape, gen, dev)
     return {k: v.to(dev) if isinstance(v, torch.Tensor) else v for k, v in made.items()}
 
 
@@ -302,23 +303,50 @@ class _pinned:
             t.configs = c
 
 
+def _launch_code(loaded):
+    """The launch's grid and argument expressions, compiled once per task."""
+    if "launch_code" not in loaded.cache:
+        launch = loaded.spec["launch"]
+        loaded.cache["launch_code"] = (
+            compile(launch["grid"], "launch.grid", "eval"),
+            [compile(a, f"launch.args[{i}]", "eval") for i, a in enumerate(launch["args"])])
+    return loaded.cache["launch_code"]
+
+
+def bind(loaded, inputs, config, shape):
+    """The launch of the kernel with `config` on `inputs`, its grid and arguments evaluated once:
+    each call of the returned function launches it (no synchronisation)."""
+    spec = loaded.spec
+    pinned = _pinned(loaded.kernel, config)
+    if "wrapper" in spec["launch"]:
+        wrapper, cfg = loaded.funcs["wrapper"], dict(config)
+
+        def call():
+            with pinned:
+                return wrapper(inputs, cfg)
+        return call
+    grid_code, arg_codes = _launch_code(loaded)
+    env = {"triton": triton, "tl": tl, "torch": torch, "math": math, "cdiv": triton.cdiv,
+           **shape, **inputs, **config}
+    grid = eval(grid_code, env)
+    grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+    args = [eval(c, env) for c in arg_codes]
+    if isinstance(loaded.kernel, Autotuner):
+        kwargs = {}  # the pinned config carries them
+    else:
+        names = {n for n, *_ in kernel_params(loaded.kernel)} | set(LAUNCH_OPTIONS)
+        kwargs = {k: v for k, v in config.items() if k in names}
+    kernel = loaded.kernel[grid]
+
+    def call():
+        with pinned:
+            return kernel(*args, **kwargs)
+    return call
+
+
 def launch(loaded, inputs, config, shape):
     """Launch the kernel once with `config` (no synchronisation)."""
-    spec = loaded.spec
-    with _pinned(loaded.kernel, config):
-        if "wrapper" in spec["launch"]:
-            return loaded.funcs["wrapper"](inputs, dict(config))
-        env = {"triton": triton, "tl": tl, "torch": torch, "math": math, "cdiv": triton.cdiv,
-               **shape, **inputs, **config}
-        grid = eval(spec["launch"]["grid"], env)
-        grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
-        args = [eval(a, env) for a in spec["launch"]["args"]]
-        if isinstance(loaded.kernel, Autotuner):
-            kwargs = {}  # the pinned config carries them
-        else:
-            names = {n for n, *_ in kernel_params(loaded.kernel)} | set(LAUNCH_OPTIONS)
-            kwargs = {k: v for k, v in config.items() if k in names}
-        return loaded.kernel[grid](*args, **kwargs)
+    return bind(loaded, inputs, config, shape)()
 
 
 def classify(exc):
