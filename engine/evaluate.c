@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,27 +188,68 @@ static cJSON *call(tforge_evaluator *e, tforge_worker *w, const char *req, int t
     return result;
 }
 
-/* Compiles every config on the pool, each worker taking the next config as it finishes. */
-static void compile_all(tforge_evaluator *e, const char *const *configs, size_t n,
-                        tforge_result *results)
+/* A batch in flight: the compile pool works through it in a thread of its own while the GPU
+ * worker checks and times each candidate as soon as its compile has finished, so the GPU waits
+ * only for a batch's first compile. */
+typedef struct batch {
+    tforge_evaluator *e;
+    const char *const *configs;
+    size_t n;
+    tforge_result *results;
+    pthread_mutex_t lock;
+    pthread_cond_t compiled_cv;
+    unsigned char *compiled; /* per candidate: its compile has finished (under `lock`) */
+    unsigned restarts;       /* compile workers replaced (read after the thread ends) */
+} batch;
+
+/* {"also": [check shapes]} where the GPU worker will run compiled kernels at them, else NULL. */
+static char *check_shapes(const tforge_evaluator *e)
 {
+    if (e->o.backend != TFORGE_BACKEND_CUDA || !e->task->n_check)
+        return NULL;
+    cJSON *o = cJSON_CreateObject(), *shapes = cJSON_AddArrayToObject(o, "also");
+    for (size_t s = 0; s < e->task->n_check; s++)
+        cJSON_AddItemToArray(shapes, cJSON_Parse(e->task->check_shapes[s]));
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+static void mark_compiled(batch *b, size_t i)
+{
+    pthread_mutex_lock(&b->lock);
+    b->compiled[i] = 1;
+    pthread_cond_signal(&b->compiled_cv);
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* Compiles every config on the pool, each worker taking the next config as it finishes. */
+static void *compile_all(void *arg)
+{
+    batch *b = arg;
+    tforge_evaluator *e = b->e;
+    const char *const *configs = b->configs;
+    tforge_result *results = b->results;
+    size_t n = b->n;
     unsigned W = e->o.compile_workers;
     size_t slot[MAX_COMPILE_WORKERS];
     struct pollfd fds[MAX_COMPILE_WORKERS];
     for (unsigned w = 0; w < W; w++)
         slot[w] = SIZE_MAX;
     const char *shape = e->task->tune_shapes[e->o.shape];
+    char *also = check_shapes(e);
     size_t next = 0, done = 0;
     while (done < n) {
         for (unsigned w = 0; w < W && next < n; w++)
             if (slot[w] == SIZE_MAX) {
-                char *req = request(e, "compile", configs[next], shape, NULL);
+                char *req = request(e, "compile", configs[next], shape, also);
                 if (req && tforge_worker_send(e->compilers[w], req) == 0) {
                     slot[w] = next;
                 } else {
                     results[next].status = TFORGE_STATUS_RUNTIME;
                     snprintf(results[next].message, sizeof results[next].message,
                              "could not reach a compile worker");
+                    mark_compiled(b, next);
                     done++;
                 }
                 free(req);
@@ -244,7 +286,7 @@ static void compile_all(tforge_evaluator *e, const char *const *configs, size_t 
             double started = tforge_worker_call_start_ms(e->compilers[w]);
             r->compile_ms = started > 0 ? tforge_worker_now_ms() - started : 0;
             if (how != TFORGE_CALL_OK) {
-                e->restarts++;
+                b->restarts++;
                 r->status = how == TFORGE_CALL_TIMEOUT ? TFORGE_STATUS_TIMEOUT
                                                        : TFORGE_STATUS_RUNTIME;
                 snprintf(r->message, sizeof r->message, "compile worker %s", detail);
@@ -262,10 +304,13 @@ static void compile_all(tforge_evaluator *e, const char *const *configs, size_t 
                 cJSON_Delete(doc);
             }
             free(response);
+            mark_compiled(b, slot[w]);
             slot[w] = SIZE_MAX;
             done++;
         }
     }
+    free(also);
+    return NULL;
 }
 
 /* Checks on every check shape with fresh inputs (and, on a GPU, at the tuning shape too). */
@@ -375,8 +420,26 @@ int tforge_evaluator_run(tforge_evaluator *e, const char *const *configs, size_t
         return 0;
     }
     double start = tforge_worker_now_ms();
-    compile_all(e, configs, n, results);
-    for (size_t i = 0; i < n; i++) {
+    batch b = {e, configs, n, results, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+               calloc(n, 2), 0};
+    unsigned char *ran = b.compiled + n;
+    pthread_t compiler;
+    if (!b.compiled || pthread_create(&compiler, NULL, compile_all, &b)) {
+        free(b.compiled);
+        return tforge_error_set(TFORGE_ENOMEM, "evaluator: cannot start the compile thread");
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t i = 0;
+        pthread_mutex_lock(&b.lock);
+        for (;;) { /* the first candidate compiled and not yet run, in proposal order */
+            for (i = 0; i < n && !(b.compiled[i] && !ran[i]); i++)
+                ;
+            if (i < n)
+                break;
+            pthread_cond_wait(&b.compiled_cv, &b.lock);
+        }
+        pthread_mutex_unlock(&b.lock);
+        ran[i] = 1;
         tforge_result *r = &results[i];
         double t0 = tforge_worker_now_ms();
         if (r->status == TFORGE_STATUS_OK && e->runner && check(e, configs[i], r) &&
@@ -385,6 +448,9 @@ int tforge_evaluator_run(tforge_evaluator *e, const char *const *configs, size_t
         /* the batch's compile time is shared: each candidate is charged its part of it */
         r->wall_ms = (tforge_worker_now_ms() - t0) + r->compile_ms / (double)e->o.compile_workers;
     }
+    pthread_join(compiler, NULL);
+    e->restarts += b.restarts;
+    free(b.compiled);
     tforge_log(TFORGE_LOG_DEBUG, "batch of %zu evaluated in %.0f ms", n,
                tforge_worker_now_ms() - start);
     return 0;

@@ -47,6 +47,36 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
+/* This process's environment with `extra` ("KEY=VALUE") replacing or adding entries, built before
+ * fork: the child of a process with several threads may only call async-signal-safe functions
+ * before exec, and putenv is not one. The strings are shared, only the array is new. */
+static char **child_environment(const char *const *extra)
+{
+    extern char **environ;
+    size_t n = 0, k = 0;
+    while (environ[n])
+        n++;
+    while (extra && extra[k])
+        k++;
+    char **envp = malloc((n + k + 1) * sizeof *envp);
+    if (!envp)
+        return NULL;
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++)
+        envp[m++] = (char *)extra[i];
+    for (size_t i = 0; i < n; i++) {
+        int replaced = 0;
+        for (size_t j = 0; j < k && !replaced; j++) {
+            size_t len = strcspn(extra[j], "=");
+            replaced = strncmp(environ[i], extra[j], len) == 0 && environ[i][len] == '=';
+        }
+        if (!replaced)
+            envp[m++] = environ[i];
+    }
+    envp[m] = NULL;
+    return envp;
+}
+
 static int spawn(tforge_worker *w)
 {
     int requests[2], responses[2];
@@ -66,10 +96,19 @@ static int spawn(tforge_worker *w)
         self[n > 0 ? n : 0] = '\0';
         exe = self;
     }
+    char **envp = child_environment(w->options.env);
+    if (!envp) {
+        close(requests[0]);
+        close(requests[1]);
+        close(responses[0]);
+        close(responses[1]);
+        return tforge_error_set(TFORGE_ENOMEM, "worker %s: out of memory", w->options.name);
+    }
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
+        free(envp);
         close(requests[0]);
         close(requests[1]);
         close(responses[0]);
@@ -88,11 +127,11 @@ static int spawn(tforge_worker *w)
             _exit(127);
         /* What the user's code prints must not reach the engine's standard output. */
         dup2(2, 1);
-        for (const char *const *e = w->options.env; e && *e; e++)
-            putenv((char *)*e);
-        execl(exe, exe, "__worker", (char *)NULL);
+        char *argv[] = {(char *)exe, "__worker", NULL};
+        execve(exe, argv, envp);
         _exit(127);
     }
+    free(envp);
     close(requests[0]);
     close(responses[1]);
     /* Never block on a half-sent frame: the deadline must hold whatever the child does. */

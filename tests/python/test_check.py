@@ -148,26 +148,34 @@ def test_compile_under_the_interpreter_is_unsupported(add_task, write_task):
 
 
 COMPILE_SCRIPT = """
-import json, sys
+import glob, json, os, sys
 import tforge_worker as w
 add = w.load_task(sys.argv[1] + "/vector_add/task.json")
 mm = w.load_task(sys.argv[1] + "/matmul/task.json")
 big = dict(BLOCK_M=256, BLOCK_N=256, BLOCK_K=128, GROUP_M=8, num_warps=8, num_stages=5)
+mid = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_warps=4, num_stages=2)
+cubins = lambda: len(glob.glob(os.environ["TRITON_CACHE_DIR"] + "/*/*.cubin"))
+before = cubins()
+also = w.compile(mm, mid, mm["shapes"]["tune"][0], also=mm["shapes"]["check"])
+also["new_cubins"] = cubins() - before
 print(json.dumps([w.compile(add, add["baseline"][0], add["shapes"]["tune"][0]),
                   w.compile(mm, mm["baseline"][0], mm["shapes"]["tune"][0]),
-                  w.compile(mm, big, mm["shapes"]["tune"][0])]))
+                  w.compile(mm, big, mm["shapes"]["tune"][0]), also]))
 """
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the no-GPU path (target cuda:90)")
-def test_compile_for_sm90_without_a_gpu():
+def test_compile_for_sm90_without_a_gpu(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["PYTHONPATH"] = os.path.join(ROOT, "engine", "python")
+    env["TRITON_CACHE_DIR"] = str(tmp_path)
     out = subprocess.run([sys.executable, "-c", COMPILE_SCRIPT, EXAMPLES], env=env,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    add, mm, big = json.loads(out.stdout.splitlines()[-1])
+    add, mm, big, also = json.loads(out.stdout.splitlines()[-1])
     assert add["status"] == "ok" and add["target"] == "cuda:90" and add["registers"] > 0
     assert add["spill_stores"] == 0 and add["num_warps"] == 4
     assert mm["status"] == "ok" and mm["shared_bytes"] > 0
     assert big["status"] == "compile" and "shared memory" in big["message"]
+    # The check shape (48x40x72) specialises differently from 4096^3: a second binary, cached.
+    assert also["status"] == "ok" and also["new_cubins"] == 2, also

@@ -101,11 +101,13 @@ def _empty_inputs(loaded, shape, dev):
             for s in spec["inputs"]}
 
 
-def compile(task, config, shape, target=None):
+def compile(task, config, shape, target=None, also=()):
     """Compile `config` for `shape` without running it. Returns {status: ok|compile|runtime,
     message, kernel, target, registers, spill_stores, spill_loads, stack_bytes, shared_bytes,
     num_warps, num_stages, compile_s, cached, kernels: [same, for every kernel launched]}.
-    `target` is "cuda:<capability>" (default: the GPU's, else cuda:90)."""
+    `target` is "cuda:<capability>" (default: the GPU's, else cuda:90). The shapes in `also`
+    (the check shapes) are compiled too, into Triton's cache only: their sizes specialise the
+    kernel differently, and whoever runs the checks then finds them compiled."""
     loaded = get(task)
     if not isinstance(loaded.base, JITFunction):
         # Under TRITON_INTERPRET even triton.language's own @jit helpers (tl.max, tl.sum...)
@@ -123,11 +125,12 @@ def compile(task, config, shape, target=None):
         return run
 
     dev = "cuda" if torch.cuda.is_available() else "cpu"
-    inputs = _empty_inputs(loaded, shape, dev)
     for fn in jits.values():
         fn.run = intercept(fn)
     try:
-        launch(loaded, inputs, config, shape)
+        for s in [*also, shape]:  # the tuning shape last: its numbers are the ones reported
+            del built[:]
+            launch(loaded, _empty_inputs(loaded, s, dev), config, s)
     except Exception as e:
         return classify(e)
     finally:
@@ -138,4 +141,3 @@ def compile(task, config, shape, target=None):
                 "message": f"no @triton.jit kernel of {loaded.spec['source']} was launched"}
     main = next((b for b in built if b["kernel"] == loaded.base.__name__), built[0])
     return {"status": "ok", "message": "", "fatal": False, **main, "kernels": built}
-
