@@ -5,7 +5,9 @@
 
 #include <gsl/gsl_errno.h>
 
-enum { ACQ_LOGEI, ACQ_UCB, ACQ_PI };
+enum { ACQ_AUTO, ACQ_LOGEI, ACQ_UCB, ACQ_PI };
+/* acquisition=auto: LogEI for this many successful observations, UCB after them. */
+enum { AUTO_UCB_AFTER = 64 };
 
 /* Steps of the hill climb on the acquisition in a pooled space. */
 #define LOCAL_STEPS 32
@@ -86,7 +88,7 @@ typedef struct choice_option {
 
 static int parse_options(bo_state *s, const tforge_strategy_args *args)
 {
-    static const char *const acquisitions[] = {"logei", "ucb", "pi", NULL};
+    static const char *const acquisitions[] = {"auto", "logei", "ucb", "pi", NULL};
     static const char *const kernels[] = {"matern52", "se", NULL};
     static const char *const ordinals[] = {"rank", "log2", NULL};
     const choice_option choices[] = {{"acquisition", &s->acquisition, acquisitions},
@@ -154,7 +156,7 @@ static int bo_create(void **state, const tforge_strategy_args *args)
     s->kappa = 2.0;
     s->prior_beta = 10.0;
     s->pool = 4096;
-    s->fit_max = 128;
+    s->fit_max = 256;
     s->memory_mb = 128;
     s->restarts = 2;
     s->feasible_min = 0.5;
@@ -545,9 +547,11 @@ static double score(const bo_state *s, double mean, double var, const tforge_lev
                     uint64_t index)
 {
     double floor = 1e-12 * s->gp.sf2, sd = sqrt(var > floor ? var : floor), v;
-    if (s->acquisition == ACQ_UCB)
+    int acquisition = s->acquisition != ACQ_AUTO ? s->acquisition
+                      : s->n_ok < AUTO_UCB_AFTER ? ACQ_LOGEI : ACQ_UCB;
+    if (acquisition == ACQ_UCB)
         v = tforge_gp_log_ucb(mean, sd, s->best_z, s->kappa);
-    else if (s->acquisition == ACQ_PI)
+    else if (acquisition == ACQ_PI)
         v = tforge_gp_log_pi(mean, sd, s->best_z);
     else
         v = tforge_gp_log_ei(mean, sd, s->best_z);

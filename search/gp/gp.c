@@ -10,6 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* LAPACK's Cholesky factorisation, solve and inverse, from OpenBLAS (Fortran convention). */
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
+void dpotrs_(const char *uplo, const int *n, const int *nrhs, const double *a, const int *lda,
+             double *b, const int *ldb, int *info);
+void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info);
+
 #define LOG_2PI 1.8378770664093453
 #define PRIOR_LOG_NOISE (-6.907755278982137) /* log 1e-3 */
 #define PRIOR_VAR_LS 3.0
@@ -41,23 +47,24 @@ double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
 {
     uint32_t n = data->n, dims = k->dims;
     size_t nn = (size_t)n * n;
-    double *kf = work, *chol = work + nn, *inv = work + 2 * nn, *alpha = work + 3 * nn;
+    double *kf = work, *chol = work + nn, *alpha = work + 2 * nn;
     double sf2 = exp(theta[dims]), extra = exp(theta[dims + 1]);
     double noise = data->noise_floor + extra;
     set_lengthscales(k, theta);
+    /* The lower triangles (row-major), which LAPACK reads as the upper ones (column-major). */
     for (uint32_t a = 0; a < n; a++)
         for (uint32_t b = 0; b <= a; b++) {
             double f = tforge_gp_kernel_eval(k, data->x + (size_t)a * dims,
                                              data->x + (size_t)b * dims);
-            kf[(size_t)a * n + b] = kf[(size_t)b * n + a] = f;
-            chol[(size_t)a * n + b] = chol[(size_t)b * n + a] = sf2 * f + (a == b ? noise : 0);
+            kf[(size_t)a * n + b] = f;
+            chol[(size_t)a * n + b] = sf2 * f + (a == b ? noise : 0);
         }
-    gsl_matrix_view L = gsl_matrix_view_array(chol, n, n);
-    if (gsl_linalg_cholesky_decomp1(&L.matrix) != GSL_SUCCESS)
+    int ni = (int)n, one = 1, info;
+    dpotrf_("U", &ni, chol, &ni, &info);
+    if (info != 0)
         return INFINITY;
-    gsl_vector_const_view zv = gsl_vector_const_view_array(data->z, n);
-    gsl_vector_view av = gsl_vector_view_array(alpha, n);
-    gsl_linalg_cholesky_solve(&L.matrix, &zv.vector, &av.vector);
+    memcpy(alpha, data->z, n * sizeof *alpha);
+    dpotrs_("U", &ni, &one, chol, &ni, alpha, &ni, &info);
     double value = 0.5 * n * LOG_2PI;
     for (uint32_t i = 0; i < n; i++)
         value += 0.5 * data->z[i] * alpha[i] + log(chol[(size_t)i * n + i]);
@@ -71,9 +78,8 @@ double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
         return value;
 
     /* d nll / d theta_j = -1/2 sum_ab W_ab dK_ab / d theta_j, W = alpha alpha^T - K^-1. */
-    memcpy(inv, chol, nn * sizeof *inv);
-    gsl_matrix_view I = gsl_matrix_view_array(inv, n, n);
-    gsl_linalg_cholesky_invert(&I.matrix);
+    double *inv = chol; /* K^-1 replaces the factor, in the same (lower, row-major) triangle */
+    dpotri_("U", &ni, inv, &ni, &info);
     memset(grad, 0, (dims + 2) * sizeof *grad);
     double trace = 0;
     for (uint32_t a = 0; a < n; a++) {
@@ -139,7 +145,7 @@ int tforge_gp_fit(double *theta, tforge_gp_kernel *k, const tforge_gp_data *data
     uint32_t np = k->dims + 2;
     size_t nn = (size_t)data->n * data->n;
     int rc = 0;
-    double *work = malloc((3 * nn + data->n) * sizeof *work);
+    double *work = malloc((2 * nn + data->n) * sizeof *work);
     double *best = malloc(2 * np * sizeof *best), *start = best + np;
     gsl_vector *x = gsl_vector_alloc(np);
     gsl_multimin_fdfminimizer *m = gsl_multimin_fdfminimizer_alloc(

@@ -62,7 +62,7 @@ typedef struct tforge_gp_data {
 } tforge_gp_data;
 
 /* The negative log posterior of theta (up to a constant) and, when `grad` is not NULL, its
- * gradient. `k` is scratch: its lengthscales are set from theta. `work` holds 3 n^2 + n
+ * gradient. `k` is scratch: its lengthscales are set from theta. `work` holds 2 n^2 + n
  * doubles. Returns +inf when the kernel matrix is not positive definite. */
 double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
                                    const tforge_gp_data *data, double *grad, double *work);

@@ -95,7 +95,7 @@ static void gradient_matches_finite_differences(void **state)
         assert_int_equal(tforge_gp_kernel_init(&k, &view, type, TFORGE_GP_RANK), 0);
         enum { N = 12 };
         tforge_level x[N * 3];
-        double z[N], work[3 * N * N + N], grad[5], g2[5];
+        double z[N], work[2 * N * N + N], grad[5], g2[5];
         tforge_rng rng;
         tforge_rng_seed(&rng, 7);
         for (int i = 0; i < N; i++) {
