@@ -505,8 +505,9 @@ static int run(const cli_command *command, int argc, char **argv)
         goto failed;
     tforge_worker_free(loader);
     loader = NULL;
-    snprintf(dir, sizeof dir, "%s", s.out ? s.out : "tforge-out");
-    if (!s.out)
+    if (s.out)
+        snprintf(dir, sizeof dir, "%s", s.out);
+    else
         snprintf(dir, sizeof dir, "tforge-out/%s", task->kernel);
     snprintf(db, sizeof db, "%s/tforge.db", dir);
     if (s.replay_file && tforge_recording_read(&rec, s.replay_file))

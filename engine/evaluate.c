@@ -20,6 +20,7 @@ struct tforge_evaluator {
     tforge_worker **compilers;
     tforge_worker *runner; /* checks and times; NULL for replay without checks */
     tforge_replay *replay;
+    char *also; /* the compile requests' {"also": [check shapes]}, or NULL */
     unsigned restarts;
     uint64_t checks; /* every check draws inputs from a seed of its own */
 };
@@ -43,6 +44,19 @@ static int start_worker(tforge_worker **out, const char *name, int interpret)
     return tforge_worker_start(out, &options);
 }
 
+/* {"also": [check shapes]} where the GPU worker will run compiled kernels at them, else NULL. */
+static char *check_shapes(const tforge_evaluator *e)
+{
+    if (e->o.backend != TFORGE_BACKEND_CUDA || !e->task->n_check)
+        return NULL;
+    cJSON *o = cJSON_CreateObject(), *shapes = cJSON_AddArrayToObject(o, "also");
+    for (size_t s = 0; s < e->task->n_check; s++)
+        cJSON_AddItemToArray(shapes, cJSON_Parse(e->task->check_shapes[s]));
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
 int tforge_evaluator_open(tforge_evaluator **out, const tforge_task *task,
                           const tforge_evaluator_options *o)
 {
@@ -61,6 +75,7 @@ int tforge_evaluator_open(tforge_evaluator **out, const tforge_task *task,
         e->o.compile_workers = MAX_COMPILE_WORKERS;
     int rc = 0;
     if (o->backend != TFORGE_BACKEND_REPLAY) {
+        e->also = check_shapes(e);
         e->compilers = calloc(e->o.compile_workers, sizeof *e->compilers);
         if (!e->compilers)
             rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
@@ -88,6 +103,7 @@ void tforge_evaluator_close(tforge_evaluator *e)
     for (unsigned i = 0; e->compilers && i < e->o.compile_workers; i++)
         tforge_worker_free(e->compilers[i]);
     free(e->compilers);
+    free(e->also);
     tforge_worker_free(e->runner);
     tforge_replay_free(e->replay);
     free(e);
@@ -202,19 +218,6 @@ typedef struct batch {
     unsigned restarts;       /* compile workers replaced (read after the thread ends) */
 } batch;
 
-/* {"also": [check shapes]} where the GPU worker will run compiled kernels at them, else NULL. */
-static char *check_shapes(const tforge_evaluator *e)
-{
-    if (e->o.backend != TFORGE_BACKEND_CUDA || !e->task->n_check)
-        return NULL;
-    cJSON *o = cJSON_CreateObject(), *shapes = cJSON_AddArrayToObject(o, "also");
-    for (size_t s = 0; s < e->task->n_check; s++)
-        cJSON_AddItemToArray(shapes, cJSON_Parse(e->task->check_shapes[s]));
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return text;
-}
-
 static void mark_compiled(batch *b, size_t i)
 {
     pthread_mutex_lock(&b->lock);
@@ -237,12 +240,11 @@ static void *compile_all(void *arg)
     for (unsigned w = 0; w < W; w++)
         slot[w] = SIZE_MAX;
     const char *shape = e->task->tune_shapes[e->o.shape];
-    char *also = check_shapes(e);
     size_t next = 0, done = 0;
     while (done < n) {
         for (unsigned w = 0; w < W && next < n; w++)
             if (slot[w] == SIZE_MAX) {
-                char *req = request(e, "compile", configs[next], shape, also);
+                char *req = request(e, "compile", configs[next], shape, e->also);
                 if (req && tforge_worker_send(e->compilers[w], req) == 0) {
                     slot[w] = next;
                 } else {
@@ -309,7 +311,6 @@ static void *compile_all(void *arg)
             done++;
         }
     }
-    free(also);
     return NULL;
 }
 
