@@ -6,6 +6,7 @@
 #include <gsl/gsl_errno.h>
 
 enum { ACQ_AUTO, ACQ_LOGEI, ACQ_UCB, ACQ_PI };
+enum { OUTPUT_TAIL, OUTPUT_LOG };
 /* acquisition=auto: LogEI for this many successful observations, UCB after them. */
 enum { AUTO_UCB_AFTER = 64 };
 
@@ -15,7 +16,7 @@ enum { AUTO_UCB_AFTER = 64 };
 typedef struct bo_state {
     strat_base base;
     /* options */
-    int acquisition, kernel_type, ordinal;
+    int acquisition, kernel_type, ordinal, output;
     double initial, refit_every, kappa, prior_beta, pool, fit_max, memory_mb, restarts;
     double feasible_min;
     /* the models */
@@ -32,6 +33,7 @@ typedef struct bo_state {
     uint32_t n_processed;   /* told observations the models have seen */
     uint32_t n_fit;         /* OK observations at the last refit */
     double log_mean, log_scale, best_z;
+    double tail_at, tail_width; /* output=tail: where the compression starts, and its width */
     uint8_t *seen; /* per candidate: seen already */
     /* the initial design */
     tforge_level *design;
@@ -91,9 +93,11 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
     static const char *const acquisitions[] = {"auto", "logei", "ucb", "pi", NULL};
     static const char *const kernels[] = {"matern52", "se", NULL};
     static const char *const ordinals[] = {"rank", "log2", NULL};
+    static const char *const outputs[] = {"tail", "log", NULL};
     const choice_option choices[] = {{"acquisition", &s->acquisition, acquisitions},
                                      {"kernel", &s->kernel_type, kernels},
-                                     {"ordinal", &s->ordinal, ordinals}};
+                                     {"ordinal", &s->ordinal, ordinals},
+                                     {"output", &s->output, outputs}};
     const strat_option numbers[] = {
         {"initial", &s->initial, -1, 1000, 1},      {"refit_every", &s->refit_every, 0, 1e6, 1},
         {"kappa", &s->kappa, 0, 100, 0},            {"prior_beta", &s->prior_beta, 0, 1e6, 0},
@@ -129,8 +133,8 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
                 o = &numbers[j];
         if (!o)
             return bo_error(s, TFORGE_PLUGIN_EINPUT, "unknown option '%s' (known: acquisition, "
-                            "kernel, ordinal, initial, refit_every, kappa, prior_beta, pool, "
-                            "fit_max, memory_mb, restarts, feasible_min)", key);
+                            "kernel, ordinal, output, initial, refit_every, kappa, prior_beta, "
+                            "pool, fit_max, memory_mb, restarts, feasible_min)", key);
         char *end;
         double v = strtod(text, &end);
         if (end == text || *end || !isfinite(v) || v < o->min || v > o->max ||
@@ -381,7 +385,7 @@ static int grow_told(bo_state *s)
     if (!(p = realloc(s->spread_ok, cap * sizeof *s->spread_ok)))
         return TFORGE_PLUGIN_ENOMEM;
     s->spread_ok = p;
-    /* twice: the second half is scratch for sorting spreads */
+    /* twice: the second half is scratch for sorting */
     if (!(p = realloc(s->z_ok, 2 * (size_t)cap * sizeof *s->z_ok)))
         return TFORGE_PLUGIN_ENOMEM;
     s->z_ok = p;
@@ -389,9 +393,27 @@ static int grow_told(bo_state *s)
     return 0;
 }
 
+/* What the GP models of a value: its log; with output=tail, a log above the median goes on
+ * growing only logarithmically beyond it, y' = m + w log1p((y - m) / w) with w the
+ * interquartile range, so that a few configurations ten to sixty times slower than the rest
+ * (register spills) do not shorten every lengthscale; the order of values is kept. */
+static double modelled(const bo_state *s, double value)
+{
+    double y = log_value(value);
+    if (s->tail_width > 0 && y > s->tail_at)
+        y = s->tail_at + s->tail_width * log1p((y - s->tail_at) / s->tail_width);
+    return y;
+}
+
 static double standardised(const bo_state *s, uint32_t id)
 {
-    return (log_value(s->base.archive.values[id]) - s->log_mean) / s->log_scale;
+    return (modelled(s, s->base.archive.values[id]) - s->log_mean) / s->log_scale;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 /* Refits everything: the standardisation, the noise floor, the hyperparameters (on at most
@@ -402,9 +424,18 @@ static int refit(bo_state *s)
     strat_base *b = &s->base;
     const strat_archive *a = &b->archive;
     uint32_t n = s->n_ok, dims = b->dims;
+    double *scratch = s->z_ok + n; /* n free doubles */
+    s->tail_width = 0;
+    if (s->output == OUTPUT_TAIL && n >= 4) {
+        for (uint32_t i = 0; i < n; i++)
+            scratch[i] = log_value(a->values[s->ok[i]]);
+        qsort(scratch, n, sizeof *scratch, compare_doubles);
+        s->tail_at = scratch[n / 2];
+        s->tail_width = scratch[3 * n / 4] - scratch[n / 4];
+    }
     double sum = 0, sum2 = 0;
     for (uint32_t i = 0; i < n; i++) {
-        double y = log_value(a->values[s->ok[i]]);
+        double y = modelled(s, a->values[s->ok[i]]);
         sum += y;
         sum2 += y * y;
     }
@@ -420,18 +451,13 @@ static int refit(bo_state *s)
     }
     /* The noise floor: a spread (IQR / median) of a normal's value is 1.349 sd in log terms;
      * the median of the measured spreads, in standardised units. */
-    double *spreads = s->z_ok + n, floor = 1e-6;
+    double *spreads = scratch, floor = 1e-6;
     uint32_t n_spread = 0;
     for (uint32_t i = 0; i < n; i++)
         if (s->spread_ok[i] > 0)
             spreads[n_spread++] = s->spread_ok[i];
     if (n_spread) {
-        for (uint32_t i = 1; i < n_spread; i++)
-            for (uint32_t j = i; j > 0 && spreads[j] < spreads[j - 1]; j--) {
-                double t = spreads[j];
-                spreads[j] = spreads[j - 1];
-                spreads[j - 1] = t;
-            }
+        qsort(spreads, n_spread, sizeof *spreads, compare_doubles);
         double sd = spreads[n_spread / 2] / 1.349 / s->log_scale;
         floor += sd * sd;
     }

@@ -42,8 +42,10 @@ static void set_lengthscales(tforge_gp_kernel *k, const double *theta)
     tforge_gp_kernel_set(k, k->ls);
 }
 
-double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
-                                   const tforge_gp_data *data, double *grad, double *work)
+/* The negative log posterior at theta; leaves the kernel's factors, the Cholesky factor and
+ * alpha = K^-1 z in work for the gradient. */
+static double neg_log_posterior(tforge_gp_kernel *k, const double *theta,
+                                const tforge_gp_data *data, double *work)
 {
     uint32_t n = data->n, dims = k->dims;
     size_t nn = (size_t)n * n;
@@ -74,9 +76,19 @@ double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
     value += theta[dims] * theta[dims] / (2 * PRIOR_VAR_SF);
     value += (theta[dims + 1] - PRIOR_LOG_NOISE) * (theta[dims + 1] - PRIOR_LOG_NOISE) /
              (2 * PRIOR_VAR_NOISE);
-    if (!grad)
-        return value;
+    return value;
+}
 
+/* The gradient at theta from what neg_log_posterior left in work (the factor is consumed). */
+static void neg_log_posterior_gradient(tforge_gp_kernel *k, const double *theta,
+                                       const tforge_gp_data *data, double *grad, double *work)
+{
+    uint32_t n = data->n, dims = k->dims;
+    size_t nn = (size_t)n * n;
+    double *kf = work, *chol = work + nn, *alpha = work + 2 * nn;
+    double sf2 = exp(theta[dims]), extra = exp(theta[dims + 1]);
+    double mu = prior_ls_mean(dims);
+    int ni = (int)n, info;
     /* d nll / d theta_j = -1/2 sum_ab W_ab dK_ab / d theta_j, W = alpha alpha^T - K^-1. */
     double *inv = chol; /* K^-1 replaces the factor, in the same (lower, row-major) triangle */
     dpotri_("U", &ni, inv, &ni, &info);
@@ -102,29 +114,48 @@ double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
         grad[d] += (theta[d] - mu) / PRIOR_VAR_LS;
     grad[dims] += theta[dims] / PRIOR_VAR_SF;
     grad[dims + 1] += (theta[dims + 1] - PRIOR_LOG_NOISE) / PRIOR_VAR_NOISE;
+}
+
+double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
+                                   const tforge_gp_data *data, double *grad, double *work)
+{
+    double value = neg_log_posterior(k, theta, data, work);
+    if (grad && isfinite(value))
+        neg_log_posterior_gradient(k, theta, data, grad, work);
     return value;
 }
 
 /* ---- BFGS ---- */
 
+/* BFGS's line search asks for the value at a point and then often for the gradient at the same
+ * point: the factorisation of the value is kept for it (`factored`: work holds it for `at`). */
 typedef struct fit_problem {
     tforge_gp_kernel *k;
     const tforge_gp_data *data;
-    double *work, *grad;
+    double *work, *at, value;
+    int factored;
 } fit_problem;
 
 static double fit_f(const gsl_vector *x, void *params)
 {
     fit_problem *p = params;
-    return tforge_gp_neg_log_posterior(p->k, x->data, p->data, NULL, p->work);
+    p->value = neg_log_posterior(p->k, x->data, p->data, p->work);
+    memcpy(p->at, x->data, x->size * sizeof *p->at);
+    p->factored = isfinite(p->value);
+    return p->value;
 }
 
 static void fit_fdf(const gsl_vector *x, void *params, double *f, gsl_vector *g)
 {
     fit_problem *p = params;
-    *f = tforge_gp_neg_log_posterior(p->k, x->data, p->data, g->data, p->work);
-    if (!isfinite(*f))
+    if (!p->factored || memcmp(p->at, x->data, x->size * sizeof *p->at) != 0)
+        fit_f(x, p);
+    *f = p->value;
+    if (p->factored)
+        neg_log_posterior_gradient(p->k, x->data, p->data, g->data, p->work);
+    else
         gsl_vector_set_zero(g);
+    p->factored = 0;
 }
 
 static void fit_df(const gsl_vector *x, void *params, gsl_vector *g)
@@ -146,7 +177,7 @@ int tforge_gp_fit(double *theta, tforge_gp_kernel *k, const tforge_gp_data *data
     size_t nn = (size_t)data->n * data->n;
     int rc = 0;
     double *work = malloc((2 * nn + data->n) * sizeof *work);
-    double *best = malloc(2 * np * sizeof *best), *start = best + np;
+    double *best = malloc(3 * np * sizeof *best), *start = best + np;
     gsl_vector *x = gsl_vector_alloc(np);
     gsl_multimin_fdfminimizer *m = gsl_multimin_fdfminimizer_alloc(
         gsl_multimin_fdfminimizer_vector_bfgs2, np);
@@ -154,13 +185,20 @@ int tforge_gp_fit(double *theta, tforge_gp_kernel *k, const tforge_gp_data *data
         rc = TFORGE_PLUGIN_ENOMEM;
         goto cleanup;
     }
-    fit_problem problem = {k, data, work, NULL};
+    fit_problem problem = {k, data, work, best + 2 * np, INFINITY, 0};
     gsl_multimin_function_fdf fn = {fit_f, fit_df, fit_fdf, np, &problem};
     double best_value = INFINITY;
     memcpy(best, theta, np * sizeof *best);
-    for (uint32_t r = 0; r <= restarts; r++) {
+    /* A fit that put much of the variance into noise stays there when warm-started (a local
+     * optimum where the data are "explained" as noise): it is also started once from the same
+     * lengthscales with the prior's noise, and the better posterior wins. */
+    int noisy = theta[k->dims + 1] > PRIOR_LOG_NOISE + 2 * sqrt(PRIOR_VAR_NOISE);
+    for (uint32_t r = 0; r <= restarts + noisy; r++) {
         if (r == 0) {
             memcpy(start, theta, np * sizeof *start);
+        } else if (r == 1 && noisy) {
+            memcpy(start, theta, np * sizeof *start);
+            start[k->dims + 1] = PRIOR_LOG_NOISE;
         } else {
             tforge_gp_theta_prior(start, k->dims);
             double sd[3] = {sqrt(PRIOR_VAR_LS), sqrt(PRIOR_VAR_SF), sqrt(PRIOR_VAR_NOISE)};
@@ -171,14 +209,15 @@ int tforge_gp_fit(double *theta, tforge_gp_kernel *k, const tforge_gp_data *data
         if (!isfinite(fit_f(x, &problem)))
             continue;
         gsl_multimin_fdfminimizer_set(m, &fn, x, 0.1, 0.1);
-        /* A thousandth of a nat changes nothing the acquisition sees: stop there (the fit is
-         * warm-started, so later refits take a few iterations). */
+        /* Stop where a step gains under a twentieth of a nat while the gradient is small: the
+         * hyperparameters' posterior is far wider than that, and the next refit starts here. */
         double before = m->f;
         for (int it = 0; it < 50; it++) {
             if (gsl_multimin_fdfminimizer_iterate(m) != GSL_SUCCESS)
                 break;
             if (gsl_multimin_test_gradient(m->gradient, 1e-2) == GSL_SUCCESS ||
-                before - m->f < 1e-3)
+                before - m->f < 1e-3 ||
+                (before - m->f < 0.05 && gsl_multimin_test_gradient(m->gradient, 2) == GSL_SUCCESS))
                 break;
             before = m->f;
         }
