@@ -5,11 +5,15 @@
 
 #include <gsl/gsl_errno.h>
 
+void openblas_set_num_threads(int threads); /* OpenBLAS's own, not in the CBLAS header */
+
 enum { ACQ_AUTO, ACQ_LOGEI, ACQ_UCB, ACQ_PI };
 enum { OUTPUT_TAIL, OUTPUT_LOG };
 /* acquisition=auto: LogEI for this many successful observations, UCB after them. */
 enum { AUTO_UCB_AFTER = 64 };
 
+/* Observations of a first fit on a subset (see refit). */
+#define PREFIT 64
 /* Steps of the hill climb on the acquisition in a pooled space. */
 #define LOCAL_STEPS 32
 
@@ -487,9 +491,28 @@ static int refit(bo_state *s)
             memcpy(fx + (size_t)i * dims, s->x_ok + (size_t)order[i] * dims, dims * sizeof *fx);
             fz[i] = s->z_ok[order[i]];
         }
+        /* Told many observations at once since the last fit (a resumed run), the fit first
+         * runs on at most PREFIT of them, spread over the order, then goes on from there on
+         * all: BFGS far from the optimum takes tens of iterations, each O(m^3). */
+        uint32_t restarts = n < 20 ? (uint32_t)s->restarts : 0;
+        if (m > 2 * PREFIT && 2 * s->n_fit < n) {
+            uint32_t stride = (m + PREFIT - 1) / PREFIT, k = 0;
+            tforge_level *sx = malloc((size_t)PREFIT * dims * sizeof *sx);
+            double *sz = malloc(PREFIT * sizeof *sz);
+            for (uint32_t i = 0; sx && sz && i < m; i += stride, k++) {
+                memcpy(sx + (size_t)k * dims, fx + (size_t)i * dims, dims * sizeof *sx);
+                sz[k] = fz[i];
+            }
+            tforge_gp_data subset = {k, sx, sz, floor};
+            rc = sx && sz ? tforge_gp_fit(s->theta, &s->kernel, &subset, restarts, &b->rng)
+                          : TFORGE_PLUGIN_ENOMEM;
+            restarts = 0;
+            free(sx);
+            free(sz);
+        }
         tforge_gp_data data = {m, fx, fz, floor};
-        rc = tforge_gp_fit(s->theta, &s->kernel, &data, n < 20 ? (uint32_t)s->restarts : 0,
-                           &b->rng);
+        if (!rc)
+            rc = tforge_gp_fit(s->theta, &s->kernel, &data, restarts, &b->rng);
         free(fx);
         free(fz);
         free(order);
@@ -784,6 +807,12 @@ static int bo_init(const tforge_host *host, const char *path)
     (void)path;
     /* GSL's default handler aborts the process; here its errors are return codes. */
     gsl_set_error_handler_off();
+    /* OpenBLAS's threads spin while they wait for work: with the cores busy (compile workers,
+     * replays side by side) a refit took 5 s with two threads on two cores instead of 0.1 s
+     * with one, and matrices of at most fit_max rows gain little from threads on idle cores.
+     * One thread, unless OPENBLAS_NUM_THREADS asks for more. */
+    if (!getenv("OPENBLAS_NUM_THREADS"))
+        openblas_set_num_threads(1);
     return 0;
 }
 
