@@ -22,15 +22,12 @@ void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *inf
 #define PRIOR_VAR_SF 1.0
 #define PRIOR_VAR_NOISE 4.0
 
-static double prior_ls_mean(uint32_t dims)
-{
-    return sqrt(2.0) + 0.5 * log((double)dims);
-}
+#define PRIOR_LOG_LS 0.0 /* a lengthscale of the whole range of a dimension's encoding */
 
 void tforge_gp_theta_prior(double *theta, uint32_t dims)
 {
     for (uint32_t d = 0; d < dims; d++)
-        theta[d] = prior_ls_mean(dims);
+        theta[d] = PRIOR_LOG_LS;
     theta[dims] = 0.0;
     theta[dims + 1] = PRIOR_LOG_NOISE;
 }
@@ -70,9 +67,8 @@ static double neg_log_posterior(tforge_gp_kernel *k, const double *theta,
     double value = 0.5 * n * LOG_2PI;
     for (uint32_t i = 0; i < n; i++)
         value += 0.5 * data->z[i] * alpha[i] + log(chol[(size_t)i * n + i]);
-    double mu = prior_ls_mean(dims);
     for (uint32_t d = 0; d < dims; d++)
-        value += (theta[d] - mu) * (theta[d] - mu) / (2 * PRIOR_VAR_LS);
+        value += (theta[d] - PRIOR_LOG_LS) * (theta[d] - PRIOR_LOG_LS) / (2 * PRIOR_VAR_LS);
     value += theta[dims] * theta[dims] / (2 * PRIOR_VAR_SF);
     value += (theta[dims + 1] - PRIOR_LOG_NOISE) * (theta[dims + 1] - PRIOR_LOG_NOISE) /
              (2 * PRIOR_VAR_NOISE);
@@ -87,7 +83,6 @@ static void neg_log_posterior_gradient(tforge_gp_kernel *k, const double *theta,
     size_t nn = (size_t)n * n;
     double *kf = work, *chol = work + nn, *alpha = work + 2 * nn;
     double sf2 = exp(theta[dims]), extra = exp(theta[dims + 1]);
-    double mu = prior_ls_mean(dims);
     int ni = (int)n, info;
     /* d nll / d theta_j = -1/2 sum_ab W_ab dK_ab / d theta_j, W = alpha alpha^T - K^-1. */
     double *inv = chol; /* K^-1 replaces the factor, in the same (lower, row-major) triangle */
@@ -111,7 +106,7 @@ static void neg_log_posterior_gradient(tforge_gp_kernel *k, const double *theta,
     grad[dims] -= 0.5 * sf2 * trace; /* the diagonal: kf = 1 */
     grad[dims + 1] = -0.5 * extra * trace;
     for (uint32_t d = 0; d < dims; d++)
-        grad[d] += (theta[d] - mu) / PRIOR_VAR_LS;
+        grad[d] += (theta[d] - PRIOR_LOG_LS) / PRIOR_VAR_LS;
     grad[dims] += theta[dims] / PRIOR_VAR_SF;
     grad[dims + 1] += (theta[dims + 1] - PRIOR_LOG_NOISE) / PRIOR_VAR_NOISE;
 }

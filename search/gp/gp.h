@@ -19,15 +19,18 @@ enum { TFORGE_GP_RANK = 0, TFORGE_GP_LOG2 = 1 };
  * L x L table. */
 #define TFORGE_GP_TABLE_LEVELS 512u
 
-/* k(a, b) = sf2 * prod_d f(|e_d(a_d) - e_d(b_d)| / ls_d), f the one-dimensional Matern-5/2 or
- * squared exponential, e_d the level's encoding in [0, 1] (ordinal: its rank, or its log2 value;
- * categorical and boolean: Hamming, so 0 for the same level and 1 for another). */
+/* k(a, b) = sf2 * prod_d (c + f(|e_d(a_d) - e_d(b_d)| / ls_d)) / (1 + c), f the one-dimensional
+ * Matern-5/2 or squared exponential, e_d the level's encoding in [0, 1] (ordinal: its rank, or its
+ * log2 value; categorical and boolean: Hamming, so 0 for the same level and 1 for another), c the
+ * floor: with c > 0 points that differ in a dimension stay correlated (the product expands into
+ * one-dimensional, pairwise, ... terms), so what a level does is shared across the others. */
 typedef struct tforge_gp_kernel {
     uint32_t dims;
     int type;          /* TFORGE_GP_MATERN52 or TFORGE_GP_SE */
     uint32_t *levels;  /* per dimension */
     double **encoding; /* per dimension, per level; NULL for a Hamming dimension */
     double *ls;        /* lengthscales, per dimension */
+    double floor;      /* c above (0 after init: the plain product) */
     double **table;    /* per dimension: L x L factors, NULL above TFORGE_GP_TABLE_LEVELS */
     double **gtable;   /* per dimension: L x L values of g (for the gradient), as table */
 } tforge_gp_kernel;
@@ -41,11 +44,11 @@ void tforge_gp_kernel_set(tforge_gp_kernel *k, const double *ls);
 /* The product of the per-dimension factors (sf2 not included). */
 double tforge_gp_kernel_eval(const tforge_gp_kernel *k, const tforge_level *a,
                              const tforge_level *b);
-/* g(r) of dimension d between levels a and b (0 when a == b). */
+/* d log factor / d log ls of dimension d between levels a and b (0 when a == b). */
 double tforge_gp_kernel_g(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b);
 /* The scaled distance r = |e(a) - e(b)| / ls in dimension d. */
 double tforge_gp_kernel_r(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b);
-/* f(r) and g(r) = d log f / d log ls = -r f'(r) / f(r). */
+/* f(r) and g(r) = d log f / d log ls = -r f'(r) / f(r), without the floor. */
 double tforge_gp_f(int type, double r);
 double tforge_gp_g(int type, double r);
 

@@ -22,6 +22,19 @@ double tforge_gp_g(int type, double r)
     return s * s * (1.0 + s) / (3.0 * (1.0 + s + s * s / 3.0));
 }
 
+/* A dimension's factor with the floor c, (c + f) / (1 + c), and its d log / d log ls,
+ * g f / (c + f). */
+static double factor(const tforge_gp_kernel *k, double r)
+{
+    return (k->floor + tforge_gp_f(k->type, r)) / (1.0 + k->floor);
+}
+
+static double factor_g(const tforge_gp_kernel *k, double r)
+{
+    double f = tforge_gp_f(k->type, r);
+    return tforge_gp_g(k->type, r) * f / (k->floor + f);
+}
+
 double tforge_gp_kernel_r(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b)
 {
     double e = k->encoding[d] ? fabs(k->encoding[d][a] - k->encoding[d][b]) : (a != b);
@@ -100,10 +113,9 @@ void tforge_gp_kernel_set(tforge_gp_kernel *k, const double *ls)
         for (uint32_t a = 0; a < n; a++)
             for (uint32_t b = 0; b <= a; b++) {
                 double r = tforge_gp_kernel_r(k, d, a, b);
-                k->table[d][(size_t)a * n + b] = k->table[d][(size_t)b * n + a] =
-                    tforge_gp_f(k->type, r);
+                k->table[d][(size_t)a * n + b] = k->table[d][(size_t)b * n + a] = factor(k, r);
                 k->gtable[d][(size_t)a * n + b] = k->gtable[d][(size_t)b * n + a] =
-                    tforge_gp_g(k->type, r);
+                    factor_g(k, r);
             }
     }
 }
@@ -111,7 +123,7 @@ void tforge_gp_kernel_set(tforge_gp_kernel *k, const double *ls)
 double tforge_gp_kernel_g(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b)
 {
     return k->gtable[d] ? k->gtable[d][(size_t)a * k->levels[d] + b]
-                        : tforge_gp_g(k->type, tforge_gp_kernel_r(k, d, a, b));
+                        : factor_g(k, tforge_gp_kernel_r(k, d, a, b));
 }
 
 double tforge_gp_kernel_eval(const tforge_gp_kernel *k, const tforge_level *a,
@@ -120,6 +132,6 @@ double tforge_gp_kernel_eval(const tforge_gp_kernel *k, const tforge_level *a,
     double p = 1.0;
     for (uint32_t d = 0; d < k->dims; d++)
         p *= k->table[d] ? k->table[d][(size_t)a[d] * k->levels[d] + b[d]]
-                         : tforge_gp_f(k->type, tforge_gp_kernel_r(k, d, a[d], b[d]));
+                         : factor(k, tforge_gp_kernel_r(k, d, a[d], b[d]));
     return p;
 }
