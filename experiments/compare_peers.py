@@ -12,8 +12,11 @@ the same budget as ours (max(--budget, random search's 96% cut-off)) and is scor
 include/tforge/score.h, checked against tforge's own score of its traces (printed).
 
 Usage: experiments/.venv-peers/bin/python experiments/compare_peers.py [--seeds 50]
-       [--budget 20] [--peers tpe,gp,kt,skopt] [FILES...]
-Writes experiments/results/peers_<budget>.md."""
+       [--budget 20] [--peers tpe,gp,kt,skopt] [--out NAME] [--kept-only] [FILES...]
+Each peer's traces on a space are kept in experiments/results/peer_traces/ as soon as they are
+done (a stopped run resumes from there, and a change to our strategies re-runs only ours);
+the table, with the seconds each strategy spent per evaluation, goes to
+experiments/results/<NAME>.md (default peers_<budget>)."""
 import argparse
 import ast
 import gzip
@@ -165,9 +168,11 @@ def run_skopt(names, params, values, budget, seed):
 
 
 def run_kt(path, doc, names, params, values, budget, seed):
+    import random
     import numpy as np
     import kernel_tuner
     np.random.seed(seed)
+    random.seed(seed)  # bayes_opt draws from both
     valid = {tuple(params[n][i] for n, i in zip(names, k)) for k in values}
 
     def recorded(p):  # in a list, Kernel Tuner passes each restriction a dict
@@ -189,6 +194,41 @@ def run_kt(path, doc, names, params, values, budget, seed):
     return run.result()
 
 
+class NotKept(Exception):
+    """--kept-only, and a peer's traces on a space were never kept."""
+
+
+def peer_traces(peer, path, doc, names, params, values, budget, seeds, kept_only=False):
+    """One peer's traces for seeds 1..seeds, and its seconds, from the kept file or a run."""
+    space = os.path.basename(path).split(".")[0]
+    kept = os.path.join(ROOT, "experiments/results/peer_traces",
+                        f"{space}.{peer}.b{budget}.s{seeds}.json")
+    if os.path.exists(kept):
+        with open(kept) as f:
+            doc_kept = json.load(f)
+        return doc_kept["traces"], doc_kept["seconds"]
+    if kept_only:
+        raise NotKept()
+    t0 = time.time()
+    traces = []
+    for seed in range(1, seeds + 1):
+        if peer in ("tpe", "gp"):
+            traces.append(run_optuna(peer, names, params, values, budget, seed))
+        elif peer == "skopt":
+            traces.append(run_skopt(names, params, values, budget, seed))
+        elif peer == "kt":
+            traces.append(run_kt(path, doc, names, params, values, budget, seed))
+        else:
+            raise ValueError(f"unknown peer {peer!r} (known: tpe, gp, kt, skopt)")
+    seconds = time.time() - t0
+    os.makedirs(os.path.dirname(kept), exist_ok=True)
+    with open(kept + ".part", "w") as f:
+        json.dump({"space": space, "peer": peer, "run_budget": budget, "seeds": seeds,
+                   "seconds": seconds, "traces": traces}, f)
+    os.replace(kept + ".part", kept)
+    return traces, seconds
+
+
 # ---- ours ----
 
 def run_ours(path, budget, seeds):
@@ -203,6 +243,9 @@ def main():
     ap.add_argument("--seeds", type=int, default=50)
     ap.add_argument("--budget", type=int, default=20)
     ap.add_argument("--peers", default="tpe,gp,kt,skopt")
+    ap.add_argument("--out", help="the table's name under experiments/results (no .md)")
+    ap.add_argument("--kept-only", action="store_true",
+                    help="peers only from kept traces (others: 'not run'); ours are run")
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
     files = a.files or sorted(
@@ -227,41 +270,42 @@ def main():
             table[s["strategy"]] = (s["score"], s["p_within_5pct"], s["median_best_over_opt"],
                                     s["seconds"])
         for p in peers:
-            t0 = time.time()
             try:
-                traces = []
-                for seed in range(1, a.seeds + 1):
-                    if p in ("tpe", "gp"):
-                        traces.append(run_optuna(p, names, params, values, budget_run, seed))
-                    elif p == "skopt":
-                        traces.append(run_skopt(names, params, values, budget_run, seed))
-                    elif p == "kt":
-                        traces.append(run_kt(path, doc, names, params, values, budget_run,
-                                             seed))
+                traces, seconds = peer_traces(p, path, doc, names, params, values, budget_run,
+                                              a.seeds, a.kept_only)
                 r = score(traces, values, a.budget)
                 table["peer:" + p] = (r["score"], r["p_within_5pct"], r["median_best_over_opt"],
-                                      time.time() - t0)
+                                      seconds)
+            except NotKept:
+                table["peer:" + p] = (float("nan"),) * 3 + ("not run",)
             except Exception as e:  # a peer that cannot run is reported, not hidden
                 table["peer:" + p] = (float("nan"), float("nan"), float("nan"),
                                       f"failed: {type(e).__name__}: {str(e)[:80]}")
             print(f"{os.path.basename(path)} {p}: {table['peer:' + p]}", file=sys.stderr)
-        rows.append((os.path.basename(path), len(values), budget_run, table))
+        rows.append((os.path.basename(path), len(values), budget_run, a.seeds, table))
     os.makedirs(os.path.join(ROOT, "experiments/results"), exist_ok=True)
-    out = os.path.join(ROOT, f"experiments/results/peers_{a.budget}.md")
+    out = os.path.join(ROOT, f"experiments/results/{a.out or f'peers_{a.budget}'}.md")
     with open(out, "w") as f:
-        f.write(f"# Strategies and peers: score (p within 5% / median best/opt at {a.budget})\n\n"
-                f"{a.seeds} seeds (1..{a.seeds}); each run to max({a.budget}, random search's "
-                "96% cut-off); methodology score as in include/tforge/score.h. Written by "
-                "experiments/compare_peers.py.\n\n")
-        names = list(rows[0][3])
+        f.write(f"# Strategies and peers: score (p within 5% / median best/opt at {a.budget}; "
+                "milliseconds per evaluation)\n\n"
+                f"Seeds 1..{a.seeds}; each run to max({a.budget}, random search's 96% cut-off); "
+                "methodology score as in include/tforge/score.h, the best of a row in bold. "
+                "Written by experiments/compare_peers.py.\n\n")
+        names = list(rows[0][4])
         f.write("| space | N | run budget | " + " | ".join(names) + " |\n")
         f.write("|---|---:|---:|" + "---:|" * len(names) + "\n")
-        for name, n, b, table in rows:
+        for name, n, b, seeds, table in rows:
+            best = max((v[0] for v in table.values() if not isinstance(v[3], str)),
+                       default=float("nan"))
             cells = []
             for k in names:
                 sc, p5, med, sec = table.get(k, (float("nan"),) * 4)
-                cells.append(f"**{sc:.3f}** ({p5:.2f} / {med:.3f})" if not isinstance(sec, str)
-                             else str(sec))
+                if isinstance(sec, str):
+                    cells.append(sec)
+                    continue
+                text = f"{sc:.3f}"
+                cells.append(f"{'**' + text + '**' if sc == best else text} ({p5:.2f} / "
+                             f"{med:.3f}; {1e3 * sec / (seeds * b):.1f})")
             f.write(f"| {name} | {n} | {b} | " + " | ".join(cells) + " |\n")
     print(out)
 
