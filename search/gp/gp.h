@@ -55,8 +55,8 @@ double tforge_gp_g(int type, double r);
 /* ---- MAP-II hyperparameters ---- */
 
 /* theta = (log ls_1 .. log ls_d, log sf2, log noise_extra); the noise variance is
- * noise_floor + exp(theta[d + 1]). Priors: log ls ~ N(sqrt(2) + log(d) / 2, 3) (scaled with the
- * dimension), log sf2 ~ N(0, 1), log noise_extra ~ N(log 1e-3, 4). */
+ * noise_floor + exp(theta[d + 1]). Priors: log ls ~ N(0, 3) (a dimension's whole range),
+ * log sf2 ~ N(0, 1), log noise_extra ~ N(log 1e-3, 4). */
 typedef struct tforge_gp_data {
     uint32_t n;
     const tforge_level *x; /* n x dims */
@@ -71,8 +71,9 @@ double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
                                    const tforge_gp_data *data, double *grad, double *work);
 /* The prior's mean for theta (dims + 2 entries). */
 void tforge_gp_theta_prior(double *theta, uint32_t dims);
-/* Minimises the negative log posterior with GSL's BFGS from `theta` (in and out) and from
- * `restarts` more starts drawn from the prior; keeps the best. 0 or a negative code. */
+/* Minimises the negative log posterior with GSL's BFGS from `theta` (in and out), from
+ * `restarts` more starts drawn from the prior, and, when theta's noise is far above the prior's,
+ * from theta with the prior's noise; keeps the best. 0 or a negative code. */
 int tforge_gp_fit(double *theta, tforge_gp_kernel *k, const tforge_gp_data *data,
                   uint32_t restarts, tforge_rng *rng);
 
