@@ -421,6 +421,7 @@ int tforge_evaluator_run(tforge_evaluator *e, const char *const *configs, size_t
         return 0;
     }
     double start = tforge_worker_now_ms();
+    size_t busy = n < e->o.compile_workers ? n : e->o.compile_workers;
     batch b = {e, configs, n, results, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
                calloc(n, 2), 0};
     unsigned char *ran = b.compiled + n;
@@ -446,8 +447,9 @@ int tforge_evaluator_run(tforge_evaluator *e, const char *const *configs, size_t
         if (r->status == TFORGE_STATUS_OK && e->runner && check(e, configs[i], r) &&
             e->o.backend == TFORGE_BACKEND_CUDA)
             time_one(e, configs[i], r);
-        /* the batch's compile time is shared: each candidate is charged its part of it */
-        r->wall_ms = (tforge_worker_now_ms() - t0) + r->compile_ms / (double)e->o.compile_workers;
+        /* the batch's compile time is shared by the workers it kept busy: each candidate is
+         * charged its part of it */
+        r->wall_ms = (tforge_worker_now_ms() - t0) + r->compile_ms / (double)busy;
     }
     pthread_join(compiler, NULL);
     e->restarts += b.restarts;
