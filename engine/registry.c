@@ -1,6 +1,7 @@
 #include "registry.h"
 
 #include "grow.h"
+#include "tforge/cpu.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -237,7 +238,10 @@ int tforge_registry_load_file(tforge_registry *registry, const char *path)
         if (strcmp(registry->modules[i].path, path) == 0)
             return 0; /* the same file reached twice through the search path */
     dlerror();
+    /* For this module's libraries only: the engine's Python workers keep their own choice. */
+    int set = tforge_cpu_prepare_openblas();
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    tforge_cpu_unset_openblas(set);
     if (!handle) {
         char why[512];
         const char *detail = dlerror();

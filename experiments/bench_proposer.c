@@ -11,6 +11,7 @@
  *             bordered Cholesky update of the model, and the acquisition's search);
  *   peak:     the process's maximum resident set (each case runs in its own process).
  * Numbers are printed; nothing is asserted. Usage: tforge-bench-proposer [--quick] */
+#include "tforge/cpu.h"
 #include "tforge/space.h"
 
 #include <math.h>
@@ -138,6 +139,10 @@ static int run_case(uint64_t target, uint32_t n, uint32_t dims)
 
 int main(int argc, char **argv)
 {
+    /* OpenBLAS is linked in and read its variables before main: start again once they say
+     * what tforge's plugin loader tells it. */
+    if (tforge_cpu_prepare_openblas())
+        execv("/proc/self/exe", argv);
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     const uint64_t sizes[] = {10000, 100000, 1000000};
     const uint32_t observations[] = {50, 200, 500}, dims[] = {4, 8, 12};

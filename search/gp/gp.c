@@ -51,13 +51,13 @@ static double neg_log_posterior(tforge_gp_kernel *k, const double *theta,
     double noise = data->noise_floor + extra;
     set_lengthscales(k, theta);
     /* The lower triangles (row-major), which LAPACK reads as the upper ones (column-major). */
-    for (uint32_t a = 0; a < n; a++)
-        for (uint32_t b = 0; b <= a; b++) {
-            double f = tforge_gp_kernel_eval(k, data->x + (size_t)a * dims,
-                                             data->x + (size_t)b * dims);
-            kf[(size_t)a * n + b] = f;
-            chol[(size_t)a * n + b] = sf2 * f + (a == b ? noise : 0);
-        }
+    for (uint32_t a = 0; a < n; a++) {
+        double *row = kf + (size_t)a * n, *crow = chol + (size_t)a * n;
+        tforge_gp_kernel_row(k, data->x + (size_t)a * dims, data->x, a + 1, 1.0, row);
+        for (uint32_t b = 0; b <= a; b++)
+            crow[b] = sf2 * row[b];
+        crow[a] += noise;
+    }
     int ni = (int)n, one = 1, info;
     dpotrf_("U", &ni, chol, &ni, &info);
     if (info != 0)
@@ -81,7 +81,7 @@ static void neg_log_posterior_gradient(tforge_gp_kernel *k, const double *theta,
 {
     uint32_t n = data->n, dims = k->dims;
     size_t nn = (size_t)n * n;
-    double *kf = work, *chol = work + nn, *alpha = work + 2 * nn;
+    double *kf = work, *chol = work + nn, *alpha = work + 2 * nn, *wk = alpha + n;
     double sf2 = exp(theta[dims]), extra = exp(theta[dims + 1]);
     int ni = (int)n, info;
     /* d nll / d theta_j = -1/2 sum_ab W_ab dK_ab / d theta_j, W = alpha alpha^T - K^-1. */
@@ -91,17 +91,17 @@ static void neg_log_posterior_gradient(tforge_gp_kernel *k, const double *theta,
     double trace = 0;
     for (uint32_t a = 0; a < n; a++) {
         trace += alpha[a] * alpha[a] - inv[(size_t)a * n + a];
+        /* Off-diagonal pairs count twice; the diagonal has no lengthscale term (r = 0). */
+        const double *ia = inv + (size_t)a * n, *ka = kf + (size_t)a * n;
+        double sum = 0;
         for (uint32_t b = 0; b < a; b++) {
-            /* Off-diagonal pairs count twice; the diagonal has no lengthscale term (r = 0). */
-            double w = 2.0 * (alpha[a] * alpha[b] - inv[(size_t)a * n + b]);
-            double wk = w * sf2 * kf[(size_t)a * n + b];
-            grad[dims] -= 0.5 * wk;
-            if (wk == 0)
-                continue;
-            const tforge_level *xa = data->x + (size_t)a * dims, *xb = data->x + (size_t)b * dims;
-            for (uint32_t d = 0; d < dims; d++)
-                grad[d] -= 0.5 * wk * tforge_gp_kernel_g(k, d, xa[d], xb[d]);
+            wk[b] = 2.0 * sf2 * (alpha[a] * alpha[b] - ia[b]) * ka[b];
+            sum += wk[b];
         }
+        grad[dims] -= 0.5 * sum;
+        for (uint32_t d = 0; a && d < dims; d++)
+            grad[d] -= 0.5 * tforge_gp_kernel_g_dot(k, d, data->x + (size_t)a * dims, data->x, a,
+                                                      wk);
     }
     grad[dims] -= 0.5 * sf2 * trace; /* the diagonal: kf = 1 */
     grad[dims + 1] = -0.5 * extra * trace;
@@ -171,7 +171,7 @@ int tforge_gp_fit(double *theta, tforge_gp_kernel *k, const tforge_gp_data *data
     uint32_t np = k->dims + 2;
     size_t nn = (size_t)data->n * data->n;
     int rc = 0;
-    double *work = malloc((2 * nn + data->n) * sizeof *work);
+    double *work = malloc((2 * nn + 2 * data->n) * sizeof *work);
     double *best = malloc(3 * np * sizeof *best), *start = best + np;
     gsl_vector *x = gsl_vector_alloc(np);
     gsl_multimin_fdfminimizer *m = gsl_multimin_fdfminimizer_alloc(
@@ -203,7 +203,10 @@ int tforge_gp_fit(double *theta, tforge_gp_kernel *k, const tforge_gp_data *data
         memcpy(x->data, start, np * sizeof *start);
         if (!isfinite(fit_f(x, &problem)))
             continue;
-        gsl_multimin_fdfminimizer_set(m, &fn, x, 0.1, 0.1);
+        /* The line search's tolerance (the Wolfe curvature condition) at 0.4 rather than GSL's
+         * suggested 0.1: the same optimum to 0.01 nats on the proposer benchmark with a
+         * quarter fewer factorisations. */
+        gsl_multimin_fdfminimizer_set(m, &fn, x, 0.1, 0.4);
         /* Stop where a step gains under a twentieth of a nat while the gradient is small: the
          * hyperparameters' posterior is far wider than that, and the next refit starts here. */
         double before = m->f;
@@ -302,10 +305,8 @@ static void candidates_from(tforge_gp *gp, size_t from)
     if (w == 0)
         return;
     for (uint32_t i = 0; i < gp->n; i++)
-        for (size_t j = from; j < gp->nc; j++)
-            gp->v[i * ld + j] =
-                gp->sf2 * tforge_gp_kernel_eval(gp->k, gp->x + (size_t)i * gp->dims,
-                                                gp->c + j * gp->dims);
+        tforge_gp_kernel_row(gp->k, gp->x + (size_t)i * gp->dims, gp->c + from * gp->dims, w,
+                             gp->sf2, gp->v + i * ld + from);
     if (gp->n) {
         cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, (int)gp->n,
                     (int)w, 1.0, gp->chol, (int)gp->cap, gp->v + from, (int)ld);
@@ -336,12 +337,13 @@ int tforge_gp_reset(tforge_gp *gp, double sf2, double noise, const tforge_level 
         memcpy(gp->x, x, (size_t)n * gp->dims * sizeof *x);
         memcpy(gp->z, z, n * sizeof *z);
     }
-    for (uint32_t a = 0; a < n; a++)
-        for (uint32_t b = 0; b <= a; b++)
-            gp->chol[(size_t)a * gp->cap + b] = gp->chol[(size_t)b * gp->cap + a] =
-                sf2 * tforge_gp_kernel_eval(gp->k, x + (size_t)a * gp->dims,
-                                            x + (size_t)b * gp->dims) +
-                (a == b ? noise : 0);
+    for (uint32_t a = 0; a < n; a++) {
+        double *row = gp->chol + (size_t)a * gp->cap;
+        tforge_gp_kernel_row(gp->k, x + (size_t)a * gp->dims, x, a + 1, sf2, row);
+        row[a] += noise;
+        for (uint32_t b = 0; b < a; b++)
+            gp->chol[(size_t)b * gp->cap + a] = row[b];
+    }
     if (n) {
         gsl_matrix_view L = gsl_matrix_view_array_with_tda(gp->chol, n, n, gp->cap);
         if (gsl_linalg_cholesky_decomp1(&L.matrix) != GSL_SUCCESS) {
@@ -366,8 +368,7 @@ int tforge_gp_append(tforge_gp *gp, const tforge_level *x, double z)
         return rc;
     uint32_t n = gp->n;
     double *l = gp->chol + (size_t)n * gp->cap;
-    for (uint32_t i = 0; i < n; i++)
-        l[i] = gp->sf2 * tforge_gp_kernel_eval(gp->k, gp->x + (size_t)i * gp->dims, x);
+    tforge_gp_kernel_row(gp->k, x, gp->x, n, gp->sf2, l);
     if (n)
         cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, gp->chol,
                     (int)gp->cap, l, 1);
@@ -382,8 +383,7 @@ int tforge_gp_append(tforge_gp *gp, const tforge_level *x, double z)
     gp->z[n] = z;
     if (gp->nc) {
         double *row = gp->v + (size_t)n * gp->cap_c;
-        for (size_t j = 0; j < gp->nc; j++)
-            row[j] = gp->sf2 * tforge_gp_kernel_eval(gp->k, x, gp->c + j * gp->dims);
+        tforge_gp_kernel_row(gp->k, x, gp->c, gp->nc, gp->sf2, row);
         if (n)
             cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, (int)gp->nc, -1.0, gp->v,
                         (int)gp->cap_c, l, 1, 1.0, row, 1);
@@ -441,8 +441,7 @@ int tforge_gp_add_candidate(tforge_gp *gp, const tforge_level *point)
 void tforge_gp_predict(tforge_gp *gp, const tforge_level *point, double *mean, double *var)
 {
     uint32_t n = gp->n;
-    for (uint32_t i = 0; i < n; i++)
-        gp->kx[i] = gp->sf2 * tforge_gp_kernel_eval(gp->k, gp->x + (size_t)i * gp->dims, point);
+    tforge_gp_kernel_row(gp->k, point, gp->x, n, gp->sf2, gp->kx);
     if (n == 0) {
         *mean = 0;
         *var = gp->sf2;

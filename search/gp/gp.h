@@ -41,11 +41,14 @@ int tforge_gp_kernel_init(tforge_gp_kernel *k, const tforge_space_view *space, i
 void tforge_gp_kernel_dispose(tforge_gp_kernel *k);
 /* Sets the lengthscales and rebuilds the tables. */
 void tforge_gp_kernel_set(tforge_gp_kernel *k, const double *ls);
-/* The product of the per-dimension factors (sf2 not included). */
-double tforge_gp_kernel_eval(const tforge_gp_kernel *k, const tforge_level *a,
-                             const tforge_level *b);
-/* d log factor / d log ls of dimension d between levels a and b (0 when a == b). */
-double tforge_gp_kernel_g(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b);
+/* out[j] = scale * k(a, points[j]) for `count` points (dims levels each, one after another);
+ * k the product of the per-dimension factors, sf2 not included. */
+void tforge_gp_kernel_row(const tforge_gp_kernel *k, const tforge_level *a,
+                          const tforge_level *points, size_t count, double scale, double *out);
+/* sum_j weights[j] * g_d(a, points[j]), g_d = d log factor_d / d log ls_d (0 where the levels
+ * are equal). */
+double tforge_gp_kernel_g_dot(const tforge_gp_kernel *k, uint32_t d, const tforge_level *a,
+                              const tforge_level *points, size_t count, const double *weights);
 /* The scaled distance r = |e(a) - e(b)| / ls in dimension d. */
 double tforge_gp_kernel_r(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b);
 /* f(r) and g(r) = d log f / d log ls = -r f'(r) / f(r), without the floor. */
@@ -65,7 +68,7 @@ typedef struct tforge_gp_data {
 } tforge_gp_data;
 
 /* The negative log posterior of theta (up to a constant) and, when `grad` is not NULL, its
- * gradient. `k` is scratch: its lengthscales are set from theta. `work` holds 2 n^2 + n
+ * gradient. `k` is scratch: its lengthscales are set from theta. `work` holds 2 n^2 + 2 n
  * doubles. Returns +inf when the kernel matrix is not positive definite. */
 double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
                                    const tforge_gp_data *data, double *grad, double *work);

@@ -97,7 +97,7 @@ static void gradient_matches_finite_differences(void **state)
         k.floor = variant < 2 ? 0.0 : 0.7;
         enum { N = 12 };
         tforge_level x[N * 3];
-        double z[N], work[2 * N * N + N], grad[5], g2[5];
+        double z[N], work[2 * N * N + 2 * N], grad[5], g2[5];
         tforge_rng rng;
         tforge_rng_seed(&rng, 7);
         for (int i = 0; i < N; i++) {
