@@ -12,10 +12,14 @@ the same budget as ours (max(--budget, random search's 96% cut-off)) and is scor
 include/tforge/score.h, checked against tforge's own score of its traces (printed).
 
 Usage: experiments/.venv-peers/bin/python experiments/compare_peers.py [--seeds 50]
-       [--budget 20] [--peers tpe,gp,kt,skopt] [--out NAME] [--kept-only] [FILES...]
-Each peer's traces on a space are kept in experiments/results/peer_traces/ as soon as they are
-done (a stopped run resumes from there, and a change to our strategies re-runs only ours);
-the table, with the seconds each strategy spent per evaluation, goes to
+       [--budget 20] [--peers tpe,gp,kt,skopt] [--jobs J] [--out NAME] [--kept-only]
+       [--peers-only] [--traces DIR] [FILES...]
+Each peer's traces on a space are kept in experiments/results/peer_traces/ (or --traces): every
+seed's as soon as it is done (<space>.<peer>.b<budget>.s<seeds>.json.seeds), all of them in one
+file when the last is (a stopped run resumes from there, and a change to our strategies re-runs
+only ours). --jobs runs that many seeds at once, over all spaces and peers, one thread each;
+--peers-only runs no tforge (for a machine with many cores and no build). The table, with the
+seconds each strategy spent per evaluation (of one seed's process), goes to
 experiments/results/<NAME>.md (default peers_<budget>)."""
 import argparse
 import ast
@@ -156,13 +160,17 @@ def run_optuna(kind, names, params, values, budget, seed):
 
 def run_skopt(names, params, values, budget, seed):
     import skopt
-    space = [skopt.space.Integer(0, len(params[n]) - 1, name=n) for n in names]
+    free = [i for i, n in enumerate(names) if len(params[n]) > 1]  # skopt refuses a single level
+    space = [skopt.space.Integer(0, len(params[names[i]]) - 1, name=names[i]) for i in free]
     opt = skopt.Optimizer(space, base_estimator="GP", random_state=seed, n_initial_points=10)
     run = Run(values, budget)
     worst = math.log(max(v for v in values.values() if v is not None))
     while not run.done():
         x = opt.ask()
-        _, v = run.evaluate(tuple(int(i) for i in x))
+        key = [0] * len(names)
+        for i, level in zip(free, x):
+            key[i] = int(level)
+        _, v = run.evaluate(tuple(key))
         opt.tell(x, worst if v is None else math.log(v))  # skopt has no failed state
     return run.result()
 
@@ -198,35 +206,97 @@ class NotKept(Exception):
     """--kept-only, and a peer's traces on a space were never kept."""
 
 
-def peer_traces(peer, path, doc, names, params, values, budget, seeds, kept_only=False):
-    """One peer's traces for seeds 1..seeds, and its seconds, from the kept file or a run."""
-    space = os.path.basename(path).split(".")[0]
-    kept = os.path.join(ROOT, "experiments/results/peer_traces",
-                        f"{space}.{peer}.b{budget}.s{seeds}.json")
-    if os.path.exists(kept):
-        with open(kept) as f:
-            doc_kept = json.load(f)
-        return doc_kept["traces"], doc_kept["seconds"]
-    if kept_only:
-        raise NotKept()
+def run_peer(peer, path, budget, seed):
+    """One seed's trace and seconds (in a worker process with --jobs)."""
+    doc, names, params, values = load(path)
     t0 = time.time()
-    traces = []
-    for seed in range(1, seeds + 1):
-        if peer in ("tpe", "gp"):
-            traces.append(run_optuna(peer, names, params, values, budget, seed))
-        elif peer == "skopt":
-            traces.append(run_skopt(names, params, values, budget, seed))
-        elif peer == "kt":
-            traces.append(run_kt(path, doc, names, params, values, budget, seed))
+    if peer in ("tpe", "gp"):
+        trace = run_optuna(peer, names, params, values, budget, seed)
+    elif peer == "skopt":
+        trace = run_skopt(names, params, values, budget, seed)
+    elif peer == "kt":
+        trace = run_kt(path, doc, names, params, values, budget, seed)
+    else:
+        raise ValueError(f"unknown peer {peer!r} (known: tpe, gp, kt, skopt)")
+    return trace, time.time() - t0
+
+
+def run_peer_job(job):
+    peer, path, budget, seed = job
+    try:
+        return job, run_peer(peer, path, budget, seed), None
+    except Exception as e:  # reported with the job, not lost in the pool
+        return job, None, f"{type(e).__name__}: {str(e)[:80]}"
+
+
+class Kept:
+    """One peer's traces on one space: the finished file, or the seeds done so far."""
+
+    def __init__(self, traces_dir, peer, path, budget, seeds):
+        space = os.path.basename(path).split(".")[0]
+        self.peer, self.path, self.budget, self.seeds = peer, path, budget, seeds
+        self.file = os.path.join(traces_dir, f"{space}.{peer}.b{budget}.s{seeds}.json")
+        self.space, self.done = space, {}
+        if os.path.exists(self.file):
+            with open(self.file) as f:
+                doc = json.load(f)
+            # the seconds of a finished file are shared out evenly; only their sum is read
+            for seed, trace in enumerate(doc["traces"], 1):
+                self.done[seed] = (trace, doc["seconds"] / seeds)
+        elif os.path.exists(self.file + ".seeds"):
+            with open(self.file + ".seeds") as f:
+                for line in f:
+                    if line.strip():
+                        r = json.loads(line)
+                        self.done[r["seed"]] = (r["trace"], r["seconds"])
+
+    def missing(self):
+        return [s for s in range(1, self.seeds + 1) if s not in self.done]
+
+    def add(self, seed, trace, seconds):
+        self.done[seed] = (trace, seconds)
+        os.makedirs(os.path.dirname(self.file), exist_ok=True)
+        with open(self.file + ".seeds", "a") as f:
+            f.write(json.dumps({"seed": seed, "seconds": seconds, "trace": trace}) + "\n")
+        if not self.missing():
+            traces = [self.done[s][0] for s in range(1, self.seeds + 1)]
+            seconds = sum(self.done[s][1] for s in range(1, self.seeds + 1))
+            with open(self.file + ".part", "w") as f:
+                json.dump({"space": self.space, "peer": self.peer, "run_budget": self.budget,
+                           "seeds": self.seeds, "seconds": seconds, "traces": traces}, f)
+            os.replace(self.file + ".part", self.file)
+            os.unlink(self.file + ".seeds")
+
+    def result(self):
+        if self.missing():
+            raise NotKept()
+        return ([self.done[s][0] for s in range(1, self.seeds + 1)],
+                sum(self.done[s][1] for s in range(1, self.seeds + 1)))
+
+
+def run_missing(kept, jobs):
+    """Runs every missing seed of every kept set, `jobs` at a time; returns {kept: error}."""
+    todo = [(k.peer, k.path, k.budget, seed) for k in kept for seed in k.missing()]
+    by_job = {(k.peer, k.path, k.budget): k for k in kept}
+    errors = {}
+    if jobs > 1:
+        import multiprocessing
+        pool = multiprocessing.get_context("spawn").Pool(jobs, maxtasksperchild=1)
+        results = pool.imap_unordered(run_peer_job, todo)
+    else:
+        pool, results = None, map(run_peer_job, todo)
+    for (peer, path, budget, seed), done, error in results:
+        k = by_job[(peer, path, budget)]
+        if error:
+            errors[k] = error
+            print(f"{k.space} {peer} seed {seed}: {error}", file=sys.stderr)
         else:
-            raise ValueError(f"unknown peer {peer!r} (known: tpe, gp, kt, skopt)")
-    seconds = time.time() - t0
-    os.makedirs(os.path.dirname(kept), exist_ok=True)
-    with open(kept + ".part", "w") as f:
-        json.dump({"space": space, "peer": peer, "run_budget": budget, "seeds": seeds,
-                   "seconds": seconds, "traces": traces}, f)
-    os.replace(kept + ".part", kept)
-    return traces, seconds
+            k.add(seed, *done)
+            print(f"{k.space} {peer} seed {seed}: {done[1]:.1f} s", file=sys.stderr, flush=True)
+    if pool:
+        pool.close()
+        pool.join()
+    return errors
 
 
 # ---- ours ----
@@ -243,11 +313,17 @@ def main():
     ap.add_argument("--seeds", type=int, default=50)
     ap.add_argument("--budget", type=int, default=20)
     ap.add_argument("--peers", default="tpe,gp,kt,skopt")
+    ap.add_argument("--jobs", type=int, default=1, help="seeds run at once (processes)")
     ap.add_argument("--out", help="the table's name under experiments/results (no .md)")
     ap.add_argument("--kept-only", action="store_true",
                     help="peers only from kept traces (others: 'not run'); ours are run")
+    ap.add_argument("--peers-only", action="store_true", help="run no tforge strategy")
+    ap.add_argument("--traces", default=os.path.join(ROOT, "experiments/results/peer_traces"),
+                    help="where the peers' traces are kept")
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")  # one thread a seed; --jobs gives the parallelism
     files = a.files or sorted(
         [os.path.join(ROOT, "experiments/data/h200", f)
          for f in os.listdir(os.path.join(ROOT, "experiments/data/h200"))] +
@@ -255,32 +331,37 @@ def main():
          for f in os.listdir(os.path.join(ROOT, "../shared/data/ktcache"))
          if f.endswith(".json.gz")])
     peers = [p for p in a.peers.split(",") if p]
+    spaces = [(path,) + load(path) for path in files]
+    kept = {(path, p): Kept(a.traces, p, path, run_budget_for(values, a.budget), a.seeds)
+            for path, _, _, _, values in spaces for p in peers}
+    errors = {} if a.kept_only else run_missing(list(kept.values()), a.jobs)
     rows = []
-    for path in files:
-        doc, names, params, values = load(path)
+    for path, doc, names, params, values in spaces:
         budget_run = run_budget_for(values, a.budget)
-        ours = run_ours(path, a.budget, a.seeds)
-        assert ours["run_budget"] == budget_run, (ours["run_budget"], budget_run)
         table = {}
-        for s in ours["strategies"]:
-            mine = score([[float("nan") if x is None else x for x in t] for t in s["traces"]],
-                         values, a.budget)
-            print(f"{os.path.basename(path)} {s['strategy']}: tforge {s['score']:.4f}, "
-                  f"port {mine['score']:.4f}", file=sys.stderr)
-            table[s["strategy"]] = (s["score"], s["p_within_5pct"], s["median_best_over_opt"],
-                                    s["seconds"])
+        if not a.peers_only:
+            ours = run_ours(path, a.budget, a.seeds)
+            assert ours["run_budget"] == budget_run, (ours["run_budget"], budget_run)
+            for s in ours["strategies"]:
+                mine = score([[float("nan") if x is None else x for x in t]
+                              for t in s["traces"]], values, a.budget)
+                print(f"{os.path.basename(path)} {s['strategy']}: tforge {s['score']:.4f}, "
+                      f"port {mine['score']:.4f}", file=sys.stderr)
+                table[s["strategy"]] = (s["score"], s["p_within_5pct"],
+                                        s["median_best_over_opt"], s["seconds"])
         for p in peers:
+            k = kept[(path, p)]
+            if k in errors:  # a peer that cannot run is reported, not hidden
+                table["peer:" + p] = (float("nan"),) * 3 + (f"failed: {errors[k]}",)
+                continue
             try:
-                traces, seconds = peer_traces(p, path, doc, names, params, values, budget_run,
-                                              a.seeds, a.kept_only)
+                traces, seconds = k.result()
                 r = score(traces, values, a.budget)
                 table["peer:" + p] = (r["score"], r["p_within_5pct"], r["median_best_over_opt"],
                                       seconds)
             except NotKept:
-                table["peer:" + p] = (float("nan"),) * 3 + ("not run",)
-            except Exception as e:  # a peer that cannot run is reported, not hidden
-                table["peer:" + p] = (float("nan"), float("nan"), float("nan"),
-                                      f"failed: {type(e).__name__}: {str(e)[:80]}")
+                table["peer:" + p] = (float("nan"),) * 3 + (
+                    f"not run ({a.seeds - len(k.missing())} of {a.seeds} seeds)",)
             print(f"{os.path.basename(path)} {p}: {table['peer:' + p]}", file=sys.stderr)
         rows.append((os.path.basename(path), len(values), budget_run, a.seeds, table))
     os.makedirs(os.path.join(ROOT, "experiments/results"), exist_ok=True)
