@@ -238,7 +238,9 @@ int tforge_registry_load_file(tforge_registry *registry, const char *path)
         if (strcmp(registry->modules[i].path, path) == 0)
             return 0; /* the same file reached twice through the search path */
     dlerror();
-    /* For this module's libraries only: the engine's Python workers keep their own choice. */
+    /* For this module's libraries only: the engine's Python workers keep their own choice.
+     * (Plugins are loaded before the engine starts any thread, so the environment is safe to
+     * change here.) */
     int set = tforge_cpu_prepare_openblas();
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     tforge_cpu_unset_openblas(set);
