@@ -171,12 +171,8 @@ static int bo_create(void **state, const tforge_strategy_args *args)
     s->floor = 1.0;
     if ((rc = parse_options(s, args)))
         goto fail;
-    if (s->initial < 0) {
-        uint32_t n = b->dims + 1, tenth = args->budget / 10;
-        s->initial = n > tenth ? n : tenth;
-        if (s->initial > 20)
-            s->initial = 20;
-    }
+    if (s->initial < 0) /* d + 1, not 10% of the budget as well: the model does better */
+        s->initial = b->dims + 1 < 20 ? b->dims + 1 : 20;
     if (tforge_gp_kernel_init(&s->kernel, b->space, s->kernel_type, s->ordinal) ||
         tforge_gp_feasibility_init(&s->feas, b->dims, b->levels))
         goto nomem;
