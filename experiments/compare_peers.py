@@ -17,7 +17,8 @@ Usage: experiments/.venv-peers/bin/python experiments/compare_peers.py [--seeds 
 Each peer's traces on a space are kept in experiments/results/peer_traces/ (or --traces): every
 seed's as soon as it is done (<space>.<peer>.b<budget>.s<seeds>.json.seeds), all of them in one
 file when the last is (a stopped run resumes from there, and a change to our strategies re-runs
-only ours). --jobs runs that many seeds at once, over all spaces and peers, one thread each;
+only ours); Optuna's GPSampler, the slowest, also writes each trial to a journal beside them
+(<...>.json.seed<N>.journal), so a seed stopped half-way goes on from its last trial. --jobs runs that many seeds at once, over all spaces and peers, one thread each;
 --peers-only runs no tforge (for a machine with many cores and no build). The table, with the
 seconds each strategy spent per evaluation (of one seed's process), goes to
 experiments/results/<NAME>.md (default peers_<budget>)."""
@@ -138,24 +139,52 @@ class Run:
         return self.trace + [last] * (self.budget - len(self.trace))
 
 
-def run_optuna(kind, names, params, values, budget, seed):
+def run_optuna(kind, names, params, values, budget, seed, journal=None):
+    """The trace and the seconds spent. With `journal` (a file), every trial is written there as
+    it is told and a run that was stopped goes on from it: its trials are counted again in
+    order, and the sampler continues from them (its random state starts afresh; a trial stopped
+    half-suggested is told as failed)."""
     import optuna
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    state = optuna.trial.TrialState
     sampler = optuna.samplers.TPESampler(seed=seed) if kind == "tpe" else \
         optuna.samplers.GPSampler(seed=seed)
-    study = optuna.create_study(sampler=sampler)
+    storage = None
+    if journal:
+        from optuna.storages import JournalStorage
+        from optuna.storages.journal import JournalFileBackend
+        storage = JournalStorage(JournalFileBackend(journal))
+    study = optuna.create_study(sampler=sampler, storage=storage, study_name="run",
+                                load_if_exists=True)
+    t0, before = time.time(), study.user_attrs.get("seconds", 0.0)
     run = Run(values, budget)
     numeric = {n: all(isinstance(v, (int, float)) for v in params[n]) for n in names}
-    while not run.done():
-        trial = study.ask()
-        key = tuple(trial.suggest_int(n, 0, len(params[n]) - 1) if numeric[n] else
-                    params[n].index(trial.suggest_categorical(n, params[n])) for n in names)
+
+    def key_of(p):
+        return tuple(p[n] if numeric[n] else params[n].index(p[n]) for n in names)
+
+    def evaluate(trial, key):
         _, v = run.evaluate(key)
         if v is None:
-            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            study.tell(trial, state=state.FAIL)
         else:
             study.tell(trial, math.log(v))
-    return run.result()
+        if journal:
+            study.set_user_attr("seconds", before + time.time() - t0)
+
+    for t in study.get_trials(deepcopy=False):  # a run taken up again
+        if t.state in (state.COMPLETE, state.FAIL):
+            run.evaluate(key_of(t.params))
+        elif len(t.params) == len(names):
+            evaluate(t.number, key_of(t.params))
+        else:
+            study.tell(t.number, state=state.FAIL)
+    while not run.done():
+        trial = study.ask()
+        evaluate(trial, tuple(trial.suggest_int(n, 0, len(params[n]) - 1) if numeric[n] else
+                              params[n].index(trial.suggest_categorical(n, params[n]))
+                              for n in names))
+    return run.result(), before + time.time() - t0
 
 
 def run_skopt(names, params, values, budget, seed):
@@ -206,13 +235,13 @@ class NotKept(Exception):
     """--kept-only, and a peer's traces on a space were never kept."""
 
 
-def run_peer(peer, path, budget, seed):
+def run_peer(peer, path, budget, seed, journal):
     """One seed's trace and seconds (in a worker process with --jobs)."""
     doc, names, params, values = load(path)
     t0 = time.time()
     if peer in ("tpe", "gp"):
-        trace = run_optuna(peer, names, params, values, budget, seed)
-    elif peer == "skopt":
+        return run_optuna(peer, names, params, values, budget, seed, journal)
+    if peer == "skopt":
         trace = run_skopt(names, params, values, budget, seed)
     elif peer == "kt":
         trace = run_kt(path, doc, names, params, values, budget, seed)
@@ -222,9 +251,8 @@ def run_peer(peer, path, budget, seed):
 
 
 def run_peer_job(job):
-    peer, path, budget, seed = job
     try:
-        return job, run_peer(peer, path, budget, seed), None
+        return job, run_peer(*job), None
     except Exception as e:  # reported with the job, not lost in the pool
         return job, None, f"{type(e).__name__}: {str(e)[:80]}"
 
@@ -253,9 +281,14 @@ class Kept:
     def missing(self):
         return [s for s in range(1, self.seeds + 1) if s not in self.done]
 
+    def journal(self, seed):
+        """Optuna's GPSampler (up to 3.5 s a suggestion) writes its trials as it goes."""
+        return f"{self.file}.seed{seed}.journal" if self.peer == "gp" else None
+
     def add(self, seed, trace, seconds):
         self.done[seed] = (trace, seconds)
-        os.makedirs(os.path.dirname(self.file), exist_ok=True)
+        if self.journal(seed) and os.path.exists(self.journal(seed)):
+            os.unlink(self.journal(seed))
         with open(self.file + ".seeds", "a") as f:
             f.write(json.dumps({"seed": seed, "seconds": seconds, "trace": trace}) + "\n")
         if not self.missing():
@@ -276,7 +309,10 @@ class Kept:
 
 def run_missing(kept, jobs):
     """Runs every missing seed of every kept set, `jobs` at a time; returns {kept: error}."""
-    todo = [(k.peer, k.path, k.budget, seed) for k in kept for seed in k.missing()]
+    todo = [(k.peer, k.path, k.budget, seed, k.journal(seed)) for k in kept
+            for seed in k.missing()]
+    for k in kept:
+        os.makedirs(os.path.dirname(k.file), exist_ok=True)
     by_job = {(k.peer, k.path, k.budget): k for k in kept}
     errors = {}
     if jobs > 1:
@@ -285,7 +321,7 @@ def run_missing(kept, jobs):
         results = pool.imap_unordered(run_peer_job, todo)
     else:
         pool, results = None, map(run_peer_job, todo)
-    for (peer, path, budget, seed), done, error in results:
+    for (peer, path, budget, seed, _), done, error in results:
         k = by_job[(peer, path, budget)]
         if error:
             errors[k] = error
