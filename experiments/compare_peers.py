@@ -292,8 +292,7 @@ class Kept:
         with open(self.file + ".seeds", "a") as f:
             f.write(json.dumps({"seed": seed, "seconds": seconds, "trace": trace}) + "\n")
         if not self.missing():
-            traces = [self.done[s][0] for s in range(1, self.seeds + 1)]
-            seconds = sum(self.done[s][1] for s in range(1, self.seeds + 1))
+            traces, seconds = self.result()
             with open(self.file + ".part", "w") as f:
                 json.dump({"space": self.space, "peer": self.peer, "run_budget": self.budget,
                            "seeds": self.seeds, "seconds": seconds, "traces": traces}, f)
