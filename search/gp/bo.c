@@ -22,7 +22,7 @@ typedef struct bo_state {
     /* options */
     int acquisition, kernel_type, ordinal, output;
     double initial, refit_every, kappa, prior_beta, pool, fit_max, memory_mb, restarts;
-    double feasible_min, floor;
+    double feasible_min, floor, hamming;
     /* the models */
     tforge_gp_kernel kernel;
     tforge_gp_feasibility feas;
@@ -107,7 +107,8 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
         {"kappa", &s->kappa, 0, 100, 0},            {"prior_beta", &s->prior_beta, 0, 1e6, 0},
         {"pool", &s->pool, 16, 1e7, 1},             {"fit_max", &s->fit_max, 8, 4096, 1},
         {"memory_mb", &s->memory_mb, 1, 1e6, 0},    {"restarts", &s->restarts, 0, 64, 1},
-        {"feasible_min", &s->feasible_min, 0, 1, 0}, {"floor", &s->floor, 0, 100, 0}};
+        {"feasible_min", &s->feasible_min, 0, 1, 0}, {"floor", &s->floor, 0, 100, 0},
+        {"hamming", &s->hamming, 0, 1, 0}};
     const size_t n_choices = sizeof choices / sizeof *choices;
     const size_t n_numbers = sizeof numbers / sizeof *numbers;
     for (uint32_t i = 0; i < args->n_options; i++) {
@@ -138,7 +139,8 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
         if (!o)
             return bo_error(s, TFORGE_PLUGIN_EINPUT, "unknown option '%s' (known: acquisition, "
                             "kernel, ordinal, output, initial, refit_every, kappa, prior_beta, "
-                            "pool, fit_max, memory_mb, restarts, feasible_min, floor)", key);
+                            "pool, fit_max, memory_mb, restarts, feasible_min, floor, hamming)",
+                            key);
         char *end;
         double v = strtod(text, &end);
         if (end == text || *end || !isfinite(v) || v < o->min || v > o->max ||
@@ -169,6 +171,7 @@ static int bo_create(void **state, const tforge_strategy_args *args)
     s->restarts = 2;
     s->feasible_min = 0.5;
     s->floor = 1.0;
+    s->hamming = 0.3;
     if ((rc = parse_options(s, args)))
         goto fail;
     if (s->initial < 0) /* d + 1, not 10% of the budget as well: the model does better */
@@ -184,6 +187,7 @@ static int bo_create(void **state, const tforge_strategy_args *args)
         goto nomem;
     tforge_gp_theta_prior(s->theta, b->dims);
     s->kernel.floor = s->floor;
+    s->kernel.hamming = s->hamming;
     tforge_gp_kernel_set(&s->kernel, s->kernel.ls);
     return 0;
 nomem:

@@ -19,11 +19,13 @@ enum { TFORGE_GP_RANK = 0, TFORGE_GP_LOG2 = 1 };
  * L x L table. */
 #define TFORGE_GP_TABLE_LEVELS 512u
 
-/* k(a, b) = sf2 * prod_d (c + f(|e_d(a_d) - e_d(b_d)| / ls_d)) / (1 + c), f the one-dimensional
- * Matern-5/2 or squared exponential, e_d the level's encoding in [0, 1] (ordinal: its rank, or its
- * log2 value; categorical and boolean: Hamming, so 0 for the same level and 1 for another), c the
- * floor: with c > 0 points that differ in a dimension stay correlated (the product expands into
- * one-dimensional, pairwise, ... terms), so what a level does is shared across the others. */
+/* k(a, b) = sf2 * prod_d (c + f(dist_d(a_d, b_d) / ls_d)) / (1 + c), f the one-dimensional
+ * Matern-5/2 or squared exponential. For an ordinal dimension dist = (1 - h) |e(a) - e(b)| +
+ * h [a != b], e the level's encoding in [0, 1] (its rank, or its log2 value) and h the Hamming
+ * part: every change of level counts at least h, however near the levels; categorical and boolean
+ * dimensions are all Hamming (0 for the same level, 1 for another). c is the floor: with c > 0
+ * points that differ in a dimension stay correlated (the product expands into one-dimensional,
+ * pairwise, ... terms), so what a level does is shared across the others. */
 typedef struct tforge_gp_kernel {
     uint32_t dims;
     int type;          /* TFORGE_GP_MATERN52 or TFORGE_GP_SE */
@@ -31,6 +33,7 @@ typedef struct tforge_gp_kernel {
     double **encoding; /* per dimension, per level; NULL for a Hamming dimension */
     double *ls;        /* lengthscales, per dimension */
     double floor;      /* c above (0 after init: the plain product) */
+    double hamming;    /* h above (0 after init: the plain ordinal distance) */
     double **table;    /* per dimension: L x L factors, NULL above TFORGE_GP_TABLE_LEVELS */
     double **gtable;   /* per dimension: L x L values of g (for the gradient), as table */
 } tforge_gp_kernel;
@@ -49,7 +52,7 @@ void tforge_gp_kernel_row(const tforge_gp_kernel *k, const tforge_level *a,
  * are equal). */
 double tforge_gp_kernel_g_dot(const tforge_gp_kernel *k, uint32_t d, const tforge_level *a,
                               const tforge_level *points, size_t count, const double *weights);
-/* The scaled distance r = |e(a) - e(b)| / ls in dimension d. */
+/* The scaled distance r = dist(a, b) / ls in dimension d. */
 double tforge_gp_kernel_r(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b);
 /* f(r) and g(r) = d log f / d log ls = -r f'(r) / f(r), without the floor. */
 double tforge_gp_f(int type, double r);

@@ -37,7 +37,9 @@ static double factor_g(const tforge_gp_kernel *k, double r)
 
 double tforge_gp_kernel_r(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b)
 {
-    double e = k->encoding[d] ? fabs(k->encoding[d][a] - k->encoding[d][b]) : (a != b);
+    double e = a != b;
+    if (k->encoding[d])
+        e = (1.0 - k->hamming) * fabs(k->encoding[d][a] - k->encoding[d][b]) + k->hamming * e;
     return e / k->ls[d];
 }
 

@@ -80,6 +80,11 @@ static void posterior_matches_closed_form(void **state)
         tforge_gp_predict(&gp, c + j, &m, &v);
         assert_true(fabs(m - gp.mean[j]) < 1e-12 && fabs(v - gp.var[j]) < 1e-12);
     }
+    /* With a Hamming part h, a change of level counts h plus (1 - h) of the encoded distance. */
+    k.hamming = 0.3;
+    assert_true(tforge_gp_kernel_r(&k, 0, 1, 1) == 0.0);
+    assert_true(fabs(tforge_gp_kernel_r(&k, 0, 0, 1) - (0.7 * 0.25 + 0.3) / ls) < 1e-12);
+    assert_true(fabs(tforge_gp_kernel_r(&k, 0, 4, 0) - 1.0 / ls) < 1e-12);
     tforge_gp_dispose(&gp);
     tforge_gp_kernel_dispose(&k);
     tforge_space_free(space);
@@ -90,11 +95,13 @@ static void gradient_matches_finite_differences(void **state)
     (void)state;
     tforge_space *space = grid(3, 6, NULL);
     tforge_space_view view = tforge_space_get_view(space);
-    for (int variant = 0; variant < 4; variant++) { /* each kernel, then each with a floor */
+    /* Each kernel, then each with a floor, then each with a floor and a Hamming part. */
+    for (int variant = 0; variant < 6; variant++) {
         tforge_gp_kernel k;
         int type = variant % 2 ? TFORGE_GP_SE : TFORGE_GP_MATERN52;
         assert_int_equal(tforge_gp_kernel_init(&k, &view, type, TFORGE_GP_RANK), 0);
         k.floor = variant < 2 ? 0.0 : 0.7;
+        k.hamming = variant < 4 ? 0.0 : 0.3;
         enum { N = 12 };
         tforge_level x[N * 3];
         double z[N], work[2 * N * N + 2 * N], grad[5], g2[5];
@@ -448,6 +455,12 @@ static void options_are_checked(void **state)
     it->destroy(s);
     const char *bad_key[] = {"acquisitions"};
     const char *bad_choice[] = {"ei"};
+    const char *hamming[] = {"hamming"}, *too_much[] = {"1.5"};
+    args.n_options = 1;
+    args.option_keys = hamming;
+    args.option_values = too_much;
+    assert_int_equal(it->create(&s, &args), TFORGE_PLUGIN_EINPUT);
+    assert_null(s);
     args.n_options = 1;
     args.option_keys = bad_key;
     args.option_values = good;
