@@ -11,7 +11,9 @@
  *   proposal: the median of 5 asks of one point, each after telling one more observation (the
  *             bordered Cholesky update of the model, and the acquisition's search);
  *   peak:     the process's maximum resident set (each case runs in its own process).
- * Numbers are printed; nothing is asserted. Usage: tforge-bench-proposer [--quick] */
+ * Numbers are printed; nothing is asserted.
+ * Usage: tforge-bench-proposer [--quick] [--option KEY=VALUE] (one of bo's options, e.g.
+ * warping=kumaraswamy) */
 #include "tforge/cpu.h"
 #include "tforge/space.h"
 
@@ -25,6 +27,8 @@
 #include <unistd.h>
 
 extern const tforge_plugin_module tforge_static_bo;
+
+static char option_key[64], *option_value; /* --option KEY=VALUE, or none */
 
 static double now(void)
 {
@@ -80,9 +84,9 @@ static int run_case(uint64_t target, uint32_t n, uint32_t dims)
     tforge_space_view view = tforge_space_get_view(space);
     const tforge_strategy_interface *it = tforge_static_bo.get(0)->interface;
     tforge_static_bo.init(NULL, NULL);
-    const char *keys[] = {"initial"}, *values[] = {"1"};
-    tforge_strategy_args args = {sizeof args, NULL, &view, 1, n + n / 4 + 16, 1, keys,
-                                 values};
+    const char *keys[] = {"initial", option_key}, *values[] = {"1", option_value};
+    tforge_strategy_args args = {sizeof args, NULL, &view, 1, n + n / 4 + 16,
+                                 option_value ? 2 : 1, keys, values};
     void *s;
     if (it->create(&s, &args))
         return 1;
@@ -150,7 +154,21 @@ int main(int argc, char **argv)
      * what tforge's plugin loader tells it. */
     if (tforge_cpu_prepare_openblas())
         execv("/proc/self/exe", argv);
-    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    int quick = 0;
+    for (int i = 1; i < argc; i++) {
+        char *eq = i + 1 < argc && strcmp(argv[i], "--option") == 0 ? strchr(argv[i + 1], '=')
+                                                                    : NULL;
+        if (strcmp(argv[i], "--quick") == 0) {
+            quick = 1;
+        } else if (eq && eq - argv[i + 1] < (long)sizeof option_key) {
+            memcpy(option_key, argv[i + 1], eq - argv[i + 1]);
+            option_value = eq + 1;
+            i++;
+        } else {
+            fprintf(stderr, "usage: tforge-bench-proposer [--quick] [--option KEY=VALUE]\n");
+            return 2;
+        }
+    }
     const uint64_t sizes[] = {10000, 100000, 1000000};
     const uint32_t observations[] = {50, 200, 500}, dims[] = {4, 8, 12};
     printf("| N valid  |    n |  d | proposal ms | refit ms | warm refit ms | peak MB |\n"

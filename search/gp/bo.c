@@ -20,7 +20,7 @@ enum { AUTO_UCB_AFTER = 64 };
 typedef struct bo_state {
     strat_base base;
     /* options */
-    int acquisition, kernel_type, ordinal, output;
+    int acquisition, kernel_type, ordinal, output, warping;
     double initial, refit_every, kappa, prior_beta, pool, fit_max, memory_mb, restarts;
     double feasible_min, floor, hamming;
     /* the models */
@@ -98,10 +98,12 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
     static const char *const kernels[] = {"matern52", "se", NULL};
     static const char *const ordinals[] = {"rank", "log2", NULL};
     static const char *const outputs[] = {"tail", "log", NULL};
+    static const char *const warpings[] = {"none", "kumaraswamy", NULL};
     const choice_option choices[] = {{"acquisition", &s->acquisition, acquisitions},
                                      {"kernel", &s->kernel_type, kernels},
                                      {"ordinal", &s->ordinal, ordinals},
-                                     {"output", &s->output, outputs}};
+                                     {"output", &s->output, outputs},
+                                     {"warping", &s->warping, warpings}};
     const strat_option numbers[] = {
         {"initial", &s->initial, -1, 1000, 1},      {"refit_every", &s->refit_every, 0, 1e6, 1},
         {"kappa", &s->kappa, 0, 100, 0},            {"prior_beta", &s->prior_beta, 0, 1e6, 0},
@@ -138,9 +140,9 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
                 o = &numbers[j];
         if (!o)
             return bo_error(s, TFORGE_PLUGIN_EINPUT, "unknown option '%s' (known: acquisition, "
-                            "kernel, ordinal, output, initial, refit_every, kappa, prior_beta, "
-                            "pool, fit_max, memory_mb, restarts, feasible_min, floor, hamming)",
-                            key);
+                            "kernel, ordinal, output, warping, initial, refit_every, kappa, "
+                            "prior_beta, pool, fit_max, memory_mb, restarts, feasible_min, "
+                            "floor, hamming)", key);
         char *end;
         double v = strtod(text, &end);
         if (end == text || *end || !isfinite(v) || v < o->min || v > o->max ||
@@ -176,16 +178,16 @@ static int bo_create(void **state, const tforge_strategy_args *args)
         goto fail;
     if (s->initial < 0) /* d + 1, not 10% of the budget as well: the model does better */
         s->initial = b->dims + 1 < 20 ? b->dims + 1 : 20;
-    if (tforge_gp_kernel_init(&s->kernel, b->space, s->kernel_type, s->ordinal) ||
+    if (tforge_gp_kernel_init(&s->kernel, b->space, s->kernel_type, s->ordinal, s->warping) ||
         tforge_gp_feasibility_init(&s->feas, b->dims, b->levels))
         goto nomem;
     tforge_gp_init(&s->gp, &s->kernel);
-    s->theta = malloc((b->dims + 2) * sizeof *s->theta);
+    s->theta = malloc(tforge_gp_theta_size(&s->kernel) * sizeof *s->theta);
     s->nb = malloc(strat_move_count(b, 1) * b->dims * sizeof *s->nb + 1);
     s->best_nb = malloc(b->dims * sizeof *s->best_nb);
     if (!s->theta || !s->nb || !s->best_nb)
         goto nomem;
-    tforge_gp_theta_prior(s->theta, b->dims);
+    tforge_gp_theta_prior(&s->kernel, s->theta);
     s->kernel.floor = s->floor;
     s->kernel.hamming = s->hamming;
     tforge_gp_kernel_set(&s->kernel, s->kernel.ls);
@@ -522,9 +524,7 @@ static int refit(bo_state *s)
             return bo_error(s, rc, "out of memory fitting the model");
     }
     double sf2 = exp(s->theta[dims]), noise = floor + exp(s->theta[dims + 1]);
-    for (uint32_t d = 0; d < dims; d++)
-        s->kernel.ls[d] = exp(s->theta[d]);
-    tforge_gp_kernel_set(&s->kernel, s->kernel.ls);
+    tforge_gp_kernel_set_theta(&s->kernel, s->theta);
 
     /* Every enumerated point is a candidate while their posterior fits in memory_mb. */
     double rows = n + n / 4.0 + 80;

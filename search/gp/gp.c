@@ -22,21 +22,24 @@ void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *inf
 #define PRIOR_VAR_SF 1.0
 #define PRIOR_VAR_NOISE 4.0
 
+#define PRIOR_VAR_WARP 0.5625 /* log alpha, log beta: 0.75^2 about the identity */
+
 #define PRIOR_LOG_LS 0.0 /* a lengthscale of the whole range of a dimension's encoding */
 
-void tforge_gp_theta_prior(double *theta, uint32_t dims)
+uint32_t tforge_gp_theta_size(const tforge_gp_kernel *k)
 {
+    return k->dims + 2 + (k->warping ? 2 * k->dims : 0);
+}
+
+void tforge_gp_theta_prior(const tforge_gp_kernel *k, double *theta)
+{
+    uint32_t dims = k->dims;
     for (uint32_t d = 0; d < dims; d++)
         theta[d] = PRIOR_LOG_LS;
     theta[dims] = 0.0;
     theta[dims + 1] = PRIOR_LOG_NOISE;
-}
-
-static void set_lengthscales(tforge_gp_kernel *k, const double *theta)
-{
-    for (uint32_t d = 0; d < k->dims; d++)
-        k->ls[d] = exp(theta[d]);
-    tforge_gp_kernel_set(k, k->ls);
+    for (uint32_t i = dims + 2; i < tforge_gp_theta_size(k); i++)
+        theta[i] = 0.0;
 }
 
 /* The negative log posterior at theta; leaves the kernel's factors, the Cholesky factor and
@@ -49,7 +52,7 @@ static double neg_log_posterior(tforge_gp_kernel *k, const double *theta,
     double *kf = work, *chol = work + nn, *alpha = work + 2 * nn;
     double sf2 = exp(theta[dims]), extra = exp(theta[dims + 1]);
     double noise = data->noise_floor + extra;
-    set_lengthscales(k, theta);
+    tforge_gp_kernel_set_theta(k, theta);
     /* The lower triangles (row-major), which LAPACK reads as the upper ones (column-major). */
     for (uint32_t a = 0; a < n; a++) {
         double *row = kf + (size_t)a * n, *crow = chol + (size_t)a * n;
@@ -72,6 +75,8 @@ static double neg_log_posterior(tforge_gp_kernel *k, const double *theta,
     value += theta[dims] * theta[dims] / (2 * PRIOR_VAR_SF);
     value += (theta[dims + 1] - PRIOR_LOG_NOISE) * (theta[dims + 1] - PRIOR_LOG_NOISE) /
              (2 * PRIOR_VAR_NOISE);
+    for (uint32_t i = dims + 2; i < tforge_gp_theta_size(k); i++)
+        value += theta[i] * theta[i] / (2 * PRIOR_VAR_WARP);
     return value;
 }
 
@@ -87,7 +92,7 @@ static void neg_log_posterior_gradient(tforge_gp_kernel *k, const double *theta,
     /* d nll / d theta_j = -1/2 sum_ab W_ab dK_ab / d theta_j, W = alpha alpha^T - K^-1. */
     double *inv = chol; /* K^-1 replaces the factor, in the same (lower, row-major) triangle */
     dpotri_("U", &ni, inv, &ni, &info);
-    memset(grad, 0, (dims + 2) * sizeof *grad);
+    memset(grad, 0, tforge_gp_theta_size(k) * sizeof *grad);
     double trace = 0;
     for (uint32_t a = 0; a < n; a++) {
         trace += alpha[a] * alpha[a] - inv[(size_t)a * n + a];
@@ -99,9 +104,15 @@ static void neg_log_posterior_gradient(tforge_gp_kernel *k, const double *theta,
             sum += wk[b];
         }
         grad[dims] -= 0.5 * sum;
-        for (uint32_t d = 0; a && d < dims; d++)
-            grad[d] -= 0.5 * tforge_gp_kernel_g_dot(k, d, data->x + (size_t)a * dims, data->x, a,
-                                                      wk);
+        const tforge_level *xa = data->x + (size_t)a * dims;
+        for (uint32_t d = 0; a && d < dims; d++) {
+            grad[d] -= 0.5 * tforge_gp_kernel_g_dot(k, TFORGE_GP_D_LS, d, xa, data->x, a, wk);
+            if (!k->warped || !k->warped[d])
+                continue;
+            for (int w = 0; w < 2; w++)
+                grad[dims + 2 + 2 * d + w] -=
+                    0.5 * tforge_gp_kernel_g_dot(k, TFORGE_GP_D_ALPHA + w, d, xa, data->x, a, wk);
+        }
     }
     grad[dims] -= 0.5 * sf2 * trace; /* the diagonal: kf = 1 */
     grad[dims + 1] = -0.5 * extra * trace;
@@ -109,6 +120,8 @@ static void neg_log_posterior_gradient(tforge_gp_kernel *k, const double *theta,
         grad[d] += (theta[d] - PRIOR_LOG_LS) / PRIOR_VAR_LS;
     grad[dims] += theta[dims] / PRIOR_VAR_SF;
     grad[dims + 1] += (theta[dims + 1] - PRIOR_LOG_NOISE) / PRIOR_VAR_NOISE;
+    for (uint32_t i = dims + 2; i < tforge_gp_theta_size(k); i++)
+        grad[i] += theta[i] / PRIOR_VAR_WARP;
 }
 
 double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
@@ -168,7 +181,7 @@ static double normal(tforge_rng *rng)
 int tforge_gp_fit(double *theta, tforge_gp_kernel *k, const tforge_gp_data *data,
                   uint32_t restarts, tforge_rng *rng)
 {
-    uint32_t np = k->dims + 2;
+    uint32_t np = tforge_gp_theta_size(k);
     size_t nn = (size_t)data->n * data->n;
     int rc = 0;
     double *work = malloc((2 * nn + 2 * data->n) * sizeof *work);
@@ -195,10 +208,12 @@ int tforge_gp_fit(double *theta, tforge_gp_kernel *k, const tforge_gp_data *data
             memcpy(start, theta, np * sizeof *start);
             start[k->dims + 1] = PRIOR_LOG_NOISE;
         } else {
-            tforge_gp_theta_prior(start, k->dims);
-            double sd[3] = {sqrt(PRIOR_VAR_LS), sqrt(PRIOR_VAR_SF), sqrt(PRIOR_VAR_NOISE)};
+            tforge_gp_theta_prior(k, start);
+            double sd[4] = {sqrt(PRIOR_VAR_LS), sqrt(PRIOR_VAR_SF), sqrt(PRIOR_VAR_NOISE),
+                            sqrt(PRIOR_VAR_WARP)};
             for (uint32_t i = 0; i < np; i++)
-                start[i] += 0.5 * sd[i < k->dims ? 0 : i - k->dims + 1] * normal(rng);
+                start[i] += 0.5 * sd[i < k->dims ? 0 : i < k->dims + 2 ? i - k->dims + 1 : 3] *
+                            normal(rng);
         }
         memcpy(x->data, start, np * sizeof *start);
         if (!isfinite(fit_f(x, &problem)))
@@ -226,7 +241,7 @@ int tforge_gp_fit(double *theta, tforge_gp_kernel *k, const tforge_gp_data *data
         }
     }
     memcpy(theta, best, np * sizeof *theta);
-    set_lengthscales(k, theta);
+    tforge_gp_kernel_set_theta(k, theta);
 cleanup:
     gsl_multimin_fdfminimizer_free(m);
     gsl_vector_free(x);

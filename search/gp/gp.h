@@ -14,18 +14,23 @@
 
 enum { TFORGE_GP_MATERN52 = 0, TFORGE_GP_SE = 1 };
 enum { TFORGE_GP_RANK = 0, TFORGE_GP_LOG2 = 1 };
+enum { TFORGE_GP_NO_WARP = 0, TFORGE_GP_KUMARASWAMY = 1 };
+/* What a derivative table is taken against: a lengthscale, or a warping's log alpha or log beta. */
+enum { TFORGE_GP_D_LS = 0, TFORGE_GP_D_ALPHA = 1, TFORGE_GP_D_BETA = 2 };
 
 /* Dimensions with more levels than this compute their factor on the fly instead of holding an
  * L x L table. */
 #define TFORGE_GP_TABLE_LEVELS 512u
 
 /* k(a, b) = sf2 * prod_d (c + f(dist_d(a_d, b_d) / ls_d)) / (1 + c), f the one-dimensional
- * Matern-5/2 or squared exponential. For an ordinal dimension dist = (1 - h) |e(a) - e(b)| +
- * h [a != b], e the level's encoding in [0, 1] (its rank, or its log2 value) and h the Hamming
- * part: every change of level counts at least h, however near the levels; categorical and boolean
- * dimensions are all Hamming (0 for the same level, 1 for another). c is the floor: with c > 0
- * points that differ in a dimension stay correlated (the product expands into one-dimensional,
- * pairwise, ... terms), so what a level does is shared across the others. */
+ * Matern-5/2 or squared exponential. For an ordinal dimension dist = (1 - h) |w(e(a)) -
+ * w(e(b))| + h [a != b], e the level's encoding in [0, 1] (its rank, or its log2 value), w the
+ * identity or, with warping, the Kumaraswamy CDF w(e) = 1 - (1 - e^alpha)^beta (monotone, fixing
+ * 0 and 1; alpha and beta fitted with the lengthscales), and h the Hamming part: every change of
+ * level counts at least h, however near the levels; categorical and boolean dimensions are all
+ * Hamming (0 for the same level, 1 for another). c is the floor: with c > 0 points that differ in
+ * a dimension stay correlated (the product expands into one-dimensional, pairwise, ... terms), so
+ * what a level does is shared across the others. */
 typedef struct tforge_gp_kernel {
     uint32_t dims;
     int type;          /* TFORGE_GP_MATERN52 or TFORGE_GP_SE */
@@ -34,24 +39,33 @@ typedef struct tforge_gp_kernel {
     double *ls;        /* lengthscales, per dimension */
     double floor;      /* c above (0 after init: the plain product) */
     double hamming;    /* h above (0 after init: the plain ordinal distance) */
+    int warping;       /* TFORGE_GP_NO_WARP or TFORGE_GP_KUMARASWAMY */
+    double *warp;      /* with warping: log alpha, log beta per dimension */
+    double **warped;   /* with warping, per ordinal dimension: w(e) per level */
+    double **dwarp;    /* ... and dw / dlog alpha, dw / dlog beta per level (2 L) */
     double **table;    /* per dimension: L x L factors, NULL above TFORGE_GP_TABLE_LEVELS */
-    double **gtable;   /* per dimension: L x L values of g (for the gradient), as table */
+    double **gtable;   /* per dimension: L x L values of g (for the gradient), as table; with
+                          warping, for ordinal dimensions, two more L x L tables after it: the
+                          factor's d log / d log alpha and d log / d log beta */
 } tforge_gp_kernel;
 
 /* Reads the dimensions from `space`. 0 or TFORGE_PLUGIN_ENOMEM. */
 int tforge_gp_kernel_init(tforge_gp_kernel *k, const tforge_space_view *space, int type,
-                          int ordinal);
+                          int ordinal, int warping);
 void tforge_gp_kernel_dispose(tforge_gp_kernel *k);
 /* Sets the lengthscales and rebuilds the tables. */
 void tforge_gp_kernel_set(tforge_gp_kernel *k, const double *ls);
+/* Sets the lengthscales and warpings from theta (see below) and rebuilds the tables. */
+void tforge_gp_kernel_set_theta(tforge_gp_kernel *k, const double *theta);
 /* out[j] = scale * k(a, points[j]) for `count` points (dims levels each, one after another);
  * k the product of the per-dimension factors, sf2 not included. */
 void tforge_gp_kernel_row(const tforge_gp_kernel *k, const tforge_level *a,
                           const tforge_level *points, size_t count, double scale, double *out);
-/* sum_j weights[j] * g_d(a, points[j]), g_d = d log factor_d / d log ls_d (0 where the levels
- * are equal). */
-double tforge_gp_kernel_g_dot(const tforge_gp_kernel *k, uint32_t d, const tforge_level *a,
-                              const tforge_level *points, size_t count, const double *weights);
+/* sum_j weights[j] * d log factor_d(a, points[j]) / d p, p = log ls_d (TFORGE_GP_D_LS) or, for
+ * a warped ordinal dimension, its log alpha or log beta (0 where the levels are equal). */
+double tforge_gp_kernel_g_dot(const tforge_gp_kernel *k, int against, uint32_t d,
+                              const tforge_level *a, const tforge_level *points, size_t count,
+                              const double *weights);
 /* The scaled distance r = dist(a, b) / ls in dimension d. */
 double tforge_gp_kernel_r(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b);
 /* f(r) and g(r) = d log f / d log ls = -r f'(r) / f(r), without the floor. */
@@ -60,9 +74,11 @@ double tforge_gp_g(int type, double r);
 
 /* ---- MAP-II hyperparameters ---- */
 
-/* theta = (log ls_1 .. log ls_d, log sf2, log noise_extra); the noise variance is
- * noise_floor + exp(theta[d + 1]). Priors: log ls ~ N(0, 3) (a dimension's whole range),
- * log sf2 ~ N(0, 1), log noise_extra ~ N(log 1e-3, 4). */
+/* theta = (log ls_1 .. log ls_d, log sf2, log noise_extra) and, with warping, (log alpha_1,
+ * log beta_1, ..., log alpha_d, log beta_d); the noise variance is noise_floor +
+ * exp(theta[d + 1]). Priors: log ls ~ N(0, 3) (a dimension's whole range), log sf2 ~ N(0, 1),
+ * log noise_extra ~ N(log 1e-3, 4), log alpha and log beta ~ N(0, 0.75^2) (the identity, as
+ * BoTorch's input warping). */
 typedef struct tforge_gp_data {
     uint32_t n;
     const tforge_level *x; /* n x dims */
@@ -75,8 +91,10 @@ typedef struct tforge_gp_data {
  * doubles. Returns +inf when the kernel matrix is not positive definite. */
 double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
                                    const tforge_gp_data *data, double *grad, double *work);
-/* The prior's mean for theta (dims + 2 entries). */
-void tforge_gp_theta_prior(double *theta, uint32_t dims);
+/* theta's entries: dims + 2, and 2 dims more with warping. */
+uint32_t tforge_gp_theta_size(const tforge_gp_kernel *k);
+/* The prior's mean for theta. */
+void tforge_gp_theta_prior(const tforge_gp_kernel *k, double *theta);
 /* Minimises the negative log posterior with GSL's BFGS from `theta` (in and out), from
  * `restarts` more starts drawn from the prior, and, when theta's noise is far above the prior's,
  * from theta with the prior's noise; keeps the best. 0 or a negative code. */

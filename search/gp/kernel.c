@@ -38,17 +38,53 @@ static double factor_g(const tforge_gp_kernel *k, double r)
 double tforge_gp_kernel_r(const tforge_gp_kernel *k, uint32_t d, uint32_t a, uint32_t b)
 {
     double e = a != b;
-    if (k->encoding[d])
-        e = (1.0 - k->hamming) * fabs(k->encoding[d][a] - k->encoding[d][b]) + k->hamming * e;
+    const double *enc = k->warped && k->warped[d] ? k->warped[d] : k->encoding[d];
+    if (enc)
+        e = (1.0 - k->hamming) * fabs(enc[a] - enc[b]) + k->hamming * e;
     return e / k->ls[d];
 }
 
+/* d log factor / d p at levels a, b of dimension d: p its log lengthscale, or the log alpha or
+ * log beta of its warping (through r: d log factor / dr = -factor_g / r). */
+static double derivative(const tforge_gp_kernel *k, int against, uint32_t d, uint32_t a,
+                         uint32_t b)
+{
+    double r = tforge_gp_kernel_r(k, d, a, b);
+    if (against == TFORGE_GP_D_LS)
+        return factor_g(k, r);
+    double diff = k->warped[d][a] - k->warped[d][b];
+    if (r <= 0 || diff == 0)
+        return 0;
+    const double *dw = k->dwarp[d] + (against == TFORGE_GP_D_BETA ? k->levels[d] : 0);
+    double dr = (1.0 - k->hamming) * (diff > 0 ? 1 : -1) * (dw[a] - dw[b]) / k->ls[d];
+    return -factor_g(k, r) / r * dr;
+}
+
+/* w(e) = 1 - (1 - e^alpha)^beta, and dw / dlog alpha and dw / dlog beta. */
+static void kumaraswamy(double e, double alpha, double beta, double *w, double *da, double *db)
+{
+    if (e <= 0 || e >= 1) {
+        *w = e <= 0 ? 0 : 1;
+        *da = *db = 0;
+        return;
+    }
+    double ea = pow(e, alpha), rest = 1 - ea, rb = pow(rest, beta);
+    *w = 1 - rb;
+    *da = alpha * beta * rb / rest * ea * log(e);
+    *db = -beta * rb * log(rest);
+}
+
 int tforge_gp_kernel_init(tforge_gp_kernel *k, const tforge_space_view *space, int type,
-                          int ordinal)
+                          int ordinal, int warping)
 {
     memset(k, 0, sizeof *k);
     k->dims = space->dims(space->context);
     k->type = type;
+    k->warping = warping;
+    if (warping && (!(k->warp = calloc(2 * (size_t)k->dims, sizeof *k->warp)) ||
+                    !(k->warped = calloc(k->dims, sizeof *k->warped)) ||
+                    !(k->dwarp = calloc(k->dims, sizeof *k->dwarp))))
+        goto fail;
     k->levels = calloc(k->dims, sizeof *k->levels);
     k->encoding = calloc(k->dims, sizeof *k->encoding);
     k->ls = calloc(k->dims, sizeof *k->ls);
@@ -74,12 +110,17 @@ int tforge_gp_kernel_init(tforge_gp_kernel *k, const tforge_space_view *space, i
             double e = use_log ? log2(space->value(space->context, d, l)) : (double)l;
             k->encoding[d][l] = hi > lo ? (e - lo) / (hi - lo) : 0.0;
         }
-    }
-    for (uint32_t d = 0; d < k->dims; d++)
-        if (k->levels[d] <= TFORGE_GP_TABLE_LEVELS &&
-            (!(k->table[d] = malloc((size_t)k->levels[d] * k->levels[d] * sizeof **k->table)) ||
-             !(k->gtable[d] = malloc((size_t)k->levels[d] * k->levels[d] * sizeof **k->gtable))))
+        if (warping && (!(k->warped[d] = malloc(n * sizeof **k->warped)) ||
+                        !(k->dwarp[d] = malloc(2 * n * sizeof **k->dwarp))))
             goto fail;
+    }
+    for (uint32_t d = 0; d < k->dims; d++) {
+        size_t nn = (size_t)k->levels[d] * k->levels[d], tables = k->warped && k->warped[d] ? 3 : 1;
+        if (k->levels[d] <= TFORGE_GP_TABLE_LEVELS &&
+            (!(k->table[d] = malloc(nn * sizeof **k->table)) ||
+             !(k->gtable[d] = malloc(tables * nn * sizeof **k->gtable))))
+            goto fail;
+    }
     tforge_gp_kernel_set(k, k->ls);
     return 0;
 fail:
@@ -95,7 +136,14 @@ void tforge_gp_kernel_dispose(tforge_gp_kernel *k)
             free(k->table[d]);
         if (k->gtable)
             free(k->gtable[d]);
+        if (k->warped)
+            free(k->warped[d]);
+        if (k->dwarp)
+            free(k->dwarp[d]);
     }
+    free(k->warp);
+    free(k->warped);
+    free(k->dwarp);
     free(k->levels);
     free(k->encoding);
     free(k->ls);
@@ -110,16 +158,31 @@ void tforge_gp_kernel_set(tforge_gp_kernel *k, const double *ls)
         memcpy(k->ls, ls, k->dims * sizeof *ls);
     for (uint32_t d = 0; d < k->dims; d++) {
         uint32_t n = k->levels[d];
+        int against = k->warped && k->warped[d] ? TFORGE_GP_D_BETA : TFORGE_GP_D_LS;
+        for (uint32_t l = 0; against != TFORGE_GP_D_LS && l < n; l++)
+            kumaraswamy(k->encoding[d][l], exp(k->warp[2 * d]), exp(k->warp[2 * d + 1]),
+                        &k->warped[d][l], &k->dwarp[d][l], &k->dwarp[d][n + l]);
         if (!k->table[d])
             continue;
+        size_t nn = (size_t)n * n;
         for (uint32_t a = 0; a < n; a++)
             for (uint32_t b = 0; b <= a; b++) {
                 double r = tforge_gp_kernel_r(k, d, a, b);
                 k->table[d][(size_t)a * n + b] = k->table[d][(size_t)b * n + a] = factor(k, r);
-                k->gtable[d][(size_t)a * n + b] = k->gtable[d][(size_t)b * n + a] =
-                    factor_g(k, r);
+                for (int t = TFORGE_GP_D_LS; t <= against; t++)
+                    k->gtable[d][t * nn + (size_t)a * n + b] =
+                        k->gtable[d][t * nn + (size_t)b * n + a] = derivative(k, t, d, a, b);
             }
     }
+}
+
+void tforge_gp_kernel_set_theta(tforge_gp_kernel *k, const double *theta)
+{
+    for (uint32_t d = 0; d < k->dims; d++)
+        k->ls[d] = exp(theta[d]);
+    if (k->warping)
+        memcpy(k->warp, theta + k->dims + 2, 2 * (size_t)k->dims * sizeof *k->warp);
+    tforge_gp_kernel_set(k, k->ls);
 }
 
 /* Row by row and dimension by dimension: the inner loops are plain gathers from one row of a
@@ -143,11 +206,13 @@ void tforge_gp_kernel_row(const tforge_gp_kernel *k, const tforge_level *a,
     }
 }
 
-double tforge_gp_kernel_g_dot(const tforge_gp_kernel *k, uint32_t d, const tforge_level *a,
-                              const tforge_level *points, size_t count, const double *weights)
+double tforge_gp_kernel_g_dot(const tforge_gp_kernel *k, int against, uint32_t d,
+                              const tforge_level *a, const tforge_level *points, size_t count,
+                              const double *weights)
 {
-    uint32_t dims = k->dims;
-    const double *row = k->gtable[d] ? k->gtable[d] + (size_t)a[d] * k->levels[d] : NULL;
+    uint32_t dims = k->dims, n = k->levels[d];
+    const double *row =
+        k->gtable[d] ? k->gtable[d] + (size_t)against * n * n + (size_t)a[d] * n : NULL;
     const tforge_level *b = points + d;
     double sum = 0;
     if (row)
@@ -155,6 +220,6 @@ double tforge_gp_kernel_g_dot(const tforge_gp_kernel *k, uint32_t d, const tforg
             sum += weights[j] * row[b[j * dims]];
     else
         for (size_t j = 0; j < count; j++)
-            sum += weights[j] * factor_g(k, tforge_gp_kernel_r(k, d, a[d], b[j * dims]));
+            sum += weights[j] * derivative(k, against, d, a[d], b[j * dims]);
     return sum;
 }

@@ -48,7 +48,8 @@ static void posterior_matches_closed_form(void **state)
     tforge_space *space = grid(1, 5, NULL);
     tforge_space_view view = tforge_space_get_view(space);
     tforge_gp_kernel k;
-    assert_int_equal(tforge_gp_kernel_init(&k, &view, TFORGE_GP_MATERN52, TFORGE_GP_RANK), 0);
+    assert_int_equal(tforge_gp_kernel_init(&k, &view, TFORGE_GP_MATERN52, TFORGE_GP_RANK,
+                                             TFORGE_GP_NO_WARP), 0);
     double ls = 0.5;
     tforge_gp_kernel_set(&k, &ls);
     tforge_gp gp;
@@ -85,6 +86,16 @@ static void posterior_matches_closed_form(void **state)
     assert_true(tforge_gp_kernel_r(&k, 0, 1, 1) == 0.0);
     assert_true(fabs(tforge_gp_kernel_r(&k, 0, 0, 1) - (0.7 * 0.25 + 0.3) / ls) < 1e-12);
     assert_true(fabs(tforge_gp_kernel_r(&k, 0, 4, 0) - 1.0 / ls) < 1e-12);
+    /* Warped by the Kumaraswamy CDF with alpha = 2, beta = 1: w(e) = e^2, so levels 0 and 2
+     * (encodings 0 and 0.5) are 0.25 apart and levels 2 and 4 0.75 apart. */
+    tforge_gp_kernel warped;
+    assert_int_equal(tforge_gp_kernel_init(&warped, &view, TFORGE_GP_MATERN52, TFORGE_GP_RANK,
+                                           TFORGE_GP_KUMARASWAMY), 0);
+    double theta[5] = {log(ls), 0, 0, log(2.0), 0};
+    tforge_gp_kernel_set_theta(&warped, theta);
+    assert_true(fabs(tforge_gp_kernel_r(&warped, 0, 0, 2) - 0.25 / ls) < 1e-12);
+    assert_true(fabs(tforge_gp_kernel_r(&warped, 0, 4, 2) - 0.75 / ls) < 1e-12);
+    tforge_gp_kernel_dispose(&warped);
     tforge_gp_dispose(&gp);
     tforge_gp_kernel_dispose(&k);
     tforge_space_free(space);
@@ -95,16 +106,19 @@ static void gradient_matches_finite_differences(void **state)
     (void)state;
     tforge_space *space = grid(3, 6, NULL);
     tforge_space_view view = tforge_space_get_view(space);
-    /* Each kernel, then each with a floor, then each with a floor and a Hamming part. */
-    for (int variant = 0; variant < 6; variant++) {
+    /* Each kernel, then each with a floor, then with a Hamming part too, then warped too. */
+    for (int variant = 0; variant < 8; variant++) {
         tforge_gp_kernel k;
         int type = variant % 2 ? TFORGE_GP_SE : TFORGE_GP_MATERN52;
-        assert_int_equal(tforge_gp_kernel_init(&k, &view, type, TFORGE_GP_RANK), 0);
+        int warping = variant < 6 ? TFORGE_GP_NO_WARP : TFORGE_GP_KUMARASWAMY;
+        assert_int_equal(tforge_gp_kernel_init(&k, &view, type, TFORGE_GP_RANK, warping), 0);
         k.floor = variant < 2 ? 0.0 : 0.7;
         k.hamming = variant < 4 ? 0.0 : 0.3;
-        enum { N = 12 };
+        enum { N = 12, NP = 3 + 2 + 2 * 3 };
+        uint32_t np = tforge_gp_theta_size(&k);
+        assert_int_equal(np, warping ? NP : 5);
         tforge_level x[N * 3];
-        double z[N], work[2 * N * N + 2 * N], grad[5], g2[5];
+        double z[N], work[2 * N * N + 2 * N], grad[NP], g2[NP];
         tforge_rng rng;
         tforge_rng_seed(&rng, 7);
         for (int i = 0; i < N; i++) {
@@ -113,11 +127,11 @@ static void gradient_matches_finite_differences(void **state)
             z[i] = sin(x[i * 3]) + 0.3 * x[i * 3 + 1] - 0.5;
         }
         tforge_gp_data data = {N, x, z, 1e-4};
-        double theta[5] = {-0.7, 0.2, 0.9, 0.3, -4.0};
+        double theta[NP] = {-0.7, 0.2, 0.9, 0.3, -4.0, 0.4, -0.3, -0.5, 0.6, 0.2, 0.1};
         double f = tforge_gp_neg_log_posterior(&k, theta, &data, grad, work);
         assert_true(isfinite(f));
-        for (int j = 0; j < 5; j++) {
-            double h = 1e-5, t[5];
+        for (uint32_t j = 0; j < np; j++) {
+            double h = 1e-5, t[NP];
             memcpy(t, theta, sizeof t);
             t[j] += h;
             double up = tforge_gp_neg_log_posterior(&k, t, &data, g2, work);
@@ -125,10 +139,12 @@ static void gradient_matches_finite_differences(void **state)
             double down = tforge_gp_neg_log_posterior(&k, t, &data, g2, work);
             double fd = (up - down) / (2 * h);
             assert_true(fabs(fd - grad[j]) < 1e-5 * (1 + fabs(fd)));
+            if (warping && j >= 5)
+                assert_true(fabs(grad[j]) > 1e-6); /* the warping's terms are not empty */
         }
         /* The fit lowers the objective from the prior's mean. */
-        double fitted[5];
-        tforge_gp_theta_prior(fitted, 3);
+        double fitted[NP];
+        tforge_gp_theta_prior(&k, fitted);
         double before = tforge_gp_neg_log_posterior(&k, fitted, &data, NULL, work);
         assert_int_equal(tforge_gp_fit(fitted, &k, &data, 1, &rng), 0);
         assert_true(tforge_gp_neg_log_posterior(&k, fitted, &data, NULL, work) < before);
@@ -176,7 +192,8 @@ static void incremental_posterior_equals_refactorisation(void **state)
     tforge_space *space = grid(3, 7, NULL);
     tforge_space_view view = tforge_space_get_view(space);
     tforge_gp_kernel k;
-    assert_int_equal(tforge_gp_kernel_init(&k, &view, TFORGE_GP_MATERN52, TFORGE_GP_RANK), 0);
+    assert_int_equal(tforge_gp_kernel_init(&k, &view, TFORGE_GP_MATERN52, TFORGE_GP_RANK,
+                                             TFORGE_GP_NO_WARP), 0);
     double ls[3] = {0.4, 0.8, 1.3};
     tforge_gp_kernel_set(&k, ls);
     size_t nc = tforge_space_count(space);
@@ -447,9 +464,10 @@ static void options_are_checked(void **state)
     const tforge_strategy_interface *it = bo();
     tforge_space *space = grid(2, 4, NULL);
     tforge_space_view view = tforge_space_get_view(space);
-    const char *keys[] = {"acquisition", "kernel", "ordinal", "initial", "refit_every", "output"};
-    const char *good[] = {"ucb", "se", "log2", "3", "2", "log"};
-    tforge_strategy_args args = {sizeof args, NULL, &view, 1, 10, 6, keys, good};
+    const char *keys[] = {"acquisition", "kernel", "ordinal", "initial", "refit_every", "output",
+                          "warping"};
+    const char *good[] = {"ucb", "se", "log2", "3", "2", "log", "kumaraswamy"};
+    tforge_strategy_args args = {sizeof args, NULL, &view, 1, 10, 7, keys, good};
     void *s = NULL;
     assert_int_equal(it->create(&s, &args), 0);
     it->destroy(s);
@@ -478,15 +496,16 @@ static void options_are_checked(void **state)
     tforge_space_free(space);
 }
 
-/* The acquisition options all work end to end. */
+/* The acquisition, kernel and warping options all work end to end. */
 static void every_acquisition_and_kernel_runs(void **state)
 {
     (void)state;
-    const char *keys[] = {"acquisition", "kernel", "ordinal"};
-    const char *sets[][3] = {{"logei", "matern52", "rank"}, {"ucb", "se", "log2"},
-                             {"pi", "matern52", "log2"}};
+    const char *keys[] = {"acquisition", "kernel", "ordinal", "warping"};
+    const char *sets[][4] = {{"logei", "matern52", "rank", "none"},
+                             {"ucb", "se", "log2", "kumaraswamy"},
+                             {"pi", "matern52", "log2", "kumaraswamy"}};
     for (size_t i = 0; i < 3; i++) {
-        run_result r = run(9, 80, 2, bowl, NULL, keys, sets[i], 3);
+        run_result r = run(9, 80, 2, bowl, NULL, keys, sets[i], 4);
         assert_int_equal(r.evals, 80);
         assert_true(r.to_optimum > 0);
     }
