@@ -48,6 +48,14 @@ double tforge_gp_log_pi(double mean, double sd, double best)
     return gsl_sf_log_erfc(-(best - mean) / safe_sd(sd) / M_SQRT2) - M_LN2;
 }
 
+double tforge_gp_log_noise_discount(double var, double noise)
+{
+    /* 1 - sqrt(n / (v + n)) = v / (sqrt(v + n) (sqrt(v + n) + sqrt(n))): no cancellation when
+     * v is far below n. */
+    double total = sqrt(var + noise);
+    return log(var) - log(total) - log(total + sqrt(noise));
+}
+
 double tforge_gp_log_ucb(double mean, double sd, double best, double kappa)
 {
     double t = best - mean + kappa * sd;

@@ -22,7 +22,7 @@ typedef struct bo_state {
     /* options */
     int acquisition, kernel_type, ordinal, output, warping;
     double initial, refit_every, kappa, prior_beta, pool, fit_max, memory_mb, restarts;
-    double feasible_min, floor, hamming;
+    double feasible_min, floor, hamming, augmented;
     /* the models */
     tforge_gp_kernel kernel;
     tforge_gp_feasibility feas;
@@ -110,7 +110,7 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
         {"pool", &s->pool, 16, 1e7, 1},             {"fit_max", &s->fit_max, 8, 4096, 1},
         {"memory_mb", &s->memory_mb, 1, 1e6, 0},    {"restarts", &s->restarts, 0, 64, 1},
         {"feasible_min", &s->feasible_min, 0, 1, 0}, {"floor", &s->floor, 0, 100, 0},
-        {"hamming", &s->hamming, 0, 1, 0}};
+        {"hamming", &s->hamming, 0, 1, 0},          {"augmented", &s->augmented, 0, 1, 1}};
     const size_t n_choices = sizeof choices / sizeof *choices;
     const size_t n_numbers = sizeof numbers / sizeof *numbers;
     for (uint32_t i = 0; i < args->n_options; i++) {
@@ -142,7 +142,7 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
             return bo_error(s, TFORGE_PLUGIN_EINPUT, "unknown option '%s' (known: acquisition, "
                             "kernel, ordinal, output, warping, initial, refit_every, kappa, "
                             "prior_beta, pool, fit_max, memory_mb, restarts, feasible_min, "
-                            "floor, hamming)", key);
+                            "floor, hamming, augmented)", key);
         char *end;
         double v = strtod(text, &end);
         if (end == text || *end || !isfinite(v) || v < o->min || v > o->max ||
@@ -174,6 +174,7 @@ static int bo_create(void **state, const tforge_strategy_args *args)
     s->feasible_min = 0.5;
     s->floor = 1.0;
     s->hamming = 0.3;
+    s->augmented = 1;
     if ((rc = parse_options(s, args)))
         goto fail;
     if (s->initial < 0) /* d + 1, not 10% of the budget as well: the model does better */
@@ -604,8 +605,11 @@ static double score(const bo_state *s, double mean, double var, const tforge_lev
         v = tforge_gp_log_ucb(mean, sd, s->best_z, s->kappa);
     else if (acquisition == ACQ_PI)
         v = tforge_gp_log_pi(mean, sd, s->best_z);
-    else
+    else {
         v = tforge_gp_log_ei(mean, sd, s->best_z);
+        if (s->augmented) /* what the model knows to within the noise gains little */
+            v += tforge_gp_log_noise_discount(sd * sd, s->gp.noise);
+    }
     /* Times P(feasible); and a point more likely to fail than not comes after every other: its
      * unexplored surroundings would otherwise keep a high EI for ever, since failures carry no
      * value into the GP. */

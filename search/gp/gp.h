@@ -153,6 +153,9 @@ void tforge_gp_rollback(tforge_gp *gp);
 double tforge_gp_log_h(double u);
 /* log EI for minimisation: improvement below `best` of N(mean, sd^2). */
 double tforge_gp_log_ei(double mean, double sd, double best);
+/* log(1 - sqrt(noise / (var + noise))): augmented EI's factor (Huang et al. 2006), near 0 where
+ * the latent variance var is far above the noise and very negative where it is far below. */
+double tforge_gp_log_noise_discount(double var, double noise);
 /* log PI = log Phi((best - mean) / sd). */
 double tforge_gp_log_pi(double mean, double sd, double best);
 /* log softplus(best - mean + kappa sd): an optimistic improvement, positive, in log space. */

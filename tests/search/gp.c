@@ -184,6 +184,13 @@ static void log_ei_is_accurate_in_the_tail(void **state)
     assert_true(isfinite(tforge_gp_log_pi(100.0, 1e-3, 0.0)));
     assert_true(isfinite(tforge_gp_log_ucb(100.0, 1e-3, 0.0, 2.0)));
     assert_true(tforge_gp_log_ei(0.0, 1.0, 0.0) > tforge_gp_log_ei(0.5, 1.0, 0.0));
+    /* The noise discount: the plain formula where it is exact enough, finite and rising as the
+     * variance falls far below the noise, and near 0 far above it. */
+    assert_true(fabs(tforge_gp_log_noise_discount(0.3, 0.1) - log(1 - sqrt(0.1 / 0.4))) < 1e-12);
+    double tiny = tforge_gp_log_noise_discount(1e-20, 1e-3);
+    assert_true(isfinite(tiny) && fabs(tiny - log(1e-20 / 2e-3)) < 1e-6);
+    assert_true(tiny < tforge_gp_log_noise_discount(1e-10, 1e-3));
+    assert_true(fabs(tforge_gp_log_noise_discount(1e6, 1e-3)) < 1e-4);
 }
 
 static void incremental_posterior_equals_refactorisation(void **state)
