@@ -18,10 +18,11 @@ Each peer's traces on a space are kept in experiments/results/peer_traces/ (or -
 seed's as soon as it is done (<space>.<peer>.b<budget>.s<seeds>.json.seeds), all of them in one
 file when the last is (a stopped run resumes from there, and a change to our strategies re-runs
 only ours); Optuna's GPSampler, the slowest, also writes each trial to a journal beside them
-(<...>.json.seed<N>.journal), so a seed stopped half-way goes on from its last trial. --jobs runs that many seeds at once, over all spaces and peers, one thread each;
---peers-only runs no tforge (for a machine with many cores and no build). The table, with the
-seconds each strategy spent per evaluation (of one seed's process), goes to
-experiments/results/<NAME>.md (default peers_<budget>)."""
+(<...>.json.seed<N>.journal), so a seed stopped half-way goes on from its last trial. --jobs
+runs that many seeds at once, over all spaces and peers, one thread each; --peers-only runs no
+tforge (for a machine with many cores and no build). The table, with the seconds each strategy
+spent per evaluation (of one seed's process), goes to experiments/results/<NAME>.md (default
+peers_<budget>)."""
 import argparse
 import ast
 import gzip

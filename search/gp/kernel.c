@@ -115,7 +115,8 @@ int tforge_gp_kernel_init(tforge_gp_kernel *k, const tforge_space_view *space, i
             goto fail;
     }
     for (uint32_t d = 0; d < k->dims; d++) {
-        size_t nn = (size_t)k->levels[d] * k->levels[d], tables = k->warped && k->warped[d] ? 3 : 1;
+        size_t nn = (size_t)k->levels[d] * k->levels[d];
+        size_t tables = k->warped && k->warped[d] ? 3 : 1; /* d / dlog ls, dlog alpha, dlog beta */
         if (k->levels[d] <= TFORGE_GP_TABLE_LEVELS &&
             (!(k->table[d] = malloc(nn * sizeof **k->table)) ||
              !(k->gtable[d] = malloc(tables * nn * sizeof **k->gtable))))
@@ -158,10 +159,11 @@ void tforge_gp_kernel_set(tforge_gp_kernel *k, const double *ls)
         memcpy(k->ls, ls, k->dims * sizeof *ls);
     for (uint32_t d = 0; d < k->dims; d++) {
         uint32_t n = k->levels[d];
-        int against = k->warped && k->warped[d] ? TFORGE_GP_D_BETA : TFORGE_GP_D_LS;
-        for (uint32_t l = 0; against != TFORGE_GP_D_LS && l < n; l++)
+        int warped = k->warped && k->warped[d];
+        for (uint32_t l = 0; warped && l < n; l++)
             kumaraswamy(k->encoding[d][l], exp(k->warp[2 * d]), exp(k->warp[2 * d + 1]),
                         &k->warped[d][l], &k->dwarp[d][l], &k->dwarp[d][n + l]);
+        int last = warped ? TFORGE_GP_D_BETA : TFORGE_GP_D_LS; /* the derivative tables kept */
         if (!k->table[d])
             continue;
         size_t nn = (size_t)n * n;
@@ -169,7 +171,7 @@ void tforge_gp_kernel_set(tforge_gp_kernel *k, const double *ls)
             for (uint32_t b = 0; b <= a; b++) {
                 double r = tforge_gp_kernel_r(k, d, a, b);
                 k->table[d][(size_t)a * n + b] = k->table[d][(size_t)b * n + a] = factor(k, r);
-                for (int t = TFORGE_GP_D_LS; t <= against; t++)
+                for (int t = TFORGE_GP_D_LS; t <= last; t++)
                     k->gtable[d][t * nn + (size_t)a * n + b] =
                         k->gtable[d][t * nn + (size_t)b * n + a] = derivative(k, t, d, a, b);
             }
