@@ -22,7 +22,7 @@ typedef struct bo_state {
     /* options */
     int acquisition, kernel_type, ordinal, output, warping;
     double initial, refit_every, kappa, prior_beta, pool, fit_max, memory_mb, restarts;
-    double feasible_min, floor, hamming, augmented;
+    double feasible_min, floor, hamming, augmented, neighbour, neighbour_ls;
     /* the models */
     tforge_gp_kernel kernel;
     tforge_gp_feasibility feas;
@@ -110,7 +110,8 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
         {"pool", &s->pool, 16, 1e7, 1},             {"fit_max", &s->fit_max, 8, 4096, 1},
         {"memory_mb", &s->memory_mb, 1, 1e6, 0},    {"restarts", &s->restarts, 0, 64, 1},
         {"feasible_min", &s->feasible_min, 0, 1, 0}, {"floor", &s->floor, 0, 100, 0},
-        {"hamming", &s->hamming, 0, 1, 0},          {"augmented", &s->augmented, 0, 1, 1}};
+        {"hamming", &s->hamming, 0, 1, 0},          {"augmented", &s->augmented, 0, 1, 1},
+        {"neighbour", &s->neighbour, 0, 1e3, 0},     {"neighbour_ls", &s->neighbour_ls, 0, 1e3, 0}};
     const size_t n_choices = sizeof choices / sizeof *choices;
     const size_t n_numbers = sizeof numbers / sizeof *numbers;
     for (uint32_t i = 0; i < args->n_options; i++) {
@@ -142,7 +143,7 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
             return bo_error(s, TFORGE_PLUGIN_EINPUT, "unknown option '%s' (known: acquisition, "
                             "kernel, ordinal, output, warping, initial, refit_every, kappa, "
                             "prior_beta, pool, fit_max, memory_mb, restarts, feasible_min, "
-                            "floor, hamming, augmented)", key);
+                            "floor, hamming, augmented, neighbour, neighbour_ls)", key);
         char *end;
         double v = strtod(text, &end);
         if (end == text || *end || !isfinite(v) || v < o->min || v > o->max ||
@@ -175,6 +176,8 @@ static int bo_create(void **state, const tforge_strategy_args *args)
     s->floor = 1.0;
     s->hamming = 0.3;
     s->augmented = 1;
+    s->neighbour = 9.2; /* a factor of 1e4 */
+    s->neighbour_ls = 0.75;
     if ((rc = parse_options(s, args)))
         goto fail;
     if (s->initial < 0) /* d + 1, not 10% of the budget as well: the model does better */
@@ -637,8 +640,66 @@ static double point_score(bo_state *s, const tforge_level *point)
     return score(s, mean, var, point, index);
 }
 
+/* A hill climb from `out` (log acquisition v) over its unseen valid neighbours, up to
+ * LOCAL_STEPS steps; returns the log acquisition reached. */
+static double climb(bo_state *s, tforge_level *out, double best_v)
+{
+    strat_base *b = &s->base;
+    uint32_t moves = strat_move_count(b, 1);
+    for (int step = 0; step < LOCAL_STEPS; step++) {
+        int moved = 0;
+        for (uint32_t m = 0; m < moves; m++) {
+            if (!strat_move(b, out, 1, m, s->nb) || strat_find(&b->archive, s->nb) != STRAT_NONE)
+                continue;
+            double v = point_score(s, s->nb);
+            if (v > best_v) {
+                best_v = v;
+                memcpy(s->best_nb, s->nb, b->dims * sizeof *s->nb);
+                moved = 1;
+            }
+        }
+        if (!moved)
+            break;
+        memcpy(out, s->best_nb, b->dims * sizeof *out);
+    }
+    return best_v;
+}
+
+/* The best point measured so far and, into `out`, its unseen valid neighbour (one level up or
+ * down in one ordinal dimension, another level of a categorical one) with the highest
+ * acquisition, among the dimensions whose lengthscale is at most neighbour_ls; returns that
+ * acquisition, -inf when there is none. */
+static double best_neighbour(bo_state *s, tforge_level *out)
+{
+    strat_base *b = &s->base;
+    const strat_archive *a = &b->archive;
+    uint32_t best = STRAT_NONE, moves = strat_move_count(b, 1);
+    for (uint32_t i = 0; i < s->n_ok; i++)
+        if (best == STRAT_NONE || a->values[s->ok[i]] < a->values[best])
+            best = s->ok[i];
+    double best_v = -INFINITY;
+    for (uint32_t m = 0; best != STRAT_NONE && m < moves; m++) {
+        if (!strat_move(b, strat_point(a, best), 1, m, s->nb) ||
+            strat_find(a, s->nb) != STRAT_NONE)
+            continue;
+        uint32_t d = 0;
+        while (s->nb[d] == strat_point(a, best)[d])
+            d++;
+        if (s->kernel.ls[d] > s->neighbour_ls)
+            continue;
+        double v = point_score(s, s->nb);
+        if (v > best_v) {
+            best_v = v;
+            memcpy(out, s->nb, b->dims * sizeof *out);
+        }
+    }
+    return best_v;
+}
+
 /* The best candidate never seen into `out`; in a pooled space, then improved by a hill climb
- * over unseen neighbours. 0 when every candidate has been seen. */
+ * over unseen neighbours; then replaced by the best point's best neighbour (see above) when
+ * that one's log acquisition is within `neighbour` of it. 0 when every candidate has been
+ * seen. */
 static int choose(bo_state *s, tforge_level *out)
 {
     strat_base *b = &s->base;
@@ -665,25 +726,10 @@ static int choose(bo_state *s, tforge_level *out)
         s->seen[best] = 1;
     }
     memcpy(out, gp->c + best * b->dims, b->dims * sizeof *out);
-    if (!s->pooled)
-        return 1;
-    uint32_t moves = strat_move_count(b, 1);
-    for (int step = 0; step < LOCAL_STEPS; step++) {
-        int moved = 0;
-        for (uint32_t m = 0; m < moves; m++) {
-            if (!strat_move(b, out, 1, m, s->nb) || strat_find(&b->archive, s->nb) != STRAT_NONE)
-                continue;
-            double v = point_score(s, s->nb);
-            if (v > best_v) {
-                best_v = v;
-                memcpy(s->best_nb, s->nb, b->dims * sizeof *s->nb);
-                moved = 1;
-            }
-        }
-        if (!moved)
-            break;
+    if (s->pooled)
+        best_v = climb(s, out, best_v);
+    if (s->neighbour > 0 && best_neighbour(s, s->best_nb) >= best_v - s->neighbour)
         memcpy(out, s->best_nb, b->dims * sizeof *out);
-    }
     return 1;
 }
 
