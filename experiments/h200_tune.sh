@@ -4,7 +4,8 @@
 # experiments/README.md.
 # Usage: experiments/h200_tune.sh OUT_DIR STEP...
 #   gpu-tests        the ctest label gpu
-#   tune:K[,K...]    tune those examples on the GPU (STRATEGY, default bo; BUDGET, default 40)
+#   tune:K[,K...]    tune those examples on the GPU (STRATEGY, default bo; BUDGET, default 40;
+#                    SEED, default 1)
 #   pool             240 matmul candidates compiled by 1 and by 16 workers, each from a cold cache
 #   do-bench         our timing of two matmul configs against triton.testing.do_bench
 #   faults           50 candidates of the planted-fault task on the GPU
@@ -51,7 +52,8 @@ for step in "$@"; do
   tune:*)
     for k in $(echo "${step#tune:}" | tr , ' '); do
       timeout 240 "$t" tune "experiments/kernels/$k/task.json" --backend cuda \
-        --strategy "${STRATEGY:-bo}" --budget "${BUDGET:-40}" --out "$out/runs/$k" -q --json \
+        --strategy "${STRATEGY:-bo}" --budget "${BUDGET:-40}" --seed "${SEED:-1}" \
+        --out "$out/runs/$k" -q --json \
         > "$out/runs/$k.json" 2> "$out/runs/$k.err"
       line "$out/runs/$k.json" tune "$k"
     done ;;
