@@ -111,7 +111,7 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
         {"memory_mb", &s->memory_mb, 1, 1e6, 0},    {"restarts", &s->restarts, 0, 64, 1},
         {"feasible_min", &s->feasible_min, 0, 1, 0}, {"floor", &s->floor, 0, 100, 0},
         {"hamming", &s->hamming, 0, 1, 0},          {"augmented", &s->augmented, 0, 1, 1},
-        {"neighbour", &s->neighbour, 0, 1e3, 0},     {"neighbour_ls", &s->neighbour_ls, 0, 1e3, 0}};
+        {"neighbour", &s->neighbour, 0, 1e3, 0},    {"neighbour_ls", &s->neighbour_ls, 0, 1e3, 0}};
     const size_t n_choices = sizeof choices / sizeof *choices;
     const size_t n_numbers = sizeof numbers / sizeof *numbers;
     for (uint32_t i = 0; i < args->n_options; i++) {
@@ -640,7 +640,7 @@ static double point_score(bo_state *s, const tforge_level *point)
     return score(s, mean, var, point, index);
 }
 
-/* A hill climb from `out` (log acquisition v) over its unseen valid neighbours, up to
+/* A hill climb from `out`, whose log acquisition is best_v, over unseen valid neighbours, up to
  * LOCAL_STEPS steps; returns the log acquisition reached. */
 static double climb(bo_state *s, tforge_level *out, double best_v)
 {
