@@ -1,6 +1,7 @@
 /* The "bo" strategy and its Gaussian process: closed-form posteriors, analytic gradients, LogEI
- * deep in the tail, incremental updates, the failure model, and the strategy's promises (no
- * point twice, distinct batches, determinism, priors that help and priors that cannot trap). */
+ * deep in the tail, incremental updates, the failure model, the best point's neighbours first,
+ * and the strategy's promises (no point twice, distinct batches, determinism, priors that help
+ * and priors that cannot trap). */
 #include "gp.h"
 #include "tforge/space.h"
 
