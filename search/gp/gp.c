@@ -31,15 +31,22 @@ uint32_t tforge_gp_theta_size(const tforge_gp_kernel *k)
     return k->dims + 2 + (k->warping ? 2 * k->dims : 0);
 }
 
+/* The prior's mean and variance of theta's entry i (see gp.h). */
+static double prior_mean(const tforge_gp_kernel *k, uint32_t i)
+{
+    return i < k->dims ? PRIOR_LOG_LS : i == k->dims + 1 ? PRIOR_LOG_NOISE : 0.0;
+}
+
+static double prior_var(const tforge_gp_kernel *k, uint32_t i)
+{
+    return i < k->dims ? PRIOR_VAR_LS : i == k->dims ? PRIOR_VAR_SF
+           : i == k->dims + 1 ? PRIOR_VAR_NOISE : PRIOR_VAR_WARP;
+}
+
 void tforge_gp_theta_prior(const tforge_gp_kernel *k, double *theta)
 {
-    uint32_t dims = k->dims;
-    for (uint32_t d = 0; d < dims; d++)
-        theta[d] = PRIOR_LOG_LS;
-    theta[dims] = 0.0;
-    theta[dims + 1] = PRIOR_LOG_NOISE;
-    for (uint32_t i = dims + 2; i < tforge_gp_theta_size(k); i++)
-        theta[i] = 0.0;
+    for (uint32_t i = 0; i < tforge_gp_theta_size(k); i++)
+        theta[i] = prior_mean(k, i);
 }
 
 /* The negative log posterior at theta; leaves the kernel's factors, the Cholesky factor and
@@ -70,13 +77,10 @@ static double neg_log_posterior(tforge_gp_kernel *k, const double *theta,
     double value = 0.5 * n * LOG_2PI;
     for (uint32_t i = 0; i < n; i++)
         value += 0.5 * data->z[i] * alpha[i] + log(chol[(size_t)i * n + i]);
-    for (uint32_t d = 0; d < dims; d++)
-        value += (theta[d] - PRIOR_LOG_LS) * (theta[d] - PRIOR_LOG_LS) / (2 * PRIOR_VAR_LS);
-    value += theta[dims] * theta[dims] / (2 * PRIOR_VAR_SF);
-    value += (theta[dims + 1] - PRIOR_LOG_NOISE) * (theta[dims + 1] - PRIOR_LOG_NOISE) /
-             (2 * PRIOR_VAR_NOISE);
-    for (uint32_t i = dims + 2; i < tforge_gp_theta_size(k); i++)
-        value += theta[i] * theta[i] / (2 * PRIOR_VAR_WARP);
+    for (uint32_t i = 0; i < tforge_gp_theta_size(k); i++) {
+        double t = theta[i] - prior_mean(k, i);
+        value += t * t / (2 * prior_var(k, i));
+    }
     return value;
 }
 
@@ -116,12 +120,8 @@ static void neg_log_posterior_gradient(tforge_gp_kernel *k, const double *theta,
     }
     grad[dims] -= 0.5 * sf2 * trace; /* the diagonal: kf = 1 */
     grad[dims + 1] = -0.5 * extra * trace;
-    for (uint32_t d = 0; d < dims; d++)
-        grad[d] += (theta[d] - PRIOR_LOG_LS) / PRIOR_VAR_LS;
-    grad[dims] += theta[dims] / PRIOR_VAR_SF;
-    grad[dims + 1] += (theta[dims + 1] - PRIOR_LOG_NOISE) / PRIOR_VAR_NOISE;
-    for (uint32_t i = dims + 2; i < tforge_gp_theta_size(k); i++)
-        grad[i] += theta[i] / PRIOR_VAR_WARP;
+    for (uint32_t i = 0; i < tforge_gp_theta_size(k); i++)
+        grad[i] += (theta[i] - prior_mean(k, i)) / prior_var(k, i);
 }
 
 double tforge_gp_neg_log_posterior(tforge_gp_kernel *k, const double *theta,
@@ -208,12 +208,8 @@ int tforge_gp_fit(double *theta, tforge_gp_kernel *k, const tforge_gp_data *data
             memcpy(start, theta, np * sizeof *start);
             start[k->dims + 1] = PRIOR_LOG_NOISE;
         } else {
-            tforge_gp_theta_prior(k, start);
-            double sd[4] = {sqrt(PRIOR_VAR_LS), sqrt(PRIOR_VAR_SF), sqrt(PRIOR_VAR_NOISE),
-                            sqrt(PRIOR_VAR_WARP)};
             for (uint32_t i = 0; i < np; i++)
-                start[i] += 0.5 * sd[i < k->dims ? 0 : i < k->dims + 2 ? i - k->dims + 1 : 3] *
-                            normal(rng);
+                start[i] = prior_mean(k, i) + 0.5 * sqrt(prior_var(k, i)) * normal(rng);
         }
         memcpy(x->data, start, np * sizeof *start);
         if (!isfinite(fit_f(x, &problem)))
