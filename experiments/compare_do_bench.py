@@ -14,7 +14,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engine",
-                                "python"))
+                                "worker", "python"))
 import torch  # noqa: E402
 import triton  # noqa: E402
 import tforge_worker  # noqa: E402

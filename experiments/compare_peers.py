@@ -361,8 +361,8 @@ def main():
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")  # one thread a seed; --jobs gives the parallelism
     files = a.files or sorted(
-        [os.path.join(ROOT, "experiments/data/h200", f)
-         for f in os.listdir(os.path.join(ROOT, "experiments/data/h200"))] +
+        [os.path.join(ROOT, "data/h200", f)
+         for f in os.listdir(os.path.join(ROOT, "data/h200"))] +
         [os.path.join(ROOT, "../shared/data/ktcache", f)
          for f in os.listdir(os.path.join(ROOT, "../shared/data/ktcache"))
          if f.endswith(".json.gz")])

@@ -28,7 +28,7 @@ import time as clock
 from concurrent.futures import ProcessPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engine",
-                                "python"))
+                                "worker", "python"))
 import tforge_worker  # noqa: E402
 from tforge_worker.task import eval_expression  # noqa: E402
 

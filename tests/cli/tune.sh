@@ -20,7 +20,7 @@ for k in vector_add softmax; do
      grep -q 'correctness only, no timing' "$work/$k/report.md"; then ok; else bad "interpret $k"; cat "$work/$k.txt"; fi
 done
 
-space=$src/experiments/data/h200/matmul_0_H200.json.gz
+space=$src/data/h200/matmul_0_H200.json.gz
 if "$tforge" tune "$src/experiments/kernels/matmul/task.json" --backend "replay:$space" --check \
      --budget 4 --out "$work/mm" -q > "$work/mm.txt" 2>&1 &&
    json "$work/mm/result.json" 'r["speedup"] > 1 and r["best"]["ms"] < r["baseline"]["ms"]' &&

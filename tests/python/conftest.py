@@ -8,7 +8,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "engine", "python"))
+sys.path.insert(0, os.path.join(ROOT, "engine", "worker", "python"))
 # The kernels run in Triton's interpreter on the CPU; set before triton is imported.
 os.environ.setdefault("TRITON_INTERPRET", "1")
 

@@ -167,7 +167,7 @@ print(json.dumps([w.compile(add, add["baseline"][0], add["shapes"]["tune"][0]),
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the no-GPU path (target cuda:90)")
 def test_compile_for_sm90_without_a_gpu(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = os.path.join(ROOT, "engine", "python")
+    env["PYTHONPATH"] = os.path.join(ROOT, "engine", "worker", "python")
     env["TRITON_CACHE_DIR"] = str(tmp_path)
     out = subprocess.run([sys.executable, "-c", COMPILE_SCRIPT, EXAMPLES], env=env,
                          capture_output=True, text=True, timeout=300)

@@ -1,5 +1,7 @@
 #include "registry.h"
 
+#include "install.h"
+
 #include "grow.h"
 #include "tforge/cpu.h"
 #include "tforge/error.h"
@@ -311,17 +313,7 @@ cleanup:
 const char *tforge_registry_installed_dir(void)
 {
     static char dir[PATH_MAX + 64];
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return NULL;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return NULL;
-    *slash = '\0'; /* <prefix>/bin */
-    snprintf(dir, sizeof dir, "%s/%s", exe, TFORGE_PLUGIN_RELDIR);
-    return dir;
+    return tforge_install_dir(dir, sizeof dir, TFORGE_PLUGIN_RELDIR) == 0 ? dir : NULL;
 }
 
 int tforge_registry_load_search_path(tforge_registry *registry, const char *const *dirs,

@@ -1,4 +1,4 @@
-/* A task (engine/TASK.md) as the engine holds it: loaded and validated by a worker's Python, its
+/* A task (engine/task/TASK.md) as the engine holds it: loaded and validated by a worker's Python, its
  * space built here. Shapes and configs stay JSON object texts: they travel back to Python. */
 #ifndef TFORGE_ENGINE_TASK_H
 #define TFORGE_ENGINE_TASK_H

@@ -1,5 +1,6 @@
 /* `tforge tune TASK.json`: the main job. */
 #include "cli.h"
+#include "install.h"
 #include "evaluate.h"
 #include "plot.h"
 #include "recording.h"
@@ -11,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,14 +22,14 @@
 
 static const char help[] =
     "usage: tforge tune TASK.json [options]\n\n"
-    "Tunes the Triton kernel a task file describes (engine/TASK.md): evaluates its baseline,\n"
+    "Tunes the Triton kernel a task file describes (engine/task/TASK.md): evaluates its baseline,\n"
     "then the candidates a search strategy proposes, each compiled, checked against the\n"
     "reference on fresh inputs and timed; names the fastest correct one after re-timing the\n"
     "best few interleaved with the baseline.\n\n"
     "  --backend B        auto (default): cuda when a GPU is visible; without one, the embedded\n"
     "                     default: replay times recorded on an H200 for this task, when the\n"
-    "                     repository has them (<task dir>/../../data/h200/<name>_<shape>_H200\n"
-    "                     .json.gz), with every candidate checked in the interpreter; else\n"
+    "                     product ships them (<prefix>/share/tforge/h200/<task folder>_<shape>\n"
+    "                     _H200.json.gz), with every candidate checked in the interpreter; else\n"
     "                     interpret. It says which it chose.\n"
     "                     cuda: compile ahead on the CPU cores, check and time on the GPU\n"
     "                     interpret: compile for sm_90 and check in Triton's interpreter on the\n"
@@ -185,13 +187,15 @@ static void choose_backend(settings *s, const tforge_task *t, int have_gpu, char
         fprintf(stderr, "tforge tune: a GPU is visible: tuning on it\n");
         return;
     }
-    char dir[1024];
+    char dir[1024], data[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", t->path);
     char *slash = strrchr(dir, '/');
     if (slash)
         *slash = '\0';
     const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
-    snprintf(file, size, "%s/../../data/h200/%s_%u_H200.json.gz", dir, name, s->shape);
+    if (tforge_install_dir(data, sizeof data, TFORGE_DATA_RELDIR))
+        data[0] = '\0';
+    snprintf(file, size, "%s/h200/%s_%u_H200.json.gz", data, name, s->shape);
     if (access(file, R_OK) == 0) {
         s->backend = TFORGE_BACKEND_REPLAY;
         s->backend_text = "replay";

@@ -1,4 +1,4 @@
-"""The task manifest (task.json): schema, validation, normalisation. See engine/TASK.md.
+"""The task manifest (task.json): schema, validation, normalisation. See engine/task/TASK.md.
 
 validate(doc, path) checks every field and raises one TaskError listing every malformed field as
 `file: json.path: expected ..., got ...`. It returns the normalised manifest, a JSON-able dict.

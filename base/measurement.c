@@ -1,0 +1,109 @@
+#include "tforge/measurement.h"
+
+#include "tforge/error.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const status_names[TFORGE_STATUS_COUNT] = TFORGE_STATUS_NAMES;
+
+void tforge_measurement_init(tforge_measurement *m)
+{
+    memset(m, 0, sizeof *m);
+    m->status = TFORGE_STATUS_OK;
+    m->value = m->median_ms = m->min_ms = m->compile_ms = m->wall_ms = NAN;
+}
+
+void tforge_measurement_fail(tforge_measurement *m, tforge_status status, const char *format, ...)
+{
+    m->status = status;
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(m->message, sizeof m->message, format, ap);
+    va_end(ap);
+}
+
+static int is_identifier(const char *s)
+{
+    if (!*s || (*s >= '0' && *s <= '9'))
+        return 0;
+    for (; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9')))
+            return 0;
+    return 1;
+}
+
+int tforge_measurement_set_metric(tforge_measurement *m, const char *name, double value)
+{
+    if (!is_identifier(name) || strlen(name) >= TFORGE_METRIC_NAME_SIZE)
+        return tforge_error_set(TFORGE_EINPUT, "metric name '%s': expected an identifier of at "
+                                "most %d characters", name, TFORGE_METRIC_NAME_SIZE - 1);
+    if (isnan(value))
+        return 0;
+    for (uint32_t i = 0; i < m->n_metrics; i++)
+        if (strcmp(m->metrics[i].name, name) == 0) {
+            m->metrics[i].value = value;
+            return 0;
+        }
+    if (m->n_metrics == TFORGE_MEASUREMENT_METRICS)
+        return tforge_error_set(TFORGE_ERROR, "metric %s: a measurement holds at most %d metrics",
+                                name, TFORGE_MEASUREMENT_METRICS);
+    tforge_metric *slot = &m->metrics[m->n_metrics++];
+    snprintf(slot->name, sizeof slot->name, "%s", name);
+    slot->value = value;
+    return 0;
+}
+
+double tforge_measurement_metric(const tforge_measurement *m, const char *name)
+{
+    for (uint32_t i = 0; i < m->n_metrics; i++)
+        if (strcmp(m->metrics[i].name, name) == 0)
+            return m->metrics[i].value;
+    return NAN;
+}
+
+size_t tforge_measurement_metrics_json(const tforge_measurement *m, char *buf, size_t size)
+{
+    size_t used = 0;
+    if (size)
+        buf[0] = '\0';
+    for (uint32_t i = 0; i < m->n_metrics && i < TFORGE_MEASUREMENT_METRICS; i++) {
+        double v = m->metrics[i].value;
+        if (!isfinite(v)) /* JSON has no infinities */
+            continue;
+        int n = snprintf(buf + used, size - used, "%s\"%s\": %.17g", used ? ", " : "{",
+                         m->metrics[i].name, v);
+        if (n < 0 || (size_t)n >= size - used) {
+            buf[0] = '\0';
+            return 0;
+        }
+        used += (size_t)n;
+    }
+    if (used == 0)
+        return 0;
+    if (used + 2 > size) {
+        buf[0] = '\0';
+        return 0;
+    }
+    buf[used++] = '}';
+    buf[used] = '\0';
+    return used;
+}
+
+const char *tforge_status_name(uint32_t status)
+{
+    return status < TFORGE_STATUS_COUNT ? status_names[status] : "?";
+}
+
+int tforge_status_parse(uint32_t *out, const char *name)
+{
+    for (uint32_t i = 0; i < TFORGE_STATUS_COUNT; i++)
+        if (strcmp(name, status_names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    return TFORGE_ENOTFOUND;
+}
