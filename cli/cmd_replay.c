@@ -1,6 +1,5 @@
 /* `tforge replay`: compare search strategies offline on a recorded tuning space. */
 #include "cli.h"
-#include "grow.h"
 #include "lab.h"
 #include "plot.h"
 #include "registry.h"
@@ -86,59 +85,8 @@ static double now_seconds(void)
     return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* ---- resuming from the store: a run is one (cache, strategy, settings, seed) ---- */
-
-typedef struct store_sink {
-    tforge_store *store;
-    int64_t run;
-    const tforge_replay *replay;
-    tforge_lab_eval *done; /* what a resumed run had evaluated, in order */
-    uint32_t n_done;
-    size_t cap_done;
-} store_sink;
-
-static int record_eval(void *context, uint32_t sequence, const tforge_lab_eval *e)
-{
-    (void)sequence;
-    const store_sink *s = context;
-    const tforge_recording *rec = tforge_replay_recording(s->replay);
-    const tforge_recording_entry *entry = tforge_replay_entry(s->replay, e->index);
-    char *params = NULL;
-    int rc = tforge_recording_config_json(&params, rec, entry->levels);
-    if (rc)
-        return rc;
-    tforge_store_measurement m = {0};
-    m.key = tforge_replay_key(s->replay, e->index);
-    m.params_json = params;
-    m.status = e->status;
-    m.median = e->status == TFORGE_STATUS_OK ? e->value : NAN;
-    m.min = NAN;
-    m.spread = e->spread;
-    m.repeats = entry->n_times;
-    m.compile_ms = entry->compile_time;
-    m.wall_ms = e->charged_ms;
-    rc = tforge_store_record(NULL, s->store, s->run, &m);
-    free(params);
-    return rc;
-}
-
-static int collect_done(void *context, const tforge_store_measurement *m)
-{
-    store_sink *s = context;
-    uint64_t index = tforge_replay_find_key(s->replay, m->key);
-    if (index == TFORGE_NO_INDEX)
-        return tforge_error_set(TFORGE_EINPUT, "the store's run %lld has configuration %s, which "
-                                "is not in the recording", (long long)s->run, m->key);
-    int rc = tforge_grow((void **)&s->done, &s->cap_done, s->n_done, sizeof *s->done, "resuming");
-    if (rc)
-        return rc;
-    s->done[s->n_done++] = (tforge_lab_eval){index, m->status, m->median, m->spread, m->wall_ms};
-    return 0;
-}
-
-/* Finds the stored run of these settings (or begins one) and reads what it has evaluated. */
-static int open_stored_run(store_sink *sink, const settings *s, const char *id,
-                           const char *const *options, uint64_t seed, uint32_t run_budget)
+/* What tells the lab's stored runs apart beyond strategy, seed and budget. */
+static char *run_settings(const settings *s, const char *const *options, uint32_t run_budget)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *opts = cJSON_AddArrayToObject(o, "options");
@@ -150,28 +98,8 @@ static int open_stored_run(store_sink *sink, const settings *s, const char *id,
     char *json = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!json)
-        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    char *space = NULL;
-    if (tforge_recording_space_json(&space, tforge_replay_recording(sink->replay))) {
-        free(json);
-        return tforge_error_last()->code;
-    }
-    tforge_store_run like = {0};
-    like.space_json = space; /* so that `tforge store export` can write the run as a recording */
-    like.source = (char *)s->cache;
-    like.strategy = (char *)id;
-    like.settings_json = json;
-    like.seed = seed;
-    like.budget = run_budget;
-    like.environment_json = "{\"backend\": \"replay\"}";
-    int rc = tforge_store_find_run_like(&sink->run, sink->store, &like);
-    if (rc == TFORGE_ENOTFOUND)
-        rc = tforge_store_begin_run(&sink->run, sink->store, &like);
-    else if (rc == 0)
-        rc = tforge_store_each_measurement(sink->store, sink->run, collect_done, sink);
-    free(json);
-    free(space);
-    return rc;
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    return json;
 }
 
 /* Runs every seed of one strategy, resuming from the store where it holds a run already. */
@@ -191,20 +119,16 @@ static int run_strategy(strategy_result *out, const settings *s, const tforge_re
         o.budget = run_budget;
         o.batch = s->batch;
         o.noise = s->noise;
-        store_sink sink = {store, 0, replay, NULL, 0, 0};
-        int rc = 0;
-        if (store) {
-            rc = open_stored_run(&sink, s, id, options, seed, run_budget);
-            o.done = sink.done;
-            o.n_done = sink.n_done;
-            o.sink = record_eval;
-            o.sink_context = &sink;
-        }
+        o.store = store;
+        o.source = s->cache;
+        char *json = store ? run_settings(s, options, run_budget) : NULL;
+        o.settings_json = json;
         uint32_t n_evals;
-        if (!rc)
-            rc = tforge_lab_run(out->best + (size_t)k * run_budget,
-                                out->charged + (size_t)k * run_budget, &n_evals, reg, replay, &o);
-        free(sink.done);
+        int rc = store && !json ? TFORGE_ENOMEM
+                                : tforge_lab_run(out->best + (size_t)k * run_budget,
+                                                 out->charged + (size_t)k * run_budget, &n_evals,
+                                                 reg, replay, &o);
+        free(json);
         if (rc)
             return rc;
     }

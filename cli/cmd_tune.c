@@ -1,14 +1,15 @@
 /* `tforge tune TASK.json`: the main job. */
 #include "cli.h"
 #include "install.h"
-#include "evaluate.h"
+#include "backend.h"
+#include "loop.h"
 #include "plot.h"
 #include "recording.h"
 #include "registry.h"
+#include "replay.h"
 #include "store.h"
 #include "task.h"
 #include "tforge/error.h"
-#include "tune.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -64,7 +65,7 @@ typedef struct settings {
     const char *task, *backend_text, *strategy, *out, *replay_file;
     const char *options[65];
     size_t n_options;
-    tforge_backend backend;
+    const tforge_backend_type *backend;
     uint32_t budget, batch, workers, shape, timeout;
     uint64_t seed;
     double time_limit;
@@ -158,20 +159,16 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
                                                  : "one task file, not several");
     s->task = argv[optind];
     if (strcmp(s->backend_text, "auto") == 0)
-        s->backend = TFORGE_BACKEND_CUDA; /* decided once the worker has looked for a GPU */
-    else if (strcmp(s->backend_text, "cuda") == 0)
-        s->backend = TFORGE_BACKEND_CUDA;
-    else if (strcmp(s->backend_text, "interpret") == 0)
-        s->backend = TFORGE_BACKEND_INTERPRET;
-    else if (strcmp(s->backend_text, "compile") == 0)
-        s->backend = TFORGE_BACKEND_COMPILE;
+        s->backend = &tforge_backend_cuda; /* decided once the worker has looked for a GPU */
     else if (strncmp(s->backend_text, "replay:", 7) == 0 && s->backend_text[7])
-        s->backend = TFORGE_BACKEND_REPLAY, s->replay_file = s->backend_text + 7;
-    else
+        s->backend = &tforge_backend_replay, s->replay_file = s->backend_text + 7;
+    else if (strcmp(s->backend_text, "replay") != 0)
+        s->backend = tforge_backend_find(s->backend_text);
+    if (!s->backend)
         return cli_usage_error(c, "--backend expects auto, cuda, interpret, compile or "
                                   "replay:FILE, not '%s'",
                                s->backend_text);
-    if (s->check && s->backend != TFORGE_BACKEND_REPLAY)
+    if (s->check && s->backend != &tforge_backend_replay)
         return cli_usage_error(c, "--check goes with --backend replay:FILE");
     return 0;
 }
@@ -197,14 +194,14 @@ static void choose_backend(settings *s, const tforge_task *t, int have_gpu, char
         data[0] = '\0';
     snprintf(file, size, "%s/h200/%s_%u_H200.json.gz", data, name, s->shape);
     if (access(file, R_OK) == 0) {
-        s->backend = TFORGE_BACKEND_REPLAY;
+        s->backend = &tforge_backend_replay;
         s->backend_text = "replay";
         s->replay_file = file;
         s->check = 1;
         fprintf(stderr, "tforge tune: no GPU here: the embedded default, times recorded on an "
                         "H200 (%s), every candidate checked in Triton's CPU interpreter\n", file);
     } else {
-        s->backend = TFORGE_BACKEND_INTERPRET;
+        s->backend = &tforge_backend_interpret;
         s->backend_text = "interpret";
         fprintf(stderr, "tforge tune: no GPU and no recorded space: checking candidates in "
                         "Triton's CPU interpreter, without timing\n");
@@ -252,13 +249,6 @@ static char *settings_json(const settings *s)
     return text;
 }
 
-static const char *status_name(tforge_status st)
-{
-    static const char *const names[] = {"ok", "compile", "runtime", "timeout", "wrong",
-                                        "constraint"};
-    return st <= TFORGE_STATUS_CONSTRAINT ? names[st] : "?";
-}
-
 /* `triton.Config({...}, num_warps=..., num_stages=...)` from a config's JSON text. */
 static void write_triton_config(FILE *f, const char *config)
 {
@@ -297,7 +287,7 @@ static FILE *open_out(const char *dir, const char *name, char *path, size_t size
     return f;
 }
 
-static int write_outputs(const settings *s, const tforge_task *t, const tforge_tune_outcome *o,
+static int write_outputs(const settings *s, const tforge_task *t, const tforge_loop_outcome *o,
                          const char *dir, cJSON *result)
 {
     char path[4096];
@@ -366,9 +356,9 @@ static int write_outputs(const settings *s, const tforge_task *t, const tforge_t
     fprintf(f, "- task: `%s`\n- backend: %s%s\n- strategy: %s, seed %llu, %zu evaluations "
                "(%zu from a resumed run), %.1f s, %u workers replaced\n\n",
             t->path, s->backend_text,
-            s->backend == TFORGE_BACKEND_INTERPRET ? " (Triton's interpreter on the CPU: "
+            s->backend == &tforge_backend_interpret ? " (Triton's interpreter on the CPU: "
                                                      "correctness only, no timing claims)"
-            : s->backend == TFORGE_BACKEND_REPLAY ? " (times recorded on a GPU, replayed)"
+            : s->backend == &tforge_backend_replay ? " (times recorded on a GPU, replayed)"
                                                   : "",
             s->strategy, (unsigned long long)s->seed, o->n_evals, o->n_resumed, o->seconds,
             o->restarts);
@@ -381,21 +371,23 @@ static int write_outputs(const settings *s, const tforge_task *t, const tforge_t
         fputs("![best so far](convergence.svg)\n\n", f);
     size_t counts[6] = {0};
     for (size_t i = 0; i < n; i++)
-        counts[o->evals[i].result.status < 6 ? o->evals[i].result.status : 2]++;
+        counts[o->evals[i].m.status < TFORGE_STATUS_COUNT ? o->evals[i].m.status : 2]++;
     fputs("| status | evaluations |\n|---|---|\n", f);
     for (int st = 0; st < 6; st++)
         if (counts[st])
-            fprintf(f, "| %s | %zu |\n", status_name((tforge_status)st), counts[st]);
+            fprintf(f, "| %s | %zu |\n", tforge_status_name((tforge_status)st), counts[st]);
     fputs("\n| # | config | status | median (ms) | note (failure, or registers, spills and shared "
           "memory) |\n|---|---|---|---|---|\n", f);
     for (size_t i = 0; i < n; i++) {
-        const tforge_result *r = &o->evals[i].result;
+        const tforge_measurement *r = &o->evals[i].m;
+        char metrics[1024];
+        tforge_measurement_metrics_json(r, metrics, sizeof metrics);
         char value[32] = "-";
         if (!isnan(r->value))
             snprintf(value, sizeof value, "%.4g", r->value);
         fprintf(f, "| %zu%s | `%s` | %s | %s | %s |\n", i + 1,
                 o->evals[i].baseline ? " (baseline)" : "", o->evals[i].config,
-                status_name(r->status), value, r->message[0] ? r->message : r->metrics);
+                tforge_status_name(r->status), value, r->message[0] ? r->message : metrics);
     }
     fclose(f);
     /* the result */
@@ -409,15 +401,14 @@ static int write_outputs(const settings *s, const tforge_task *t, const tforge_t
     return 0;
 }
 
-static cJSON *result_json(const settings *s, const tforge_task *t, const tforge_tune_outcome *o,
+static cJSON *result_json(const settings *s, const tforge_task *t, const tforge_loop_outcome *o,
                           const char *dir)
 {
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "task", t->path);
     cJSON_AddStringToObject(r, "kernel", t->kernel);
     cJSON_AddStringToObject(r, "backend", s->backend_text);
-    cJSON_AddBoolToObject(r, "timed", s->backend == TFORGE_BACKEND_CUDA ||
-                                          s->backend == TFORGE_BACKEND_REPLAY);
+    cJSON_AddBoolToObject(r, "timed", s->backend->timed);
     cJSON_AddStringToObject(r, "strategy", s->strategy);
     cJSON_AddNumberToObject(r, "seed", (double)s->seed);
     cJSON_AddNumberToObject(r, "evaluations", (double)o->n_evals);
@@ -440,11 +431,11 @@ static cJSON *result_json(const settings *s, const tforge_task *t, const tforge_
     }
     cJSON *list = cJSON_AddArrayToObject(r, "history");
     for (size_t i = 0; i < o->n_evals; i++) {
-        const tforge_result *x = &o->evals[i].result;
+        const tforge_measurement *x = &o->evals[i].m;
         cJSON *e = cJSON_CreateObject();
         cJSON_AddItemToObject(e, "config", cJSON_Parse(o->evals[i].config));
         cJSON_AddBoolToObject(e, "baseline", o->evals[i].baseline);
-        cJSON_AddStringToObject(e, "status", status_name(x->status));
+        cJSON_AddStringToObject(e, "status", tforge_status_name(x->status));
         if (!isnan(x->value))
             cJSON_AddNumberToObject(e, "ms", x->value);
         if (x->message[0])
@@ -469,6 +460,59 @@ static int make_dir(const char *dir)
     return 0;
 }
 
+/* The task's baselines as candidates: each its own text, with its point where it lies in the
+ * space (then the strategy is told of it). */
+static int task_baselines(tforge_candidate **out, tforge_level **points, const tforge_task *t)
+{
+    uint32_t dims = tforge_space_dims(t->space);
+    *out = calloc(t->n_baseline + 1, sizeof **out);
+    *points = malloc((t->n_baseline + 1) * dims * sizeof **points);
+    if (!*out || !*points)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t b = 0; b < t->n_baseline; b++) {
+        tforge_level *p = *points + b * dims;
+        (*out)[b].config = t->baselines[b];
+        (*out)[b].point = tforge_task_point(p, t, t->baselines[b]) == 0 ? p : NULL;
+    }
+    tforge_error_clear(); /* a baseline outside the space is no error */
+    return 0;
+}
+
+/* Every evaluation's config text, for the reports: the baselines have theirs already. */
+static int name_configs(tforge_loop_outcome *o, const tforge_task *t)
+{
+    for (size_t i = 0; i < o->n_evals; i++)
+        if (!o->evals[i].config && tforge_task_config(&o->evals[i].config, t, o->evals[i].point))
+            return TFORGE_ENOMEM;
+    return 0;
+}
+
+/* Begins the run in the store, or resumes the stored one with --resume (refused when its
+ * settings differ). The run's space is stored with it, so that it can be exported. */
+static int open_run(tforge_run_record *record, tforge_run_history *history, tforge_store *store,
+                    const tforge_task *t, const settings *s, const char *settings_text,
+                    const char *environment_text, tforge_recording **described)
+{
+    char *space = NULL;
+    int rc = tforge_recording_describe_space(described, t->space, NULL, t->kernel);
+    if (!rc)
+        rc = tforge_recording_space_json(&space, *described);
+    tforge_store_run like = {0};
+    like.source = t->path;
+    like.space_json = space;
+    like.strategy = (char *)s->strategy;
+    like.settings_json = (char *)settings_text;
+    like.seed = s->seed;
+    like.budget = s->budget;
+    like.environment_json = (char *)environment_text;
+    *record = (tforge_run_record){store, 0, *described};
+    if (!rc)
+        rc = tforge_run_open(&record->run_id, history, store, &like,
+                             s->resume ? TFORGE_RUN_RESUME : TFORGE_RUN_NEW);
+    free(space);
+    return rc;
+}
+
 static int run(const cli_command *command, int argc, char **argv)
 {
     settings s;
@@ -480,9 +524,13 @@ static int run(const cli_command *command, int argc, char **argv)
     tforge_worker *loader = NULL;
     tforge_task *task = NULL;
     tforge_recording *rec = NULL;
-    tforge_evaluator *ev = NULL;
+    tforge_recording *described = NULL;
+    tforge_backend backend = {0};
+    tforge_candidate *baselines = NULL;
+    tforge_level *baseline_points = NULL;
+    tforge_run_history history = {0};
     tforge_store *store = NULL;
-    tforge_tune_outcome outcome = {0};
+    tforge_loop_outcome outcome = {0};
     char *env = NULL, *set = NULL, dir[4096], db[4200];
     cJSON *result = NULL;
     int exit_code = TFORGE_EXIT_OK;
@@ -491,7 +539,7 @@ static int run(const cli_command *command, int argc, char **argv)
     static const char *const compiling[] = {"TRITON_INTERPRET=0", NULL};
     tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
     wo.name = "task";
-    wo.env = s.backend == TFORGE_BACKEND_CUDA ? compiling : interpreting;
+    wo.env = s.backend == &tforge_backend_cuda ? compiling : interpreting;
     if (cli_load_plugins(&common, &reg) || tforge_worker_start(&loader, &wo) ||
         tforge_task_load(&task, loader, s.task, 300000))
         goto failed;
@@ -507,7 +555,7 @@ static int run(const cli_command *command, int argc, char **argv)
     /* Batches trade evaluations for wall time: bo's replayed score on the H200 matmul space at
      * 20 evaluations fell from 0.92 (one at a time) to 0.91 in fours and 0.82 in sixteens. */
     if (!s.batch)
-        s.batch = s.backend == TFORGE_BACKEND_REPLAY ? 1 : s.workers < 4 ? s.workers : 4;
+        s.batch = s.backend == &tforge_backend_replay ? 1 : s.workers < 4 ? s.workers : 4;
     if (!(set = settings_json(&s)))
         goto failed;
     tforge_worker_free(loader);
@@ -519,35 +567,42 @@ static int run(const cli_command *command, int argc, char **argv)
     snprintf(db, sizeof db, "%s/tforge.db", dir);
     if (s.replay_file && tforge_recording_read(&rec, s.replay_file))
         goto failed;
-    tforge_evaluator_options eo = TFORGE_EVALUATOR_OPTIONS_INIT;
-    eo.backend = s.backend;
-    eo.recording = rec;
-    eo.check = s.check;
-    eo.compile_workers = s.workers;
-    eo.shape = s.shape;
+    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
+    args.task = task;
+    args.space = task->space;
+    args.recording = rec;
+    args.check = s.check;
+    args.noise_seed = s.seed;
+    args.compile_workers = s.workers;
+    args.shape = s.shape;
     if (s.timeout)
-        eo.compile_timeout_ms = eo.check_timeout_ms = eo.time_timeout_ms = (int)s.timeout * 1000;
+        args.compile_timeout_ms = args.check_timeout_ms = args.time_timeout_ms =
+            (int)s.timeout * 1000;
+    tforge_run_record record = {NULL, 0, NULL};
     if (make_dir(dir) || tforge_store_open(&store, db) ||
-        tforge_evaluator_open(&ev, task, &eo))
+        open_run(&record, &history, store, task, &s, set, env, &described) ||
+        tforge_backend_open(&backend, s.backend, &args) ||
+        task_baselines(&baselines, &baseline_points, task))
         goto failed;
     const char *strategy_options[65];
     for (size_t i = 0; i <= s.n_options; i++)
         strategy_options[i] = i < s.n_options ? s.options[i] : NULL;
-    tforge_tune_options to = TFORGE_TUNE_OPTIONS_INIT;
-    to.strategy = s.strategy;
-    to.strategy_options = strategy_options;
-    to.seed = s.seed;
-    to.budget = s.budget;
-    to.time_limit_s = s.time_limit;
-    to.batch = s.batch;
-    to.store = store;
-    to.settings_json = set;
-    to.environment_json = env;
-    to.resume = s.resume;
-    to.progress = isatty(2) && common.verbosity >= 0;
-    if (s.backend == TFORGE_BACKEND_INTERPRET || s.backend == TFORGE_BACKEND_COMPILE)
-        to.final_rounds = 0; /* nothing to re-time */
-    if (tforge_tune_run(&outcome, reg, task, ev, &to))
+    tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
+    lo.strategy = s.strategy;
+    lo.strategy_options = strategy_options;
+    lo.seed = s.seed;
+    lo.budget = s.budget;
+    lo.time_limit_s = s.time_limit;
+    lo.batch = s.batch;
+    lo.baselines = baselines;
+    lo.n_baselines = task->n_baseline;
+    lo.record = &record;
+    lo.history = &history;
+    lo.progress = isatty(2) && common.verbosity >= 0;
+    if (!s.backend->timed)
+        lo.final_rounds = 0; /* nothing to re-time */
+    if (tforge_loop_run(&outcome, reg, task->space, &backend, &lo) ||
+        name_configs(&outcome, task))
         goto failed;
     result = result_json(&s, task, &outcome, dir);
     if (write_outputs(&s, task, &outcome, dir, result))
@@ -559,18 +614,18 @@ static int run(const cli_command *command, int argc, char **argv)
     } else {
         printf("%s: %zu evaluations in %.1f s (%s backend%s)\n", task->kernel, outcome.n_evals,
                outcome.seconds, s.backend_text,
-               s.backend == TFORGE_BACKEND_INTERPRET ? ": correctness only, no timing"
-               : s.backend == TFORGE_BACKEND_COMPILE ? ": compiled only, neither run nor timed"
-               : s.backend == TFORGE_BACKEND_REPLAY && s.check
+               s.backend == &tforge_backend_interpret ? ": correctness only, no timing"
+               : s.backend == &tforge_backend_compile ? ": compiled only, neither run nor timed"
+               : s.backend == &tforge_backend_replay && s.check
                    ? ": times recorded on a GPU, replayed; candidates checked in the interpreter"
-               : s.backend == TFORGE_BACKEND_REPLAY ? ": times recorded on a GPU, replayed"
+               : s.backend == &tforge_backend_replay ? ": times recorded on a GPU, replayed"
                                                      : "");
         if (outcome.best >= 0 && !isnan(outcome.speedup))
             printf("baseline %.4g ms -> best %.4g ms: %.2fx\nbest %s\n", outcome.baseline_ms,
                    outcome.best_ms, outcome.speedup, outcome.evals[outcome.best].config);
         size_t ok = 0;
         for (size_t i = 0; i < outcome.n_evals; i++)
-            ok += outcome.evals[i].result.status == TFORGE_STATUS_OK;
+            ok += outcome.evals[i].m.status == TFORGE_STATUS_OK;
         printf("%zu of %zu evaluations ok; results in %s/\n", ok, outcome.n_evals, dir);
     }
     goto cleanup;
@@ -578,8 +633,12 @@ failed:
     exit_code = cli_fail(command);
 cleanup:
     cJSON_Delete(result);
-    tforge_tune_outcome_dispose(&outcome);
-    tforge_evaluator_close(ev);
+    tforge_loop_outcome_dispose(&outcome);
+    tforge_backend_close(&backend);
+    tforge_run_history_dispose(&history);
+    tforge_recording_free(described);
+    free(baselines);
+    free(baseline_points);
     tforge_store_close(store);
     tforge_recording_free(rec);
     tforge_task_free(task);

@@ -201,25 +201,34 @@ const char *tforge_replay_key(const tforge_replay *r, uint64_t index)
     return r->keys[r->entry_of[index]];
 }
 
-int tforge_replay_evaluate(tforge_replay_result *out, const tforge_replay *r,
-                           const tforge_level *point, tforge_rng *noise)
+uint64_t tforge_replay_index_of_levels(const tforge_replay *r, const tforge_level *levels)
 {
+    enum { ON_STACK = 64 };
+    tforge_level stack[ON_STACK] = {0};
+    uint32_t dims = r->rec->n_params;
+    tforge_level *point = dims <= ON_STACK ? stack : malloc(dims * sizeof *point);
+    if (!point)
+        return TFORGE_NO_INDEX;
+    for (uint32_t d = 0; d < dims; d++)
+        point[d] = r->level_map[d][levels[d]];
     uint64_t index = tforge_space_index_of(r->space, point);
-    if (index == TFORGE_NO_INDEX) {
-        char *text = NULL;
-        tforge_space_format(&text, r->space, point);
-        int rc = tforge_error_set(TFORGE_ENOTFOUND, "the point %s is not in the recording",
-                                  text ? text : "?");
-        free(text);
-        return rc;
-    }
+    if (point != stack)
+        free(point);
+    return index;
+}
+
+void tforge_replay_answer(tforge_measurement *out, const tforge_replay *r, uint64_t index,
+                          tforge_rng *noise)
+{
     size_t i = r->entry_of[index];
     const tforge_recording_entry *e = &r->rec->entries[i];
     out->status = e->status;
-    out->value = e->time;
+    out->value = out->median_ms = e->time;
     if (noise && e->status == TFORGE_STATUS_OK && e->n_times > 0)
-        out->value = e->times[tforge_rng_below(noise, e->n_times)];
+        out->value = out->median_ms = e->times[tforge_rng_below(noise, e->n_times)];
     out->spread = r->spread[i];
+    out->repeats = e->n_times;
+    out->compile_ms = e->compile_time;
     double compile = isnan(e->compile_time) ? 0.0 : e->compile_time;
     double bench = e->benchmark_time;
     if (isnan(bench)) {
@@ -227,6 +236,63 @@ int tforge_replay_evaluate(tforge_replay_result *out, const tforge_replay *r,
         for (uint32_t k = 0; k < e->n_times; k++)
             bench += e->times[k];
     }
-    out->charged_ms = compile + bench;
+    out->wall_ms = compile + bench;
+}
+
+/* The text `texts` gives value `v` of parameter `name`, or NULL. */
+static const char *text_of(const tforge_recording *texts, const char *name, double v)
+{
+    for (uint32_t p = 0; texts && p < texts->n_params; p++)
+        if (strcmp(texts->params[p].name, name) == 0)
+            for (uint32_t l = 0; l < texts->params[p].n_values; l++)
+                if (texts->params[p].numbers && texts->params[p].numbers[l] == v)
+                    return texts->params[p].texts[l];
+    return NULL;
+}
+
+int tforge_recording_describe_space(tforge_recording **out, const tforge_space *space,
+                                    const tforge_recording *texts, const char *kernel_name)
+{
+    tforge_recording *rec = NULL;
+    uint32_t dims = tforge_space_dims(space);
+    int rc = tforge_recording_new(&rec);
+    if (!rc)
+        rc = tforge_recording_set_info(rec, texts ? texts->device_name : "", kernel_name,
+                                       texts ? texts->problem_size : NULL,
+                                       texts ? texts->objective : NULL);
+    for (uint32_t d = 0; !rc && d < dims; d++) {
+        uint32_t n = tforge_space_levels(space, d);
+        const char **labels = calloc(n, sizeof *labels);
+        char (*formatted)[32] = calloc(n, sizeof *formatted);
+        double *numbers = malloc(n * sizeof *numbers);
+        tforge_dim_kind kind = tforge_space_kind(space, d);
+        const char *name = tforge_space_name(space, d);
+        rc = labels && formatted && numbers ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        for (uint32_t l = 0; !rc && l < n; l++) {
+            if (kind == TFORGE_DIM_CATEGORICAL) {
+                labels[l] = tforge_space_label(space, d, l);
+            } else if (kind == TFORGE_DIM_BOOLEAN) {
+                labels[l] = l ? "True" : "False";
+            } else {
+                numbers[l] = tforge_space_value(space, d, l);
+                labels[l] = text_of(texts, name, numbers[l]);
+                if (!labels[l]) {
+                    tforge_recording_format_number(formatted[l], sizeof formatted[l], numbers[l]);
+                    labels[l] = formatted[l];
+                }
+            }
+        }
+        if (!rc)
+            rc = tforge_recording_add_param(rec, name, n, labels,
+                                            kind == TFORGE_DIM_ORDINAL ? numbers : NULL);
+        free(labels);
+        free(formatted);
+        free(numbers);
+    }
+    if (rc) {
+        tforge_recording_free(rec);
+        return rc;
+    }
+    *out = rec;
     return 0;
 }

@@ -5,17 +5,10 @@
 #define TFORGE_ENGINE_REPLAY_H
 
 #include "recording.h"
+#include "tforge/measurement.h"
 #include "tforge/space.h"
 
 typedef struct tforge_replay tforge_replay;
-
-/* What one evaluation returns. */
-typedef struct tforge_replay_result {
-    tforge_status status;
-    double value;      /* ms; when status is OK */
-    double spread;     /* relative spread of the recorded runs (IQR / median), 0 when unknown */
-    double charged_ms; /* what the evaluation cost when it was recorded: compile + benchmark */
-} tforge_replay_result;
 
 /* Builds the space of the recording (numeric parameters as ordinal lists, the others as
  * categoricals; the valid points are exactly the recorded configurations) and an index from its
@@ -34,10 +27,24 @@ uint64_t tforge_replay_find_key(const tforge_replay *replay, const char *key);
 /* The key of enumerated point `index`, owned by the replay. */
 const char *tforge_replay_key(const tforge_replay *replay, uint64_t index);
 
-/* Answers `point`. With `noise` (not NULL) the value is one of the recorded individual runs,
- * drawn with it, instead of the recorded time. A point that is not in the recording is an error
- * (TFORGE_ENOTFOUND) that names it, whether or not it satisfies the constraints. */
-int tforge_replay_evaluate(tforge_replay_result *out, const tforge_replay *replay,
-                           const tforge_level *point, tforge_rng *noise);
+/* A recording with no entries that describes `space`: parameter p is dimension p and its value
+ * l is level l (ordinal values as numbers, categorical labels and False/True as strings), so
+ * that a point's levels are its recording levels: how a run's space is stored and its points
+ * keyed and exported. A number's text is taken from `texts` (may be NULL) where that recording
+ * has a parameter of the same name with the same value (so "1.0" stays "1.0"), else it is
+ * formatted as Python prints it. */
+int tforge_recording_describe_space(tforge_recording **out, const tforge_space *space,
+                                    const tforge_recording *texts, const char *kernel_name);
+
+/* The enumerated index of the configuration with these recording levels (n_params of them, in
+ * the recording's own value order), or TFORGE_NO_INDEX. */
+uint64_t tforge_replay_index_of_levels(const tforge_replay *replay, const tforge_level *levels);
+
+/* Answers enumerated point `index` into `out` (initialised by the caller): the recorded status,
+ * time (value and median_ms), spread of the recorded runs, repeats, compile time, and the wall
+ * time charged (compile + benchmark). With `noise` (not NULL) the value is one of the recorded
+ * individual runs, drawn with it, instead of the recorded time. */
+void tforge_replay_answer(tforge_measurement *out, const tforge_replay *replay, uint64_t index,
+                          tforge_rng *noise);
 
 #endif

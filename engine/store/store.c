@@ -1,6 +1,7 @@
 #include "store.h"
 
 #include "tforge/error.h"
+#include "tforge/log.h"
 
 #include <sqlite3.h>
 
@@ -44,10 +45,6 @@ static const char *const schema =
     " UNIQUE (run_id, seq));"
     "CREATE INDEX measurements_configuration ON measurements(configuration_id);";
 
-/* In tforge_status order. */
-static const char *const status_names[] = {"ok",    "compile", "runtime",
-                                           "timeout", "wrong", "constraint"};
-#define N_STATUSES (sizeof status_names / sizeof *status_names)
 
 /* Prepared once, kept for the store's life. */
 enum {
@@ -57,6 +54,8 @@ enum {
     ST_RUN_INSERT,
     ST_RUN_FIND,
     ST_RUN_LIKE,
+    ST_RUN_LATEST,
+    ST_METRICS,
     ST_CONFIG_FIND,
     ST_CONFIG_INSERT,
     ST_NEXT_SEQ,
@@ -77,6 +76,8 @@ static const char *const statement_sql[N_STATEMENTS] = {
                     " environment FROM runs WHERE id = ?1",
     [ST_RUN_LIKE] = "SELECT id FROM runs WHERE source = ?1 AND strategy IS ?2 AND settings IS ?3"
                     " AND seed = ?4 AND budget = ?5 ORDER BY id DESC LIMIT 1",
+    [ST_RUN_LATEST] = "SELECT id FROM runs WHERE source = ?1 ORDER BY id DESC LIMIT 1",
+    [ST_METRICS] = "SELECT key, value FROM json_each(?1) WHERE type IN ('integer', 'real')",
     [ST_CONFIG_FIND] = "SELECT id FROM configurations WHERE run_id = ?1 AND key = ?2",
     [ST_CONFIG_INSERT] = "INSERT INTO configurations (run_id, key, params) VALUES (?1, ?2, ?3)",
     [ST_NEXT_SEQ] = "SELECT COALESCE(MAX(seq), 0) + 1 FROM measurements WHERE run_id = ?1",
@@ -342,6 +343,21 @@ int tforge_store_find_run_like(int64_t *run_id, tforge_store *store,
     return rc;
 }
 
+int tforge_store_find_latest(int64_t *run_id, tforge_store *store, const char *source)
+{
+    sqlite3_stmt *st = statement(store, ST_RUN_LATEST);
+    sqlite3_bind_text(st, 1, source, -1, SQLITE_STATIC);
+    int step = sqlite3_step(st), rc = 0;
+    if (step == SQLITE_ROW)
+        *run_id = sqlite3_column_int64(st, 0);
+    else if (step == SQLITE_DONE)
+        rc = tforge_error_set(TFORGE_ENOTFOUND, "%s: no run of %s", store->path, source);
+    else
+        rc = db_error(store, "find a run");
+    sqlite3_reset(st);
+    return rc;
+}
+
 void tforge_store_run_dispose(tforge_store_run *run)
 {
     free(run->created);
@@ -362,9 +378,9 @@ static int insert_measurement(int64_t *sequence, tforge_store *store, int64_t ru
     if (!m->key || !m->params_json)
         return tforge_error_set(TFORGE_EINPUT, "%s: record: the key and params_json are required",
                                 store->path);
-    if ((unsigned)m->status >= N_STATUSES)
+    if (m->m.status >= TFORGE_STATUS_COUNT)
         return tforge_error_set(TFORGE_EINPUT, "%s: record: unknown status %d", store->path,
-                                (int)m->status);
+                                (int)m->m.status);
     sqlite3_stmt *st = statement(store, ST_CONFIG_FIND);
     sqlite3_bind_int64(st, 1, run_id);
     bind_text(st, 2, m->key);
@@ -402,14 +418,18 @@ static int insert_measurement(int64_t *sequence, tforge_store *store, int64_t ru
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int64(st, 2, config_id);
     sqlite3_bind_int64(st, 3, seq);
-    bind_text(st, 4, status_names[m->status]);
-    bind_number(st, 5, m->median);
-    bind_number(st, 6, m->min);
-    bind_number(st, 7, m->spread);
-    sqlite3_bind_int64(st, 8, m->repeats);
-    bind_number(st, 9, m->compile_ms);
-    bind_number(st, 10, m->wall_ms);
-    bind_text(st, 11, m->metrics_json);
+    char metrics[TFORGE_MEASUREMENT_METRICS * (TFORGE_METRIC_NAME_SIZE + 32) + 4];
+    const char *metrics_json = m->metrics_json;
+    if (!metrics_json && tforge_measurement_metrics_json(&m->m, metrics, sizeof metrics))
+        metrics_json = metrics;
+    bind_text(st, 4, tforge_status_name(m->m.status));
+    bind_number(st, 5, m->m.value);
+    bind_number(st, 6, m->m.min_ms);
+    bind_number(st, 7, m->m.spread);
+    sqlite3_bind_int64(st, 8, m->m.repeats);
+    bind_number(st, 9, m->m.compile_ms);
+    bind_number(st, 10, m->m.wall_ms);
+    bind_text(st, 11, metrics_json);
     bind_text(st, 12, timestamp);
     int rc = step_done(store, ST_MEASUREMENT_INSERT, "add a measurement");
     if (rc == 0 && sequence)
@@ -437,6 +457,20 @@ int tforge_store_record(int64_t *sequence, tforge_store *store, int64_t run_id,
     return end(store, insert_measurement(sequence, store, run_id, measurement, timestamp));
 }
 
+/* The numeric top-level entries of a metrics object, as far as the measurement holds them. */
+static void read_metrics(tforge_store *store, tforge_measurement *m, const char *json)
+{
+    sqlite3_stmt *st = statement(store, ST_METRICS);
+    bind_text(st, 1, json);
+    while (sqlite3_step(st) == SQLITE_ROW && m->n_metrics < TFORGE_MEASUREMENT_METRICS) {
+        const char *name = column_text(st, 0);
+        if (name)
+            tforge_measurement_set_metric(m, name, sqlite3_column_double(st, 1));
+    }
+    sqlite3_reset(st);
+    tforge_error_clear(); /* a name that is not an identifier is simply not a metric */
+}
+
 int tforge_store_each_measurement(tforge_store *store, int64_t run_id, tforge_store_visit visit,
                                   void *context)
 {
@@ -450,19 +484,20 @@ int tforge_store_each_measurement(tforge_store *store, int64_t run_id, tforge_st
             .sequence = sqlite3_column_int64(st, 2),
             .key = column_text(st, 3),
             .params_json = column_text(st, 4),
-            .median = column_number(st, 6),
-            .min = column_number(st, 7),
-            .spread = column_number(st, 8),
-            .repeats = (uint32_t)sqlite3_column_int64(st, 9),
-            .compile_ms = column_number(st, 10),
-            .wall_ms = column_number(st, 11),
             .metrics_json = column_text(st, 12),
             .timestamp = column_text(st, 13),
         };
-        const char *status = column_text(st, 5);
-        for (unsigned s = 0; s < N_STATUSES; s++)
-            if (strcmp(status, status_names[s]) == 0)
-                m.status = (tforge_status)s;
+        tforge_measurement_init(&m.m);
+        m.m.value = m.m.median_ms = column_number(st, 6);
+        m.m.min_ms = column_number(st, 7);
+        m.m.spread = column_number(st, 8);
+        m.m.repeats = (uint32_t)sqlite3_column_int64(st, 9);
+        m.m.compile_ms = column_number(st, 10);
+        m.m.wall_ms = column_number(st, 11);
+        if (tforge_status_parse(&m.m.status, column_text(st, 5)))
+            m.m.status = TFORGE_STATUS_RUNTIME; /* the schema's CHECK makes this unreachable */
+        if (m.metrics_json)
+            read_metrics(store, &m.m, m.metrics_json);
         rc = visit(context, &m);
     }
     if (rc == 0 && step != SQLITE_DONE)
@@ -532,15 +567,14 @@ static int import_entry(tforge_store *store, int64_t run_id, const tforge_record
                         const tforge_recording_entry *entry)
 {
     char *key = NULL, *params = NULL, *extras = NULL;
-    tforge_store_measurement m = {
-        .status = entry->status,
-        .median = entry->time,
-        .repeats = entry->n_times,
-        .compile_ms = entry->compile_time,
-        .wall_ms = wall_time(entry),
-        .timestamp = entry->timestamp,
-    };
-    int rc = summarize_times(&m.min, &m.spread, entry);
+    tforge_store_measurement m = {.timestamp = entry->timestamp};
+    tforge_measurement_init(&m.m);
+    m.m.status = entry->status;
+    m.m.value = m.m.median_ms = entry->time;
+    m.m.repeats = entry->n_times;
+    m.m.compile_ms = entry->compile_time;
+    m.m.wall_ms = wall_time(entry);
+    int rc = summarize_times(&m.m.min_ms, &m.m.spread, entry);
     if (!rc)
         rc = tforge_recording_key(&key, rec, entry->levels);
     if (!rc)
@@ -587,6 +621,7 @@ typedef struct exporter {
     tforge_recording *rec;
     tforge_level *levels;
     const char *where;
+    size_t outside; /* measurements of configurations outside the space (a task's baselines) */
 } exporter;
 
 static int export_measurement(void *context, const tforge_store_measurement *m)
@@ -594,12 +629,17 @@ static int export_measurement(void *context, const tforge_store_measurement *m)
     exporter *x = context;
     tforge_recording_entry entry = {
         .levels = x->levels,
-        .status = m->status,
-        .time = m->median,
-        .compile_time = m->compile_ms,
+        .status = m->m.status,
+        .time = m->m.value,
+        .compile_time = m->m.compile_ms,
         .timestamp = (char *)m->timestamp, /* copied by add_entry */
     };
     int rc = tforge_recording_config_levels(x->levels, x->rec, m->params_json, x->where);
+    if (rc == TFORGE_EINPUT && strcmp(m->key, m->params_json) == 0) {
+        x->outside++; /* recorded by its own text, not by levels of the space: not an entry */
+        tforge_error_clear();
+        return 0;
+    }
     if (!rc)
         rc = tforge_recording_extras_read(&entry, x->rec, m->metrics_json, x->where);
     if (!rc)
@@ -630,6 +670,9 @@ int tforge_store_export(tforge_recording **out, tforge_store *store, int64_t run
     rc = tforge_store_each_measurement(store, run_id, export_measurement, &x);
     if (rc < 0)
         goto cleanup;
+    if (x.outside)
+        tforge_log(TFORGE_LOG_WARN, "%s: %zu measurements of configurations outside the run's "
+                   "space (baselines) are not exported", where, x.outside);
     *out = x.rec;
     x.rec = NULL;
 cleanup:

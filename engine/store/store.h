@@ -10,15 +10,17 @@
  *   runs            id, created (UTC, ISO 8601), source (task or file), space (JSON), strategy,
  *                   settings (JSON), seed, budget, environment (JSON: GPU, driver, clocks,
  *                   versions, host; written as given, never interpreted)
- *   configurations  id, run_id, key ("v1,v2,..."), params (JSON); unique per run and key
- *   measurements    id, run_id, configuration_id, seq (1, 2, ... per run), status ("ok",
- *                   "compile", "runtime", "timeout", "wrong", "constraint"), median, min, spread,
+ *   configurations  id, run_id, key (the point's values "v1,v2,..." in the run's space, as a
+ *                   Kernel Tuner cache keys them), params (JSON); unique per run and key
+ *   measurements    id, run_id, configuration_id, seq (1, 2, ... per run), status (one of
+ *                   TFORGE_STATUS_NAMES), median, min, spread,
  *                   repeats, compile_ms, wall_ms, metrics (JSON), timestamp
  * JSON columns are checked with json_valid(). SQLite is used in store.c only. */
 #ifndef TFORGE_ENGINE_STORE_H
 #define TFORGE_ENGINE_STORE_H
 
 #include "recording.h"
+#include "tforge/measurement.h"
 
 #include <stdint.h>
 
@@ -38,22 +40,19 @@ typedef struct tforge_store_run {
     char *environment_json; /* or NULL */
 } tforge_store_run;
 
-/* One evaluation. To record one, fill everything but the ids and `sequence` (ignored). Numbers
- * that were not measured are NAN (stored as NULL). Strings read back are valid only during the
- * visit. */
+/* One evaluation as the store keeps it: the configuration's key and parameters, and the
+ * measurement. To record one, fill key, params_json and m (ids and `sequence` are ignored).
+ * Columns: median <- m.value (the objective; a recording's time as recorded), min <- m.min_ms,
+ * spread, repeats, compile_ms, wall_ms; metrics <- metrics_json when given (an imported
+ * recording's extras), else m's metrics. Reading back fills m (median_ms = value) and its
+ * numeric metrics. Strings read back are valid only during the visit. */
 typedef struct tforge_store_measurement {
     int64_t id;
     int64_t configuration_id;
     int64_t sequence;
-    const char *key;          /* "v1,v2,..." */
+    const char *key;          /* derived from the point's levels (or a baseline's own text) */
     const char *params_json;  /* the configuration, {"name": value}; kept from its first sight */
-    tforge_status status;
-    double median;            /* ms: the objective value (a recording's time as recorded) */
-    double min;               /* ms */
-    double spread;            /* relative noise, IQR / median */
-    uint32_t repeats;
-    double compile_ms;
-    double wall_ms;           /* wall time charged to this evaluation */
+    tforge_measurement m;
     const char *metrics_json; /* or NULL */
     const char *timestamp;    /* UTC, ISO 8601; NULL when recording means now */
 } tforge_store_measurement;
@@ -75,6 +74,8 @@ void tforge_store_run_dispose(tforge_store_run *run);
  * is not compared): how an interrupted run is found again. TFORGE_ENOTFOUND when none. */
 int tforge_store_find_run_like(int64_t *run_id, tforge_store *store,
                                const tforge_store_run *like);
+/* The latest run of `source`, whatever its settings. TFORGE_ENOTFOUND when none. */
+int tforge_store_find_latest(int64_t *run_id, tforge_store *store, const char *source);
 
 /* Records one evaluation in one transaction: its configuration is created on first sight, the
  * measurement gets the run's next sequence number (returned in `sequence`, which may be NULL). */

@@ -1,5 +1,9 @@
 /* The replay backend and the strategy lab, on a space recorded on an H200 (in the repository). */
 #include "lab.h"
+#include "backend.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
 #include "replay.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
@@ -50,42 +54,49 @@ static void answers_every_recorded_point_and_refuses_others(void **state)
     fixture *f = *state;
     const tforge_space *space = tforge_replay_space(f->replay);
     assert_int_equal(tforge_space_count(space), f->rec->n_entries);
-    tforge_level point[16];
     for (uint64_t i = 0; i < tforge_space_count(space); i++) {
-        assert_int_equal(tforge_space_point(point, space, i), 0);
-        tforge_replay_result r;
-        assert_int_equal(tforge_replay_evaluate(&r, f->replay, point, NULL), 0);
+        tforge_measurement m;
+        tforge_measurement_init(&m);
+        tforge_replay_answer(&m, f->replay, i, NULL);
         const tforge_recording_entry *e = tforge_replay_entry(f->replay, i);
-        assert_int_equal(r.status, e->status);
+        assert_int_equal(m.status, e->status);
         if (e->status == TFORGE_STATUS_OK)
-            assert_true(r.value == e->time);
-        assert_true(r.charged_ms >= e->compile_time);
+            assert_true(m.value == e->time);
+        assert_true(m.wall_ms >= e->compile_time);
         assert_int_equal(tforge_replay_find_key(f->replay, tforge_replay_key(f->replay, i)), i);
+        assert_int_equal(tforge_replay_index_of_levels(f->replay, e->levels), i);
     }
     /* noise: every value drawn is one of the recorded runs */
     tforge_rng rng;
     tforge_rng_seed(&rng, 3);
-    assert_int_equal(tforge_space_point(point, space, 7), 0);
     const tforge_recording_entry *e = tforge_replay_entry(f->replay, 7);
     for (int k = 0; k < 50; k++) {
-        tforge_replay_result r;
-        assert_int_equal(tforge_replay_evaluate(&r, f->replay, point, &rng), 0);
+        tforge_measurement m;
+        tforge_replay_answer(&m, f->replay, 7, &rng);
         int found = 0;
         for (uint32_t t = 0; t < e->n_times; t++)
-            found |= r.value == e->times[t];
+            found |= m.value == e->times[t];
         assert_true(found);
     }
-    /* a point of the raw product that was never recorded (matmul: 960 raw, 768 recorded) */
-    int refused = 0;
+    /* a point of the raw product that was never recorded (matmul: 960 raw, 768 recorded) is
+     * refused by the replay backend, by name */
+    tforge_level point[16];
     for (uint32_t d = 0; d < tforge_space_dims(space); d++)
         point[d] = (tforge_level)(tforge_space_levels(space, d) - 1);
-    tforge_replay_result r;
-    if (tforge_space_index_of(space, point) == TFORGE_NO_INDEX) {
-        assert_int_equal(tforge_replay_evaluate(&r, f->replay, point, NULL), TFORGE_ENOTFOUND);
-        assert_non_null(strstr(tforge_error_last()->message, "is not in the recording"));
-        refused = 1;
-    }
-    assert_true(refused);
+    assert_int_equal(tforge_space_index_of(space, point), TFORGE_NO_INDEX);
+    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
+    args.space = space;
+    args.recording = f->rec;
+    tforge_backend backend;
+    assert_int_equal(tforge_backend_open(&backend, &tforge_backend_replay, &args), 0);
+    tforge_candidate c = {point, NULL};
+    tforge_measurement m;
+    assert_int_equal(tforge_backend_evaluate(&backend, &c, 1, &m), TFORGE_ENOTFOUND);
+    assert_non_null(strstr(tforge_error_last()->message, "is not in the recording"));
+    tforge_space_point(point, space, 7);
+    assert_int_equal(tforge_backend_evaluate(&backend, &c, 1, &m), 0);
+    assert_true(m.status != TFORGE_STATUS_OK || m.value == e->time);
+    tforge_backend_close(&backend);
     assert_int_equal(tforge_replay_find_key(f->replay, "no,such,key"), TFORGE_NO_INDEX);
 }
 
@@ -135,17 +146,22 @@ static void random_search_matches_its_expectation(void **state)
     free(best);
 }
 
-typedef struct eval_log {
-    tforge_lab_eval evals[64];
-    uint32_t n, stop_at; /* the run is interrupted once n reaches stop_at */
-} eval_log;
-
-static int keep(void *context, uint32_t sequence, const tforge_lab_eval *e)
+static void sql(const char *path, const char *statement)
 {
-    eval_log *log = context;
-    assert_int_equal(sequence, log->n);
-    log->evals[log->n++] = *e;
-    return log->n == log->stop_at ? TFORGE_ERROR : 0;
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, statement, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+static void run_stored(double *best, const fixture *f, tforge_store *store,
+                       tforge_lab_run_options *o, int expected)
+{
+    uint32_t n;
+    o->store = store;
+    o->source = "matmul";
+    o->settings_json = "{}";
+    assert_int_equal(tforge_lab_run(best, NULL, &n, f->reg, f->replay, o), expected);
 }
 
 /* A run resumed from its first evaluations ends exactly as the run that was never interrupted,
@@ -164,26 +180,35 @@ static void resumed_runs_end_as_uninterrupted_ones(void **state)
     assert_int_equal(tforge_lab_run(again, NULL, &n, f->reg, f->replay, &o), 0);
     assert_memory_equal(whole, again, sizeof whole);
 
-    eval_log first = {.stop_at = CUT}, rest = {0};
-    o.sink = keep;
-    o.sink_context = &first;
-    double partial[B];
-    assert_int_equal(tforge_lab_run(partial, NULL, &n, f->reg, f->replay, &o), TFORGE_ERROR);
-    assert_int_equal(first.n, CUT);
-
-    o.done = first.evals;
-    o.n_done = first.n;
-    o.sink_context = &rest;
-    rest.n = CUT; /* the sink sees the sequence numbers of the whole run */
-    double resumed[B];
-    assert_int_equal(tforge_lab_run(resumed, NULL, &n, f->reg, f->replay, &o), 0);
-    assert_int_equal(rest.n, B);
+    char path[] = "/tmp/tforge-lab-XXXXXX.db";
+    close(mkstemps(path, 3));
+    unlink(path);
+    tforge_store *store;
+    assert_int_equal(tforge_store_open(&store, path), 0);
+    double stored[B], resumed[B];
+    run_stored(stored, f, store, &o, 0);
+    assert_memory_equal(stored, whole, sizeof whole);
+    tforge_store_close(store);
+    /* killed after CUT evaluations: the rest is gone */
+    char cut[128];
+    snprintf(cut, sizeof cut, "DELETE FROM measurements WHERE seq > %d", CUT);
+    sql(path, cut);
+    assert_int_equal(tforge_store_open(&store, path), 0);
+    run_stored(resumed, f, store, &o, 0);
     assert_memory_equal(resumed, whole, sizeof whole);
+    int64_t count;
+    assert_int_equal(tforge_store_count(&count, store, 1), 0);
+    assert_int_equal(count, B); /* the missing ones only, in the same run */
+    tforge_store_close(store);
 
-    first.evals[3].index = first.evals[4].index;
-    rest.n = CUT;
-    assert_int_equal(tforge_lab_run(resumed, NULL, &n, f->reg, f->replay, &o), TFORGE_EINPUT);
+    /* the stored history says the strategy proposed something else: refused */
+    sql(path, "UPDATE measurements SET configuration_id = (SELECT configuration_id FROM "
+              "measurements WHERE seq = 5) WHERE seq = 4");
+    assert_int_equal(tforge_store_open(&store, path), 0);
+    run_stored(resumed, f, store, &o, TFORGE_EINPUT);
     assert_non_null(strstr(tforge_error_last()->message, "settings differ"));
+    tforge_store_close(store);
+    unlink(path);
 }
 
 int main(void)

@@ -203,20 +203,20 @@ static void records_in_sequence(void **state)
     tforge_store_measurement m = {
         .key = "16,2",
         .params_json = "{\"BLOCK\":16,\"WARPS\":2}",
-        .status = TFORGE_STATUS_OK,
-        .median = 1.5,
-        .min = 1.25,
-        .spread = 0.02,
-        .repeats = 50,
-        .compile_ms = 800,
-        .wall_ms = 950,
+        .m.status = TFORGE_STATUS_OK,
+        .m.value = 1.5,
+        .m.min_ms = 1.25,
+        .m.spread = 0.02,
+        .m.repeats = 50,
+        .m.compile_ms = 800,
+        .m.wall_ms = 950,
         .metrics_json = "{\"dram\":0.8}",
     };
     assert_int_equal(tforge_store_record(&seq, store, run, &m), 0);
     assert_int_equal(seq, 1);
-    m.status = TFORGE_STATUS_COMPILE;
-    m.median = m.min = m.spread = NAN;
-    m.repeats = 0;
+    m.m.status = TFORGE_STATUS_COMPILE;
+    m.m.value = m.m.min_ms = m.m.spread = NAN;
+    m.m.repeats = 0;
     m.metrics_json = NULL;
     m.timestamp = "2025-01-01T00:00:00.000Z";
     assert_int_equal(tforge_store_record(&seq, store, other, &m), 0);
@@ -226,7 +226,7 @@ static void records_in_sequence(void **state)
     assert_int_equal(tforge_store_record(&seq, store, run, &m), 0);
     assert_int_equal(seq, 2);
     m.key = "16,2"; /* seen before: the same configuration */
-    m.status = TFORGE_STATUS_WRONG;
+    m.m.status = TFORGE_STATUS_WRONG;
     assert_int_equal(tforge_store_record(NULL, store, run, &m), 0);
 
     collected c = {.stop_after = -1};
@@ -238,15 +238,15 @@ static void records_in_sequence(void **state)
     assert_string_equal(c.keys[1], "32,4");
     assert_int_equal(c.m[0].configuration_id, c.m[2].configuration_id);
     assert_true(c.m[0].configuration_id != c.m[1].configuration_id);
-    assert_int_equal(c.m[0].status, TFORGE_STATUS_OK);
-    assert_true(c.m[0].median == 1.5 && c.m[0].min == 1.25 && c.m[0].spread == 0.02);
-    assert_true(c.m[0].compile_ms == 800 && c.m[0].wall_ms == 950);
-    assert_int_equal(c.m[0].repeats, 50);
+    assert_int_equal(c.m[0].m.status, TFORGE_STATUS_OK);
+    assert_true(c.m[0].m.value == 1.5 && c.m[0].m.min_ms == 1.25 && c.m[0].m.spread == 0.02);
+    assert_true(c.m[0].m.compile_ms == 800 && c.m[0].m.wall_ms == 950);
+    assert_int_equal(c.m[0].m.repeats, 50);
     assert_string_equal(c.metrics[0], "{\"dram\":0.8}");
-    assert_int_equal(c.m[1].status, TFORGE_STATUS_COMPILE);
-    assert_true(isnan(c.m[1].median) && isnan(c.m[1].min) && isnan(c.m[1].spread));
+    assert_int_equal(c.m[1].m.status, TFORGE_STATUS_COMPILE);
+    assert_true(isnan(c.m[1].m.value) && isnan(c.m[1].m.min_ms) && isnan(c.m[1].m.spread));
     assert_string_equal(c.metrics[1], "");
-    assert_int_equal(c.m[2].status, TFORGE_STATUS_WRONG);
+    assert_int_equal(c.m[2].m.status, TFORGE_STATUS_WRONG);
 
     collected stopped = {.stop_after = 1};
     assert_int_equal(tforge_store_each_measurement(store, run, collect, &stopped), 42);
@@ -270,7 +270,7 @@ static void refused_records_leave_nothing(void **state)
     const char *path = fresh("refused.db");
     tforge_store *store = open_ok(path);
     int64_t run = begin_ok(store, "a"), n;
-    tforge_store_measurement m = {.key = "1", .params_json = "{\"x\":1}", .median = 1,
+    tforge_store_measurement m = {.key = "1", .params_json = "{\"x\":1}", .m.value = 1,
                                   .metrics_json = "{broken"};
     assert_int_equal(tforge_store_record(NULL, store, run, &m), TFORGE_EINPUT);
     assert_non_null(strstr(tforge_error_last()->message, "CHECK constraint failed"));
@@ -309,13 +309,13 @@ static void crash_measurement(tforge_store_measurement *m, int64_t seq, char *ke
     *m = (tforge_store_measurement){
         .key = key,
         .params_json = params,
-        .status = seq % 5 == 0 ? TFORGE_STATUS_RUNTIME : TFORGE_STATUS_OK,
-        .median = seq * 0.5,
-        .min = seq * 0.25,
-        .spread = 0.01,
-        .repeats = (uint32_t)(seq % 100),
-        .compile_ms = 10,
-        .wall_ms = 20,
+        .m.status = seq % 5 == 0 ? TFORGE_STATUS_RUNTIME : TFORGE_STATUS_OK,
+        .m.value = seq * 0.5,
+        .m.min_ms = seq * 0.25,
+        .m.spread = 0.01,
+        .m.repeats = (uint32_t)(seq % 100),
+        .m.compile_ms = 10,
+        .m.wall_ms = 20,
         .metrics_json = metrics,
     };
 }
@@ -350,10 +350,10 @@ static int check_row(void *context, const tforge_store_measurement *m)
     char key[32], params[64], metrics[64];
     crash_measurement(&want, ++c->expected, key, params, metrics);
     if (m->sequence != c->expected || strcmp(m->key, key) != 0 ||
-        strcmp(m->params_json, params) != 0 || m->status != want.status ||
-        m->median != want.median || m->min != want.min || m->spread != want.spread ||
-        m->repeats != want.repeats || m->compile_ms != want.compile_ms ||
-        m->wall_ms != want.wall_ms || !m->metrics_json || strcmp(m->metrics_json, metrics) != 0 ||
+        strcmp(m->params_json, params) != 0 || m->m.status != want.m.status ||
+        m->m.value != want.m.value || m->m.min_ms != want.m.min_ms ||
+        m->m.spread != want.m.spread || m->m.repeats != want.m.repeats ||
+        m->m.compile_ms != want.m.compile_ms || m->m.wall_ms != want.m.wall_ms || !m->metrics_json || strcmp(m->metrics_json, metrics) != 0 ||
         !m->timestamp)
         c->bad++;
     return 0;
@@ -486,12 +486,12 @@ static void imports_and_exports_recordings(void **state)
     collected c = {.stop_after = -1};
     assert_int_equal(tforge_store_each_measurement(store, run, collect, &c), 0);
     assert_string_equal(c.keys[0], "16,1.0,a,b");
-    assert_true(c.m[0].median == 2.5 && c.m[0].min == 1.0);
-    assert_true(c.m[0].spread == (3.25 - 1.75) / 2.5); /* IQR / median of 1, 2, 3, 4 */
-    assert_int_equal(c.m[0].repeats, 4);
-    assert_true(c.m[0].wall_ms == 110); /* compile + benchmark + verification */
+    assert_true(c.m[0].m.value == 2.5 && c.m[0].m.min_ms == 1.0);
+    assert_true(c.m[0].m.spread == (3.25 - 1.75) / 2.5); /* IQR / median of 1, 2, 3, 4 */
+    assert_int_equal(c.m[0].m.repeats, 4);
+    assert_true(c.m[0].m.wall_ms == 110); /* compile + benchmark + verification */
     assert_int_equal(c.m[0].configuration_id, c.m[2].configuration_id);
-    assert_int_equal(c.m[1].status, TFORGE_STATUS_TIMEOUT);
+    assert_int_equal(c.m[1].m.status, TFORGE_STATUS_TIMEOUT);
 
     assert_int_equal(tforge_store_export(&back, store, run), 0);
     assert_same(rec, back);

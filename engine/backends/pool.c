@@ -1,6 +1,5 @@
-#include "evaluate.h"
+#include "pool.h"
 
-#include "replay.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -14,22 +13,16 @@
 
 enum { MAX_COMPILE_WORKERS = 256 };
 
-struct tforge_evaluator {
+struct pool {
     const tforge_task *task;
-    tforge_evaluator_options o;
-    tforge_worker **compilers;
-    tforge_worker *runner; /* checks and times; NULL for replay without checks */
-    tforge_replay *replay;
+    tforge_backend_args o;
+    pool_mode mode;
+    tforge_worker **compilers; /* NULL for POOL_CHECK */
+    tforge_worker *runner;     /* checks and times; NULL for POOL_COMPILE */
     char *also; /* the compile requests' {"also": [check shapes]}, or NULL */
     unsigned restarts;
     uint64_t checks; /* every check draws inputs from a seed of its own */
 };
-
-const char *tforge_backend_name(tforge_backend backend)
-{
-    static const char *const names[] = {"cuda", "interpret", "replay", "compile"};
-    return backend <= TFORGE_BACKEND_COMPILE ? names[backend] : "?";
-}
 
 static int start_worker(tforge_worker **out, const char *name, int interpret)
 {
@@ -45,9 +38,9 @@ static int start_worker(tforge_worker **out, const char *name, int interpret)
 }
 
 /* {"also": [check shapes]} where the GPU worker will run compiled kernels at them, else NULL. */
-static char *check_shapes(const tforge_evaluator *e)
+static char *check_shapes(const pool *e)
 {
-    if (e->o.backend != TFORGE_BACKEND_CUDA || !e->task->n_check)
+    if (e->mode != POOL_CUDA || !e->task->n_check)
         return NULL;
     cJSON *o = cJSON_CreateObject(), *shapes = cJSON_AddArrayToObject(o, "also");
     for (size_t s = 0; s < e->task->n_check; s++)
@@ -57,46 +50,41 @@ static char *check_shapes(const tforge_evaluator *e)
     return text;
 }
 
-int tforge_evaluator_open(tforge_evaluator **out, const tforge_task *task,
-                          const tforge_evaluator_options *o)
+int pool_open(pool **out, const tforge_backend_args *o, pool_mode mode)
 {
-    if (o->version != TFORGE_EVALUATOR_OPTIONS_VERSION || o->shape >= task->n_tune ||
-        (o->backend == TFORGE_BACKEND_REPLAY && !o->recording))
-        return tforge_error_set(TFORGE_EINPUT, "evaluator: bad options (version, shape %zu of "
-                                "%zu, or replay without a recording)", o->shape, task->n_tune);
-    tforge_evaluator *e = calloc(1, sizeof *e);
+    if (!o->task || o->shape >= o->task->n_tune)
+        return tforge_error_set(TFORGE_EINPUT, "backend: no task, or shape %zu of %zu", o->shape,
+                                o->task ? o->task->n_tune : 0);
+    pool *e = calloc(1, sizeof *e);
     if (!e)
         return tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    e->task = task;
+    e->task = o->task;
     e->o = *o;
+    e->mode = mode;
     if (e->o.compile_workers < 1)
         e->o.compile_workers = 1;
     if (e->o.compile_workers > MAX_COMPILE_WORKERS)
         e->o.compile_workers = MAX_COMPILE_WORKERS;
     int rc = 0;
-    if (o->backend != TFORGE_BACKEND_REPLAY) {
+    if (mode != POOL_CHECK) {
         e->also = check_shapes(e);
         e->compilers = calloc(e->o.compile_workers, sizeof *e->compilers);
         if (!e->compilers)
             rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
         for (unsigned i = 0; !rc && i < e->o.compile_workers; i++)
             rc = start_worker(&e->compilers[i], "compile", 0);
-    } else {
-        rc = tforge_replay_open(&e->replay, o->recording);
     }
-    if (!rc && (o->backend == TFORGE_BACKEND_CUDA || o->backend == TFORGE_BACKEND_INTERPRET ||
-                o->check))
-        rc = start_worker(&e->runner, o->backend == TFORGE_BACKEND_CUDA ? "gpu" : "interpret",
-                          o->backend != TFORGE_BACKEND_CUDA);
+    if (!rc && mode != POOL_COMPILE)
+        rc = start_worker(&e->runner, mode == POOL_CUDA ? "gpu" : "interpret", mode != POOL_CUDA);
     if (rc) {
-        tforge_evaluator_close(e);
+        pool_close(e);
         return rc;
     }
     *out = e;
     return 0;
 }
 
-void tforge_evaluator_close(tforge_evaluator *e)
+void pool_close(pool *e)
 {
     if (!e)
         return;
@@ -105,17 +93,53 @@ void tforge_evaluator_close(tforge_evaluator *e)
     free(e->compilers);
     free(e->also);
     tforge_worker_free(e->runner);
-    tforge_replay_free(e->replay);
     free(e);
 }
 
-unsigned tforge_evaluator_restarts(const tforge_evaluator *e)
+unsigned pool_restarts(const void *state)
 {
-    return e->restarts;
+    return ((const pool *)state)->restarts;
+}
+
+void pool_free(void *state)
+{
+    pool_close(state);
+}
+
+int pool_retime_untimed(void *state, const tforge_candidate *candidate, uint64_t seed,
+                        tforge_measurement *out)
+{
+    (void)state, (void)candidate, (void)seed, (void)out;
+    return 0;
+}
+
+int pool_config(char **out, const pool *p, const tforge_candidate *c)
+{
+    if (c->config) {
+        *out = strdup(c->config);
+        return *out ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    }
+    return tforge_task_config(out, p->task, c->point);
+}
+
+int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
+                  tforge_measurement *out)
+{
+    pool *p = state;
+    char **configs = calloc(n, sizeof *configs);
+    int rc = configs ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = pool_config(&configs[i], p, &candidates[i]);
+    if (!rc)
+        rc = pool_run(p, (const char *const *)configs, n, out);
+    for (size_t i = 0; configs && i < n; i++)
+        free(configs[i]);
+    free(configs);
+    return rc;
 }
 
 /* {"module": "tforge_worker", "function": F, "args": {"task": path, "config": C, "shape": S}} */
-static char *request(const tforge_evaluator *e, const char *function, const char *config,
+static char *request(const pool *e, const char *function, const char *config,
                      const char *shape, const char *extra)
 {
     cJSON *r = cJSON_CreateObject(), *args = cJSON_AddObjectToObject(r, "args");
@@ -135,16 +159,16 @@ static char *request(const tforge_evaluator *e, const char *function, const char
 
 static tforge_status status_of(const char *s)
 {
-    static const char *const names[] = {"ok", "compile", "runtime", "timeout", "wrong"};
-    for (int i = 0; i < 5; i++)
-        if (strcmp(s, names[i]) == 0)
-            return (tforge_status)i;
-    return TFORGE_STATUS_RUNTIME; /* "unsupported" and anything unknown */
+    uint32_t status;
+    /* "unsupported" and anything unknown (or a status no worker reports) */
+    if (tforge_status_parse(&status, s) || status == TFORGE_STATUS_CONSTRAINT)
+        return TFORGE_STATUS_RUNTIME;
+    return (tforge_status)status;
 }
 
 /* Reads a worker's answer into `r` (status, message) and returns the result object, or NULL
  * when the candidate failed. `*fatal` is set when the worker's CUDA context is gone. */
-static cJSON *answer(tforge_result *r, const char *response, cJSON **doc, int *fatal)
+static cJSON *answer(tforge_measurement *r, const char *response, cJSON **doc, int *fatal)
 {
     *fatal = 0;
     *doc = cJSON_Parse(response);
@@ -177,8 +201,8 @@ static double number(const cJSON *o, const char *name)
 
 /* A call that may crash or hang: those become the candidate's status, and the worker is
  * replaced. Returns the result object (owned by *doc) when the candidate passed. */
-static cJSON *call(tforge_evaluator *e, tforge_worker *w, const char *req, int timeout_ms,
-                   tforge_result *r, cJSON **doc)
+static cJSON *call(pool *e, tforge_worker *w, const char *req, int timeout_ms,
+                   tforge_measurement *r, cJSON **doc)
 {
     char *response = NULL, detail[200] = "";
     tforge_call_status how;
@@ -208,10 +232,10 @@ static cJSON *call(tforge_evaluator *e, tforge_worker *w, const char *req, int t
  * worker checks and times each candidate as soon as its compile has finished, so the GPU waits
  * only for a batch's first compile. */
 typedef struct batch {
-    tforge_evaluator *e;
+    pool *e;
     const char *const *configs;
     size_t n;
-    tforge_result *results;
+    tforge_measurement *results;
     pthread_mutex_t lock;
     pthread_cond_t compiled_cv;
     unsigned char *compiled; /* per candidate: its compile has finished (under `lock`) */
@@ -230,9 +254,9 @@ static void mark_compiled(batch *b, size_t i)
 static void *compile_all(void *arg)
 {
     batch *b = arg;
-    tforge_evaluator *e = b->e;
+    pool *e = b->e;
     const char *const *configs = b->configs;
-    tforge_result *results = b->results;
+    tforge_measurement *results = b->results;
     size_t n = b->n;
     unsigned W = e->o.compile_workers;
     size_t slot[MAX_COMPILE_WORKERS];
@@ -271,7 +295,7 @@ static void *compile_all(void *arg)
         for (unsigned w = 0; w < W; w++) {
             if (slot[w] == SIZE_MAX)
                 continue;
-            tforge_result *r = &results[slot[w]];
+            tforge_measurement *r = &results[slot[w]];
             char *response = NULL, detail[200] = "";
             tforge_call_status how = TFORGE_CALL_OK;
             int complete = 0;
@@ -296,13 +320,13 @@ static void *compile_all(void *arg)
                 cJSON *doc;
                 int fatal;
                 const cJSON *c = answer(r, response, &doc, &fatal);
-                if (c)
-                    snprintf(r->metrics, sizeof r->metrics,
-                             "{\"registers\": %g, \"spill_stores\": %g, \"shared_bytes\": %g}",
-                             number(c, "registers"), number(c, "spill_stores"),
-                             number(c, "shared_bytes"));
-                if (strstr(r->metrics, "nan"))
-                    r->metrics[0] = '\0';
+                static const char *const resources[] = {"registers", "spill_stores",
+                                                        "shared_bytes"};
+                int all = c != NULL;
+                for (int m = 0; m < 3 && all; m++)
+                    all = !isnan(number(c, resources[m]));
+                for (int m = 0; m < 3 && all; m++) /* all three or none, as the report shows */
+                    tforge_measurement_set_metric(r, resources[m], number(c, resources[m]));
                 cJSON_Delete(doc);
             }
             free(response);
@@ -315,9 +339,9 @@ static void *compile_all(void *arg)
 }
 
 /* Checks on every check shape with fresh inputs (and, on a GPU, at the tuning shape too). */
-static int check(tforge_evaluator *e, const char *config, tforge_result *r)
+int pool_check(pool *e, const char *config, tforge_measurement *r)
 {
-    size_t n = e->task->n_check + (e->o.backend == TFORGE_BACKEND_CUDA);
+    size_t n = e->task->n_check + (e->mode == POOL_CUDA);
     for (size_t s = 0; s < n; s++) {
         const char *shape = s < e->task->n_check ? e->task->check_shapes[s]
                                                  : e->task->tune_shapes[e->o.shape];
@@ -334,14 +358,14 @@ static int check(tforge_evaluator *e, const char *config, tforge_result *r)
     return 1;
 }
 
-static void time_one(tforge_evaluator *e, const char *config, tforge_result *r)
+void pool_time(pool *e, const char *config, tforge_measurement *r)
 {
     char *req = request(e, "time", config, e->task->tune_shapes[e->o.shape], NULL);
     cJSON *doc = NULL;
     const cJSON *t = req ? call(e, e->runner, req, e->o.time_timeout_ms, r, &doc) : NULL;
     if (t) {
-        r->value = number(t, "median_ms");
-        r->min = number(t, "min_ms");
+        r->value = r->median_ms = number(t, "median_ms");
+        r->min_ms = number(t, "min_ms");
         r->spread = number(t, "spread");
         r->repeats = (uint32_t)number(t, "n");
     }
@@ -349,77 +373,10 @@ static void time_one(tforge_evaluator *e, const char *config, tforge_result *r)
     cJSON_Delete(doc);
 }
 
-/* The recorded space's key for a config: its values in the recording's parameter order. */
-static int replay_lookup(const tforge_evaluator *e, const char *config, uint64_t *index)
+int pool_run(pool *e, const char *const *configs, size_t n, tforge_measurement *results)
 {
-    const tforge_recording *rec = e->o.recording;
-    cJSON *o = cJSON_Parse(config);
-    char key[1024] = "";
-    size_t used = 0;
-    int rc = 0;
-    for (uint32_t p = 0; p < rec->n_params && !rc; p++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, rec->params[p].name);
-        char text[64];
-        if (cJSON_IsNumber(v))
-            tforge_recording_format_number(text, sizeof text, v->valuedouble);
-        else if (cJSON_IsString(v))
-            snprintf(text, sizeof text, "%s", v->valuestring);
-        else if (cJSON_IsBool(v))
-            snprintf(text, sizeof text, "%s", cJSON_IsTrue(v) ? "True" : "False");
-        else
-            rc = tforge_error_set(TFORGE_EINPUT, "replay: the recording's parameter %s is not "
-                                  "a parameter of the task", rec->params[p].name);
-        used += (size_t)snprintf(key + used, sizeof key - used, "%s%s", p ? "," : "", text);
-    }
-    cJSON_Delete(o);
-    if (!rc && (*index = tforge_replay_find_key(e->replay, key)) == TFORGE_NO_INDEX)
-        rc = tforge_error_set(TFORGE_ENOTFOUND, "replay: the config %s is not in the recording",
-                              key);
-    return rc;
-}
-
-static int replay_value(tforge_evaluator *e, const char *config, tforge_rng *noise,
-                        tforge_result *r)
-{
-    uint64_t index;
-    int rc = replay_lookup(e, config, &index);
-    if (rc)
-        return rc;
-    const tforge_space *space = tforge_replay_space(e->replay);
-    tforge_level point[64];
-    if (tforge_space_dims(space) > 64)
-        return tforge_error_set(TFORGE_EINPUT, "replay: more than 64 parameters");
-    tforge_space_point(point, space, index);
-    tforge_replay_result answer;
-    if ((rc = tforge_replay_evaluate(&answer, e->replay, point, noise)))
-        return rc;
-    const tforge_recording_entry *entry = tforge_replay_entry(e->replay, index);
-    r->status = answer.status;
-    r->value = answer.value;
-    r->spread = answer.spread;
-    r->repeats = entry->n_times;
-    r->compile_ms = entry->compile_time;
-    r->wall_ms = answer.charged_ms;
-    if (answer.status != TFORGE_STATUS_OK)
-        snprintf(r->message, sizeof r->message, "recorded as failed");
-    return 0;
-}
-
-int tforge_evaluator_run(tforge_evaluator *e, const char *const *configs, size_t n,
-                         tforge_result *results)
-{
-    for (size_t i = 0; i < n; i++)
-        results[i] = (tforge_result){TFORGE_STATUS_OK, NAN, NAN, NAN, 0, NAN, 0, "", ""};
-    if (e->o.backend == TFORGE_BACKEND_REPLAY) {
-        for (size_t i = 0; i < n; i++) {
-            int rc = replay_value(e, configs[i], NULL, &results[i]);
-            if (rc)
-                return rc; /* a config the recording lacks: the replay cannot answer honestly */
-            if (e->runner && results[i].status == TFORGE_STATUS_OK)
-                check(e, configs[i], &results[i]); /* a failed check overrides the record */
-        }
+    if (n == 0)
         return 0;
-    }
     double start = tforge_worker_now_ms();
     size_t busy = n < e->o.compile_workers ? n : e->o.compile_workers;
     batch b = {e, configs, n, results, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
@@ -442,11 +399,11 @@ int tforge_evaluator_run(tforge_evaluator *e, const char *const *configs, size_t
         }
         pthread_mutex_unlock(&b.lock);
         ran[i] = 1;
-        tforge_result *r = &results[i];
+        tforge_measurement *r = &results[i];
         double t0 = tforge_worker_now_ms();
-        if (r->status == TFORGE_STATUS_OK && e->runner && check(e, configs[i], r) &&
-            e->o.backend == TFORGE_BACKEND_CUDA)
-            time_one(e, configs[i], r);
+        if (r->status == TFORGE_STATUS_OK && e->runner && pool_check(e, configs[i], r) &&
+            e->mode == POOL_CUDA)
+            pool_time(e, configs[i], r);
         /* the batch's compile time is shared by the workers it kept busy: each candidate is
          * charged its part of it */
         r->wall_ms = (tforge_worker_now_ms() - t0) + r->compile_ms / (double)busy;
@@ -456,19 +413,5 @@ int tforge_evaluator_run(tforge_evaluator *e, const char *const *configs, size_t
     free(b.compiled);
     tforge_log(TFORGE_LOG_DEBUG, "batch of %zu evaluated in %.0f ms", n,
                tforge_worker_now_ms() - start);
-    return 0;
-}
-
-int tforge_evaluator_retime(tforge_evaluator *e, const char *config, uint64_t seed,
-                            tforge_result *r)
-{
-    *r = (tforge_result){TFORGE_STATUS_OK, NAN, NAN, NAN, 0, NAN, 0, "", ""};
-    if (e->o.backend == TFORGE_BACKEND_REPLAY) {
-        tforge_rng rng;
-        tforge_rng_seed(&rng, seed);
-        return replay_value(e, config, &rng, r);
-    }
-    if (e->o.backend == TFORGE_BACKEND_CUDA)
-        time_one(e, config, r);
     return 0;
 }

@@ -1,0 +1,58 @@
+#include "backend.h"
+
+#include "tforge/error.h"
+
+#include <string.h>
+
+const tforge_backend_type *tforge_backend_find(const char *name)
+{
+    static const tforge_backend_type *const shipped[] = {
+        &tforge_backend_cuda, &tforge_backend_interpret, &tforge_backend_compile,
+        &tforge_backend_replay};
+    for (size_t i = 0; i < sizeof shipped / sizeof *shipped; i++)
+        if (strcmp(shipped[i]->name, name) == 0)
+            return shipped[i];
+    return NULL;
+}
+
+int tforge_backend_open(tforge_backend *out, const tforge_backend_type *type,
+                        const tforge_backend_args *args)
+{
+    out->type = NULL;
+    out->state = NULL;
+    if (args->version != TFORGE_BACKEND_ARGS_VERSION || !args->space)
+        return tforge_error_set(TFORGE_EINPUT, "backend %s: bad arguments (version %u, or no "
+                                "space)", type->name, args->version);
+    int rc = type->open(&out->state, args);
+    if (rc == 0)
+        out->type = type;
+    return rc;
+}
+
+int tforge_backend_evaluate(tforge_backend *b, const tforge_candidate *candidates, size_t n,
+                            tforge_measurement *out)
+{
+    for (size_t i = 0; i < n; i++)
+        tforge_measurement_init(&out[i]);
+    return n ? b->type->evaluate(b->state, candidates, n, out) : 0;
+}
+
+int tforge_backend_retime(tforge_backend *b, const tforge_candidate *candidate, uint64_t seed,
+                          tforge_measurement *out)
+{
+    tforge_measurement_init(out);
+    return b->type->retime(b->state, candidate, seed, out);
+}
+
+unsigned tforge_backend_restarts(const tforge_backend *b)
+{
+    return b->type && b->type->restarts ? b->type->restarts(b->state) : 0;
+}
+
+void tforge_backend_close(tforge_backend *b)
+{
+    if (b->type)
+        b->type->close(b->state);
+    b->type = NULL;
+    b->state = NULL;
+}

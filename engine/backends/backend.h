@@ -1,0 +1,91 @@
+/* Backends: what evaluates candidates for the loop. Each is a const type table in a file of its
+ * own (as GSL's minimisers are), and the caller runs the loop:
+ *   cuda       compile ahead in a pool of CPU workers, then check and time on the GPU worker
+ *   interpret  compile for sm_90 in the pool (resources, spills), check in Triton's interpreter
+ *              on the CPU; no timing, so no value
+ *   compile    compile only (for the GPU there is, else sm_90): which candidates build, with
+ *              what registers, spills and shared memory, and how fast the pool compiles
+ *   replay     the measurement recorded for the candidate in a recorded space; optionally
+ *              checked in the interpreter as well
+ * A candidate that fails (does not compile, crashes, hangs, computes wrong) is a measurement with
+ * a status, never an error of the backend; an error means the backend cannot answer honestly
+ * (a replayed candidate the recording lacks, a lost worker pool). The profiler and the cost
+ * models will hook in here, between a measurement and the loop. */
+#ifndef TFORGE_ENGINE_BACKEND_H
+#define TFORGE_ENGINE_BACKEND_H
+
+#include "recording.h"
+#include "replay.h"
+#include "task.h"
+#include "tforge/measurement.h"
+#include "tforge/space.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What is evaluated: a point of the loop's space, or one of the task's own configs (a
+ * baseline), which may lie outside the space and so travels as the task's text. A baseline
+ * inside the space has both. */
+typedef struct tforge_candidate {
+    const tforge_level *point; /* the space's dims levels, or NULL */
+    const char *config;        /* the task's JSON object text, or NULL (then from the point) */
+} tforge_candidate;
+
+#define TFORGE_BACKEND_ARGS_VERSION 1
+typedef struct tforge_backend_args {
+    unsigned version;
+    const tforge_task *task;           /* NULL only for replay without checks (the lab) */
+    const tforge_space *space;         /* the space the points are of */
+    const tforge_recording *recording; /* replay: the recorded space */
+    const tforge_replay *replay;       /* replay: its index, when the caller has one open */
+    int check;                         /* replay: also check every candidate in the interpreter */
+    int noise;                         /* replay: values drawn from the recorded runs */
+    uint64_t noise_seed;
+    unsigned compile_workers;
+    size_t shape; /* index into the task's tune shapes */
+    int compile_timeout_ms, check_timeout_ms, time_timeout_ms;
+} tforge_backend_args;
+#define TFORGE_BACKEND_ARGS_INIT                                                                  \
+    {TFORGE_BACKEND_ARGS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 4, 0, 300000, 600000, 120000}
+
+typedef struct tforge_backend_type {
+    const char *name;
+    int timed; /* 1 when its measurements carry values */
+    /* Everything `args` points to outlives the state. */
+    int (*open)(void **state, const tforge_backend_args *args);
+    /* Evaluates `n` candidates into `out` (compiled in parallel where the backend compiles). */
+    int (*evaluate)(void *state, const tforge_candidate *candidates, size_t n,
+                    tforge_measurement *out);
+    /* Times one candidate again; `seed` draws a recorded run where the backend replays. */
+    int (*retime)(void *state, const tforge_candidate *candidate, uint64_t seed,
+                  tforge_measurement *out);
+    /* Worker processes replaced after a crash or a hang. */
+    unsigned (*restarts)(const void *state);
+    void (*close)(void *state);
+} tforge_backend_type;
+
+extern const tforge_backend_type tforge_backend_cuda;
+extern const tforge_backend_type tforge_backend_interpret;
+extern const tforge_backend_type tforge_backend_compile;
+extern const tforge_backend_type tforge_backend_replay;
+
+/* The shipped type of that name, or NULL. */
+const tforge_backend_type *tforge_backend_find(const char *name);
+
+/* An open backend: its type and its state. */
+typedef struct tforge_backend {
+    const tforge_backend_type *type;
+    void *state;
+} tforge_backend;
+
+int tforge_backend_open(tforge_backend *out, const tforge_backend_type *type,
+                        const tforge_backend_args *args);
+int tforge_backend_evaluate(tforge_backend *backend, const tforge_candidate *candidates, size_t n,
+                            tforge_measurement *out);
+int tforge_backend_retime(tforge_backend *backend, const tforge_candidate *candidate,
+                          uint64_t seed, tforge_measurement *out);
+unsigned tforge_backend_restarts(const tforge_backend *backend);
+/* A backend never opened (type NULL) is allowed. */
+void tforge_backend_close(tforge_backend *backend);
+
+#endif

@@ -1,0 +1,41 @@
+/* The worker processes behind the cuda, interpret and compile backends (and replay's checks):
+ * a pool of compile workers that works through a batch in a thread of its own, and one runner
+ * that checks (and, on a GPU, times) each candidate as soon as its compile has finished. */
+#ifndef TFORGE_ENGINE_BACKENDS_POOL_H
+#define TFORGE_ENGINE_BACKENDS_POOL_H
+
+#include "backend.h"
+
+typedef struct pool pool;
+
+typedef enum pool_mode {
+    POOL_CUDA,      /* compile, check on the GPU (tuning shape too), time */
+    POOL_INTERPRET, /* compile for sm_90, check in the interpreter */
+    POOL_COMPILE,   /* compile only */
+    POOL_CHECK      /* no compiling: a runner that checks in the interpreter (replay --check) */
+} pool_mode;
+
+int pool_open(pool **out, const tforge_backend_args *args, pool_mode mode);
+void pool_close(pool *p);
+
+/* The config text the worker is sent: the candidate's own, or its point's; the caller frees. */
+int pool_config(char **out, const pool *p, const tforge_candidate *candidate);
+
+/* Compiles every config, then checks (and times) each one that compiled. */
+int pool_run(pool *p, const char *const *configs, size_t n, tforge_measurement *out);
+/* Checks one config on every check shape with fresh inputs; 1 when it passed (else `m` holds
+ * the failure). */
+int pool_check(pool *p, const char *config, tforge_measurement *m);
+/* Times one config on the GPU worker into `m`. */
+void pool_time(pool *p, const char *config, tforge_measurement *m);
+/* The type-table functions the pool's backends share (`state` is a pool): evaluate makes each
+ * candidate's config and runs pool_run; retime_untimed leaves the measurement untimed (for the
+ * backends that time nothing). */
+int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
+                  tforge_measurement *out);
+int pool_retime_untimed(void *state, const tforge_candidate *candidate, uint64_t seed,
+                        tforge_measurement *out);
+unsigned pool_restarts(const void *state);
+void pool_free(void *state);
+
+#endif

@@ -1,0 +1,432 @@
+#include "loop.h"
+
+#include "grow.h"
+#include "strategy.h"
+#include "tforge/error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+void tforge_loop_outcome_dispose(tforge_loop_outcome *o)
+{
+    for (size_t i = 0; o->evals && i < o->n_evals; i++) {
+        free(o->evals[i].point);
+        free(o->evals[i].config);
+    }
+    free(o->evals);
+    memset(o, 0, sizeof *o);
+}
+
+/* ---- the points evaluated so far: an open-addressing set of level vectors ---- */
+
+typedef struct seen_set {
+    uint32_t dims;
+    size_t n, cap;       /* cap is a power of two, kept at most half full */
+    tforge_level *slots; /* cap x dims */
+    unsigned char *used;
+} seen_set;
+
+static uint64_t hash_point(const tforge_level *p, uint32_t dims)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (uint32_t d = 0; d < dims; d++)
+        h = (h ^ p[d]) * 1099511628211ull;
+    return h;
+}
+
+static size_t seen_slot(const seen_set *s, const tforge_level *p)
+{
+    size_t i = (size_t)hash_point(p, s->dims) & (s->cap - 1);
+    while (s->used[i] && memcmp(s->slots + i * s->dims, p, s->dims * sizeof *p) != 0)
+        i = (i + 1) & (s->cap - 1);
+    return i;
+}
+
+static int seen_has(const seen_set *s, const tforge_level *p)
+{
+    return s->cap && s->used[seen_slot(s, p)];
+}
+
+static int seen_add(seen_set *s, const tforge_level *p)
+{
+    if (2 * (s->n + 1) > s->cap) {
+        seen_set bigger = {s->dims, 0, s->cap ? 2 * s->cap : 64, NULL, NULL};
+        bigger.slots = malloc(bigger.cap * s->dims * sizeof *bigger.slots);
+        bigger.used = calloc(bigger.cap, 1);
+        if (!bigger.slots || !bigger.used) {
+            free(bigger.slots);
+            free(bigger.used);
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        }
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->used[i]) {
+                size_t j = seen_slot(&bigger, s->slots + i * s->dims);
+                memcpy(bigger.slots + j * s->dims, s->slots + i * s->dims,
+                       s->dims * sizeof *s->slots);
+                bigger.used[j] = 1;
+                bigger.n++;
+            }
+        free(s->slots);
+        free(s->used);
+        *s = bigger;
+    }
+    size_t i = seen_slot(s, p);
+    if (!s->used[i]) {
+        memcpy(s->slots + i * s->dims, p, s->dims * sizeof *p);
+        s->used[i] = 1;
+        s->n++;
+    }
+    return 0;
+}
+
+/* ---- the loop ---- */
+
+typedef struct loop {
+    const tforge_space *space;
+    tforge_backend *backend;
+    const tforge_loop_options *o;
+    tforge_loop_outcome *out;
+    tforge_strategy *strategy;
+    seen_set seen;
+    uint32_t dims;
+    double start, best, best_noise, best_plain;
+} loop;
+
+/* The store's key and parameters of a candidate: derived from its levels, or its own text. */
+static int describe(char **key, char **params, const loop *l, const tforge_candidate *c)
+{
+    *key = *params = NULL;
+    const tforge_recording *codec = l->o->record ? l->o->record->space : NULL;
+    if (c->point && codec) {
+        int rc = tforge_recording_key(key, codec, c->point);
+        if (!rc)
+            rc = tforge_recording_config_json(params, codec, c->point);
+        return rc;
+    }
+    if (!c->config)
+        return tforge_error_set(TFORGE_ERROR, "a candidate with neither point nor config");
+    *key = strdup(c->config);
+    *params = strdup(c->config);
+    return *key && *params ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+}
+
+static int record(loop *l, const tforge_candidate *c, const tforge_measurement *m)
+{
+    const tforge_run_record *r = l->o->record;
+    if (!r)
+        return 0;
+    char *key, *params;
+    int rc = describe(&key, &params, l, c);
+    if (!rc) {
+        tforge_store_measurement row = {0};
+        row.key = key;
+        row.params_json = params;
+        row.m = *m;
+        rc = tforge_store_record(NULL, r->store, r->run_id, &row);
+    }
+    free(key);
+    free(params);
+    return rc;
+}
+
+static int append(loop *l, const tforge_candidate *c, int baseline, int resumed,
+                  const tforge_measurement *m)
+{
+    tforge_loop_outcome *out = l->out;
+    if (tforge_grow((void **)&out->evals, &out->cap, out->n_evals, sizeof *out->evals,
+                    "the tuning history"))
+        return TFORGE_ENOMEM;
+    tforge_loop_eval *e = &out->evals[out->n_evals];
+    memset(e, 0, sizeof *e);
+    if (c->point && !(e->point = malloc(l->dims * sizeof *e->point)))
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    if (c->point)
+        memcpy(e->point, c->point, l->dims * sizeof *e->point);
+    if (c->config && !(e->config = strdup(c->config))) {
+        free(e->point);
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    }
+    out->n_evals++;
+    if (!baseline && m->status == TFORGE_STATUS_OK && !isnan(m->value)) {
+        /* A new best must beat the incumbent by more than the noise of both measurements. */
+        double noise = isnan(m->spread) ? 0.0 : m->spread;
+        if (isnan(l->best) || m->value < l->best * (1.0 - fmax(noise, l->best_noise))) {
+            l->best = m->value;
+            l->best_noise = noise;
+        }
+        if (!(m->value >= l->best_plain))
+            l->best_plain = m->value;
+    }
+    e->baseline = baseline;
+    e->resumed = resumed;
+    e->m = *m;
+    e->best = l->best;
+    e->best_plain = l->best_plain;
+    e->elapsed_s = now_s() - l->start;
+    out->n_resumed += (size_t)resumed;
+    return 0;
+}
+
+/* Evaluates a batch (or takes its first part from the resumed run), records and appends it. */
+static int evaluate(loop *l, const tforge_candidate *c, size_t n, int baseline)
+{
+    if (n == 0)
+        return 0;
+    const tforge_run_history *h = l->o->history;
+    tforge_measurement *m = calloc(n, sizeof *m);
+    if (!m)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    size_t first = l->out->n_evals, from_store = 0;
+    int rc = 0;
+    while (!rc && h && from_store < n && first + from_store < h->n) {
+        char *key, *params;
+        if ((rc = describe(&key, &params, l, &c[from_store])))
+            break;
+        if (strcmp(key, h->keys[first + from_store]) != 0)
+            rc = tforge_error_set(TFORGE_EINPUT, "resume: evaluation %zu of the stored run is %s, "
+                                  "this run proposes %s: its settings differ",
+                                  first + from_store + 1, h->keys[first + from_store], key);
+        else
+            m[from_store] = h->measurements[first + from_store];
+        free(key);
+        free(params);
+        from_store += rc == 0;
+    }
+    if (!rc && from_store < n)
+        rc = tforge_backend_evaluate(l->backend, c + from_store, n - from_store, m + from_store);
+    for (size_t i = 0; !rc && i < n; i++) {
+        rc = append(l, &c[i], baseline, i < from_store, &m[i]);
+        if (!rc && i >= from_store)
+            rc = record(l, &c[i], &m[i]);
+    }
+    free(m);
+    return rc;
+}
+
+static tforge_observation observe(const tforge_level *point, const tforge_measurement *m)
+{
+    tforge_observation o = {point, m->status, m->value, isnan(m->spread) ? 0.0 : m->spread};
+    if (m->status == TFORGE_STATUS_OK && isnan(m->value))
+        o.value = 1.0; /* an untimed backend: every good candidate alike */
+    return o;
+}
+
+/* A proposal must be valid and new: anything else is the strategy's error, named. */
+static int check_proposal(const loop *l, const tforge_level *p)
+{
+    for (uint32_t d = 0; d < l->dims; d++)
+        if (p[d] >= tforge_space_levels(l->space, d))
+            return tforge_error_set(TFORGE_ERROR, "strategy %s proposed an invalid point: "
+                                    "dimension %s has no level %u (it has %u)",
+                                    l->o->strategy, tforge_space_name(l->space, d), p[d],
+                                    tforge_space_levels(l->space, d));
+    int valid = tforge_space_is_valid(l->space, p), again = valid && seen_has(&l->seen, p);
+    if (valid && !again)
+        return 0;
+    char *text = NULL;
+    tforge_space_format(&text, l->space, p);
+    int rc = tforge_error_set(TFORGE_ERROR, "strategy %s proposed %s point %s", l->o->strategy,
+                              valid ? "an already seen" : "an invalid (constraint-breaking)",
+                              text ? text : "?");
+    free(text);
+    return rc;
+}
+
+static int baselines(loop *l)
+{
+    const tforge_loop_options *o = l->o;
+    int rc = evaluate(l, o->baselines, o->n_baselines, 1);
+    tforge_observation *told = malloc((o->n_baselines + 1) * sizeof *told);
+    if (!rc && !told)
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    uint32_t n_told = 0;
+    tforge_loop_outcome *out = l->out;
+    for (size_t b = 0; !rc && b < o->n_baselines; b++) {
+        const tforge_measurement *m = &out->evals[b].m;
+        if (m->status == TFORGE_STATUS_OK &&
+            (out->baseline < 0 || m->value < out->evals[out->baseline].m.value))
+            out->baseline = (long)b;
+        const tforge_level *p = out->evals[b].point;
+        if (p && tforge_space_is_valid(l->space, p) && !seen_has(&l->seen, p)) {
+            told[n_told++] = observe(p, m);
+            rc = seen_add(&l->seen, p);
+        }
+    }
+    if (!rc && n_told)
+        rc = tforge_strategy_tell(l->strategy, told, n_told);
+    free(told);
+    return rc;
+}
+
+static void progress(const loop *l, uint32_t n, uint32_t budget)
+{
+    if (!l->o->progress)
+        return;
+    double elapsed = now_s() - l->start, eta = n ? elapsed / n * (budget - n) : 0;
+    double base = l->out->baseline >= 0 ? l->out->evals[l->out->baseline].m.value : NAN;
+    fprintf(stderr, "\r  %u/%u evaluated  best %.4g ms", n, budget, l->best);
+    if (!isnan(base) && !isnan(l->best))
+        fprintf(stderr, " (%.2fx the baseline)", base / l->best);
+    fprintf(stderr, "  elapsed %d:%02d  eta %d:%02d   ", (int)elapsed / 60, (int)elapsed % 60,
+            (int)eta / 60, (int)eta % 60);
+    fflush(stderr);
+}
+
+static int candidates_loop(loop *l)
+{
+    const tforge_loop_options *o = l->o;
+    uint32_t batch = o->batch ? o->batch : 1, n = 0;
+    tforge_level *points = malloc((size_t)batch * l->dims * sizeof *points);
+    tforge_candidate *c = malloc(batch * sizeof *c);
+    tforge_observation *told = malloc(batch * sizeof *told);
+    int rc = points && c && told ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    while (!rc && n < o->budget && (o->time_limit_s <= 0 || now_s() - l->start < o->time_limit_s)) {
+        uint32_t want = o->budget - n < batch ? o->budget - n : batch, got = 0;
+        if ((rc = tforge_strategy_ask(l->strategy, want, points, &got)) || got == 0)
+            break;
+        for (uint32_t i = 0; !rc && i < got; i++) {
+            const tforge_level *p = points + (size_t)i * l->dims;
+            if (!(rc = check_proposal(l, p)))
+                rc = seen_add(&l->seen, p);
+            c[i] = (tforge_candidate){p, NULL};
+        }
+        size_t before = l->out->n_evals;
+        if (rc || (rc = evaluate(l, c, got, 0)))
+            break;
+        for (uint32_t i = 0; i < got; i++)
+            told[i] = observe(c[i].point, &l->out->evals[before + i].m);
+        if ((rc = tforge_strategy_tell(l->strategy, told, got)))
+            break;
+        n += got;
+        progress(l, n, o->budget);
+    }
+    if (o->progress)
+        fputc('\n', stderr);
+    free(points);
+    free(c);
+    free(told);
+    return rc;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The top candidates by value, best first, into `pick`; how many. */
+static size_t top_candidates(const tforge_loop_outcome *out, long *pick, size_t top)
+{
+    size_t k = 0;
+    for (size_t rank = 0; rank < top; rank++) {
+        long best = -1;
+        for (size_t i = 0; i < out->n_evals; i++) {
+            const tforge_measurement *m = &out->evals[i].m;
+            int taken = 0;
+            for (size_t j = 0; j < k; j++)
+                taken |= pick[j] == (long)i;
+            if (!out->evals[i].baseline && m->status == TFORGE_STATUS_OK && !isnan(m->value) &&
+                !taken && (best < 0 || m->value < out->evals[best].m.value))
+                best = (long)i;
+        }
+        if (best >= 0)
+            pick[k++] = best;
+    }
+    return k;
+}
+
+/* Re-times the top candidates and the best baseline in interleaved rounds, so that drift of the
+ * clock or the machine hits them all alike, and names the winner by the medians. */
+static int final_choice(loop *l)
+{
+    tforge_loop_outcome *out = l->out;
+    enum { MAX_TOP = 16 };
+    long pick[MAX_TOP + 1];
+    size_t k = top_candidates(out, pick, l->o->final_top < MAX_TOP ? l->o->final_top : MAX_TOP);
+    out->best = k ? pick[0] : -1;
+    out->best_ms = k ? out->evals[pick[0]].m.value : NAN;
+    out->baseline_ms = out->baseline >= 0 ? out->evals[out->baseline].m.value : NAN;
+    uint32_t rounds = l->o->final_rounds;
+    if (k == 0 || rounds == 0)
+        return 0;
+    size_t n_cand = k;
+    if (out->baseline >= 0 && !isnan(out->baseline_ms))
+        pick[k++] = out->baseline;
+    double *times = malloc((size_t)k * rounds * sizeof *times);
+    if (!times)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    int rc = 0;
+    for (uint32_t r = 0; !rc && r < rounds; r++)
+        for (size_t c = 0; !rc && c < k; c++) {
+            const tforge_loop_eval *e = &out->evals[pick[c]];
+            tforge_candidate candidate = {e->point, e->config};
+            tforge_measurement again;
+            rc = tforge_backend_retime(l->backend, &candidate, l->o->seed * 1000003u + r * 31u + c,
+                                       &again);
+            times[c * rounds + r] = again.status == TFORGE_STATUS_OK ? again.value : NAN;
+        }
+    if (rc) {
+        char why[900];
+        snprintf(why, sizeof why, "%s", tforge_error_last()->message);
+        free(times);
+        return tforge_error_set(rc, "the final re-timing failed: %s", why);
+    }
+    double best = NAN;
+    for (size_t c = 0; c < k; c++) {
+        double *t = times + c * rounds;
+        qsort(t, rounds, sizeof *t, compare_doubles); /* NAN sorts last */
+        double median = t[rounds / 2];
+        if (isnan(median))
+            continue;
+        if (c == n_cand) {
+            out->baseline_ms = median;
+        } else if (isnan(best) || median < best) {
+            best = median;
+            out->best = pick[c];
+        }
+    }
+    out->best_ms = best;
+    free(times);
+    return 0;
+}
+
+int tforge_loop_run(tforge_loop_outcome *out, const tforge_registry *registry,
+                    const tforge_space *space, tforge_backend *backend,
+                    const tforge_loop_options *o)
+{
+    memset(out, 0, sizeof *out);
+    out->best = out->baseline = -1;
+    if (o->version != TFORGE_LOOP_OPTIONS_VERSION)
+        return tforge_error_set(TFORGE_EINPUT, "loop: options of version %u, expected %u",
+                                o->version, TFORGE_LOOP_OPTIONS_VERSION);
+    loop l = {space, backend, o, out, NULL, {0}, tforge_space_dims(space), now_s(), NAN, 0.0,
+              NAN};
+    l.seen.dims = l.dims;
+    tforge_space_view view = tforge_space_get_view(space);
+    int rc = tforge_strategy_open(&l.strategy, registry, o->strategy, &view, o->seed, o->budget,
+                                  o->strategy_options);
+    if (!rc)
+        rc = baselines(&l);
+    if (!rc)
+        rc = candidates_loop(&l);
+    if (!rc)
+        rc = final_choice(&l);
+    out->speedup = out->baseline_ms / out->best_ms;
+    out->restarts = tforge_backend_restarts(backend);
+    out->seconds = now_s() - l.start;
+    out->run_id = o->record ? o->record->run_id : 0;
+    tforge_strategy_close(l.strategy);
+    free(l.seen.slots);
+    free(l.seen.used);
+    return rc;
+}

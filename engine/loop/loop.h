@@ -1,0 +1,93 @@
+/* The one loop: ask -> evaluate -> record -> tell, for `tune`, `replay` (the strategy lab) and,
+ * later, MPI ranks. Baselines first (told to the strategy when they lie in the space), then the
+ * strategy's proposals in batches, every evaluation committed to the store before the strategy
+ * hears of it; a run resumed from the store is told its stored evaluations again instead of
+ * evaluating them, and must propose the same points. A new best must beat the incumbent by more
+ * than the measured noise, and the final top few are re-timed in interleaved rounds with the
+ * best baseline before the winner is named. */
+#ifndef TFORGE_ENGINE_LOOP_H
+#define TFORGE_ENGINE_LOOP_H
+
+#include "backend.h"
+#include "recording.h"
+#include "registry.h"
+#include "store.h"
+
+/* What a stored run had evaluated, in order (tforge_run_open fills it). */
+typedef struct tforge_run_history {
+    size_t n, cap;
+    char **keys;
+    tforge_measurement *measurements;
+} tforge_run_history;
+void tforge_run_history_dispose(tforge_run_history *history);
+
+/* Where a run is recorded: the store, the run, and the description of its space (recording
+ * parameter p is dimension p, value l its level l), from which each point's key and parameters
+ * are derived. */
+typedef struct tforge_run_record {
+    tforge_store *store;
+    int64_t run_id;
+    const tforge_recording *space;
+} tforge_run_record;
+
+/* Opens the stored run that `like` describes (source, strategy, settings, seed, budget, space,
+ * environment) and reads what it had evaluated into `history`:
+ *   TFORGE_RUN_EXACT  the latest run with the same source, strategy, settings, seed and budget,
+ *                     else a new one (the lab: each seed of each strategy is a run of its own)
+ *   TFORGE_RUN_RESUME the latest run of the same source; refused, naming the setting, when any of
+ *                     those differ; a new one when there is none
+ *   TFORGE_RUN_NEW    always a new run */
+typedef enum tforge_run_mode { TFORGE_RUN_NEW, TFORGE_RUN_EXACT, TFORGE_RUN_RESUME } tforge_run_mode;
+int tforge_run_open(int64_t *run_id, tforge_run_history *history, tforge_store *store,
+                    const tforge_store_run *like, tforge_run_mode mode);
+
+typedef struct tforge_loop_eval {
+    tforge_level *point;  /* owned; NULL for a baseline outside the space */
+    char *config;         /* owned; a baseline's task text, else NULL (a caller may set it for
+                             its reports: it is freed with the outcome) */
+    int baseline;         /* 1 for the task's baselines */
+    int resumed;          /* 1 when taken from the stored run */
+    tforge_measurement m;
+    double best;          /* the incumbent after this evaluation (noise rule; NAN before any) */
+    double best_plain;    /* the plain minimum of the candidates' ok values so far */
+    double elapsed_s;     /* since the start */
+} tforge_loop_eval;
+
+typedef struct tforge_loop_outcome {
+    tforge_loop_eval *evals;
+    size_t n_evals, n_resumed, cap;
+    /* after the final interleaved re-timing; -1 when nothing could be timed */
+    long best, baseline; /* indexes into evals */
+    double best_ms, baseline_ms, speedup;
+    unsigned restarts;
+    double seconds;
+    int64_t run_id; /* the stored run, 0 when nothing is stored */
+} tforge_loop_outcome;
+void tforge_loop_outcome_dispose(tforge_loop_outcome *outcome);
+
+#define TFORGE_LOOP_OPTIONS_VERSION 1
+typedef struct tforge_loop_options {
+    unsigned version;
+    const char *strategy;
+    const char *const *strategy_options; /* "key=value", NULL-terminated; may be NULL */
+    uint64_t seed;
+    uint32_t budget;       /* candidates, baselines not counted */
+    double time_limit_s;   /* 0: none */
+    uint32_t batch;        /* candidates asked at once */
+    uint32_t final_top, final_rounds; /* re-timing at the end; 0 rounds: none */
+    const tforge_candidate *baselines; /* evaluated first; may be NULL */
+    size_t n_baselines;
+    const tforge_run_record *record;      /* NULL: nothing is stored */
+    const tforge_run_history *history;    /* a resumed run's evaluations; may be NULL */
+    int progress;          /* a live line on standard error */
+} tforge_loop_options;
+#define TFORGE_LOOP_OPTIONS_INIT                                                                  \
+    {TFORGE_LOOP_OPTIONS_VERSION, "random", NULL, 1, 50, 0, 1, 3, 5, NULL, 0, NULL, NULL, 0}
+
+/* Runs the loop over `space` with `backend`. A strategy that proposes an invalid or an already
+ * evaluated point is an error that names it; so is a failed final re-timing. */
+int tforge_loop_run(tforge_loop_outcome *out, const tforge_registry *registry,
+                    const tforge_space *space, tforge_backend *backend,
+                    const tforge_loop_options *options);
+
+#endif

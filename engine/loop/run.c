@@ -1,0 +1,102 @@
+/* Runs in the store: found again, refused when they are not the same run, and read back. */
+#include "loop.h"
+
+#include "grow.h"
+#include "tforge/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tforge_run_history_dispose(tforge_run_history *h)
+{
+    for (size_t i = 0; h->keys && i < h->n; i++)
+        free(h->keys[i]);
+    free(h->keys);
+    free(h->measurements);
+    memset(h, 0, sizeof *h);
+}
+
+static int collect(void *context, const tforge_store_measurement *row)
+{
+    tforge_run_history *h = context;
+    size_t cap = h->cap;
+    int rc = tforge_grow((void **)&h->keys, &cap, h->n, sizeof *h->keys, "resuming");
+    if (!rc) {
+        cap = h->cap;
+        rc = tforge_grow((void **)&h->measurements, &cap, h->n, sizeof *h->measurements,
+                         "resuming");
+    }
+    if (rc)
+        return rc;
+    h->cap = cap;
+    if (!(h->keys[h->n] = strdup(row->key)))
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory resuming");
+    h->measurements[h->n++] = row->m;
+    return 0;
+}
+
+static int same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Refuses to resume `stored` as `like`, naming the first setting that differs. */
+static int compare_runs(const tforge_store_run *stored, const tforge_store_run *like)
+{
+    const char *what = !same_text(stored->strategy, like->strategy) ? "strategy"
+                       : stored->seed != like->seed                 ? "seed"
+                       : stored->budget != like->budget             ? "budget"
+                       : !same_text(stored->settings_json, like->settings_json) ? "settings"
+                       : !same_text(stored->space_json, like->space_json)       ? "space"
+                                                                                 : NULL;
+    if (!what)
+        return 0;
+    char was[512], now[512];
+    if (strcmp(what, "seed") == 0 || strcmp(what, "budget") == 0) {
+        int seed = strcmp(what, "seed") == 0;
+        snprintf(was, sizeof was, "%llu",
+                 (unsigned long long)(seed ? stored->seed : stored->budget));
+        snprintf(now, sizeof now, "%llu", (unsigned long long)(seed ? like->seed : like->budget));
+    } else {
+        const char *a = strcmp(what, "strategy") == 0   ? stored->strategy
+                        : strcmp(what, "settings") == 0 ? stored->settings_json
+                                                        : "(another space)";
+        const char *b = strcmp(what, "strategy") == 0   ? like->strategy
+                        : strcmp(what, "settings") == 0 ? like->settings_json
+                                                        : "(this task's space)";
+        snprintf(was, sizeof was, "%s", a ? a : "(none)");
+        snprintf(now, sizeof now, "%s", b ? b : "(none)");
+    }
+    return tforge_error_set(TFORGE_EINPUT, "--resume: the stored run %lld of %s has %s %s, this "
+                            "run asks for %s: run without --resume to start a new run, or with "
+                            "the stored run's settings", (long long)stored->id, stored->source,
+                            what, was, now);
+}
+
+int tforge_run_open(int64_t *run_id, tforge_run_history *history, tforge_store *store,
+                    const tforge_store_run *like, tforge_run_mode mode)
+{
+    memset(history, 0, sizeof *history);
+    int rc = TFORGE_ENOTFOUND;
+    if (mode == TFORGE_RUN_EXACT)
+        rc = tforge_store_find_run_like(run_id, store, like);
+    else if (mode == TFORGE_RUN_RESUME)
+        rc = tforge_store_find_latest(run_id, store, like->source);
+    if (rc == 0 && mode == TFORGE_RUN_RESUME) {
+        tforge_store_run stored;
+        if ((rc = tforge_store_find_run(&stored, store, *run_id)) == 0) {
+            rc = compare_runs(&stored, like);
+            tforge_store_run_dispose(&stored);
+        }
+    }
+    if (rc == 0)
+        rc = tforge_store_each_measurement(store, *run_id, collect, history);
+    else if (rc == TFORGE_ENOTFOUND) {
+        tforge_error_clear();
+        rc = tforge_store_begin_run(run_id, store, like);
+    }
+    if (rc)
+        tforge_run_history_dispose(history);
+    return rc;
+}
