@@ -1,0 +1,413 @@
+/* The loop, with a fake backend: a 6 x 6 space whose value is a bowl, with planted failures of
+ * every status, a re-timing that reorders the leaders, and a backend that can be made to die
+ * after any number of evaluations (a kill -9 between two commits looks the same to the store). */
+#include "backend.h"
+#include "loop.h"
+#include "replay.h"
+#include "tforge/error.h"
+#include "tforge/log.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+extern const tforge_plugin_module tforge_static_random;
+extern const tforge_plugin_module tforge_static_exhaustive;
+
+enum { SIDE = 6, POINTS = SIDE * SIDE };
+
+/* ---- the fake backend ---- */
+
+typedef struct fake {
+    size_t calls, evaluated, largest_batch, retimes;
+    long die_after;     /* evaluations before the backend fails (a killed run); -1: never */
+    int retime_fails;
+    double spread;      /* reported with every ok value */
+} fake;
+
+static fake the_fake;
+
+static tforge_status planted(const tforge_level *p)
+{
+    if (p[0] == 0 && p[1] == 0)
+        return TFORGE_STATUS_COMPILE;
+    if (p[0] == 5 && p[1] == 5)
+        return TFORGE_STATUS_TIMEOUT;
+    if (p[0] == 0 && p[1] == 5)
+        return TFORGE_STATUS_RUNTIME;
+    if (p[0] == 5 && p[1] == 0)
+        return TFORGE_STATUS_WRONG;
+    return TFORGE_STATUS_OK;
+}
+
+/* A bowl with its floor at (2, 3): 1 ms there. */
+static double bowl(const tforge_level *p)
+{
+    return 1.0 + 0.25 * ((p[0] - 2.0) * (p[0] - 2.0) + (p[1] - 3.0) * (p[1] - 3.0));
+}
+
+static int fake_open(void **state, const tforge_backend_args *args)
+{
+    (void)args;
+    *state = &the_fake;
+    return 0;
+}
+
+static int fake_evaluate(void *state, const tforge_candidate *c, size_t n, tforge_measurement *out)
+{
+    fake *f = state;
+    f->calls++;
+    f->largest_batch = n > f->largest_batch ? n : f->largest_batch;
+    for (size_t i = 0; i < n; i++) {
+        if (f->die_after >= 0 && (long)f->evaluated >= f->die_after)
+            return tforge_error_set(TFORGE_ERROR, "the fake backend died");
+        f->evaluated++;
+        assert_non_null(c[i].point);
+        tforge_status st = planted(c[i].point);
+        if (st != TFORGE_STATUS_OK) {
+            tforge_measurement_fail(&out[i], st, "planted %s", tforge_status_name(st));
+            continue;
+        }
+        out[i].value = out[i].median_ms = bowl(c[i].point);
+        out[i].spread = f->spread;
+        out[i].repeats = 10;
+        out[i].wall_ms = 2.0;
+        tforge_measurement_set_metric(&out[i], "registers", 32 + c[i].point[0]);
+    }
+    return 0;
+}
+
+/* Re-timed, the point one step left of the floor is the fastest. */
+static int fake_retime(void *state, const tforge_candidate *c, uint64_t seed,
+                       tforge_measurement *out)
+{
+    (void)seed;
+    fake *f = state;
+    f->retimes++;
+    if (f->retime_fails)
+        return tforge_error_set(TFORGE_ERROR, "the GPU fell off the bus");
+    out->value = c->point && c->point[0] == 1 && c->point[1] == 3 ? 0.5 : bowl(c->point);
+    return 0;
+}
+
+static void fake_close(void *state)
+{
+    (void)state;
+}
+
+static const tforge_backend_type fake_type = {"fake", 1, fake_open, fake_evaluate, fake_retime,
+                                              NULL, fake_close};
+
+/* ---- fixture ---- */
+
+typedef struct fixture {
+    tforge_space *space;
+    tforge_registry *reg;
+    tforge_recording *described;
+    tforge_backend backend;
+} fixture;
+
+static int setup(void **state)
+{
+    static fixture f;
+    double values[SIDE];
+    for (int i = 0; i < SIDE; i++)
+        values[i] = 16 << i;
+    if (tforge_space_new(&f.space) || tforge_space_add_values(f.space, "BLOCK_M", values, SIDE) ||
+        tforge_space_add_values(f.space, "BLOCK_N", values, SIDE) ||
+        tforge_space_build(f.space, NULL) || tforge_registry_new(&f.reg) ||
+        tforge_registry_add_static(f.reg, &tforge_static_random, "builtin:random") ||
+        tforge_registry_add_static(f.reg, &tforge_static_exhaustive, "builtin:exhaustive") ||
+        tforge_recording_describe_space(&f.described, f.space, NULL, "fake"))
+        return -1;
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    tforge_recording_free(f->described);
+    tforge_registry_free(f->reg);
+    tforge_space_free(f->space);
+    return 0;
+}
+
+static void reset_fake(void)
+{
+    the_fake = (fake){0, 0, 0, 0, -1, 0, 0.0};
+}
+
+static int run(tforge_loop_outcome *out, fixture *f, tforge_loop_options *o)
+{
+    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
+    args.space = f->space;
+    assert_int_equal(tforge_backend_open(&f->backend, &fake_type, &args), 0);
+    int rc = tforge_loop_run(out, f->reg, f->space, &f->backend, o);
+    tforge_backend_close(&f->backend);
+    return rc;
+}
+
+/* Batches, every failure status, the incumbent, and the final re-timing. */
+static void batches_failures_and_the_final_choice(void **state)
+{
+    fixture *f = *state;
+    reset_fake();
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    o.strategy = "exhaustive";
+    o.budget = POINTS;
+    o.batch = 4;
+    tforge_loop_outcome out;
+    assert_int_equal(run(&out, f, &o), 0);
+    assert_int_equal(out.n_evals, POINTS);
+    assert_int_equal(the_fake.evaluated, POINTS);
+    assert_int_equal(the_fake.largest_batch, 4);
+    assert_int_equal(the_fake.calls, POINTS / 4);
+    size_t counts[TFORGE_STATUS_COUNT] = {0};
+    for (size_t i = 0; i < out.n_evals; i++) {
+        counts[out.evals[i].m.status]++;
+        assert_int_equal(out.evals[i].m.status, planted(out.evals[i].point));
+        if (out.evals[i].m.status != TFORGE_STATUS_OK)
+            assert_non_null(strstr(out.evals[i].m.message, "planted"));
+    }
+    assert_int_equal(counts[TFORGE_STATUS_OK], POINTS - 4);
+    for (int st = TFORGE_STATUS_COMPILE; st <= TFORGE_STATUS_WRONG; st++)
+        assert_int_equal(counts[st], 1);
+    /* the first pass found the floor; re-timed, its left neighbour wins */
+    assert_true(out.evals[out.n_evals - 1].best == 1.0);
+    assert_int_equal(out.evals[out.best].point[0], 1);
+    assert_int_equal(out.evals[out.best].point[1], 3);
+    assert_true(out.best_ms == 0.5);
+    assert_int_equal(the_fake.retimes, 3 * 5); /* top 3, 5 rounds, no baseline */
+    tforge_loop_outcome_dispose(&out);
+
+    /* a re-timing that fails is an error, not a silent keep */
+    reset_fake();
+    the_fake.retime_fails = 1;
+    assert_int_equal(run(&out, f, &o), TFORGE_ERROR);
+    assert_non_null(strstr(tforge_error_last()->message, "final re-timing"));
+    tforge_loop_outcome_dispose(&out);
+}
+
+/* A candidate better by less than the measured noise does not become the incumbent. */
+static void the_noise_rule(void **state)
+{
+    fixture *f = *state;
+    reset_fake();
+    the_fake.spread = 0.5; /* every value is this noisy: only halving the time counts */
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    o.strategy = "exhaustive";
+    o.budget = POINTS;
+    o.final_rounds = 0;
+    tforge_loop_outcome out;
+    assert_int_equal(run(&out, f, &o), 0);
+    const tforge_loop_eval *last = &out.evals[out.n_evals - 1];
+    assert_true(last->best_plain == 1.0);
+    assert_true(last->best > 1.0); /* the floor came too late to beat the noisy incumbent */
+    tforge_loop_outcome_dispose(&out);
+}
+
+/* Baselines: evaluated first, told to the strategy when inside the space, never re-proposed. */
+static void baselines_come_first(void **state)
+{
+    fixture *f = *state;
+    reset_fake();
+    tforge_level inside[2] = {2, 3};
+    tforge_candidate baselines[1] = {{inside, "{\"BLOCK_M\": 64, \"BLOCK_N\": 128}"}};
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    o.strategy = "exhaustive";
+    o.budget = POINTS;
+    o.baselines = baselines;
+    o.n_baselines = 1;
+    tforge_loop_outcome out;
+    assert_int_equal(run(&out, f, &o), 0);
+    assert_int_equal(out.n_evals, POINTS); /* the baseline's point is not proposed again */
+    assert_true(out.evals[0].baseline);
+    assert_int_equal(out.baseline, 0);
+    for (size_t i = 1; i < out.n_evals; i++)
+        assert_false(out.evals[i].point[0] == 2 && out.evals[i].point[1] == 3);
+    assert_true(out.baseline_ms == 1.0);
+    tforge_loop_outcome_dispose(&out);
+}
+
+static char *temp_store(void)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/tforge-loop-XXXXXX.db");
+    close(mkstemps(path, 3));
+    unlink(path);
+    return path;
+}
+
+/* Killed after every possible number of evaluations, then resumed: the same history as a run
+ * never killed, and only the missing evaluations made. */
+static void resumes_after_a_kill_at_every_step(void **state)
+{
+    fixture *f = *state;
+    enum { BUDGET = 14 };
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    o.strategy = "random";
+    o.seed = 7;
+    o.budget = BUDGET;
+    o.batch = 3;
+    o.final_rounds = 0;
+    tforge_loop_outcome whole;
+    reset_fake();
+    assert_int_equal(run(&whole, f, &o), 0);
+    for (long kill = 0; kill <= BUDGET; kill++) {
+        const char *path = temp_store();
+        tforge_store *store;
+        assert_int_equal(tforge_store_open(&store, path), 0);
+        tforge_store_run like = {.source = "fake", .strategy = "random", .seed = 7,
+                                 .budget = BUDGET};
+        tforge_run_history history;
+        tforge_run_record record = {store, 0, f->described};
+        assert_int_equal(tforge_run_open(&record.run_id, &history, store, &like,
+                                         TFORGE_RUN_RESUME), 0);
+        assert_int_equal(history.n, 0);
+        o.record = &record;
+        o.history = &history;
+        reset_fake();
+        the_fake.die_after = kill;
+        tforge_loop_outcome out;
+        assert_int_equal(run(&out, f, &o), kill < BUDGET ? TFORGE_ERROR : 0);
+        tforge_loop_outcome_dispose(&out);
+        tforge_run_history_dispose(&history);
+        tforge_store_close(store);
+
+        assert_int_equal(tforge_store_open(&store, path), 0);
+        record.store = store;
+        assert_int_equal(tforge_run_open(&record.run_id, &history, store, &like,
+                                         TFORGE_RUN_RESUME), 0);
+        assert_int_equal(record.run_id, 1);
+        /* a batch is recorded when the backend returns it: a kill inside one loses it whole */
+        assert_int_equal(history.n, (size_t)(kill == BUDGET ? BUDGET : kill / 3 * 3));
+        reset_fake();
+        assert_int_equal(run(&out, f, &o), 0);
+        assert_int_equal(the_fake.evaluated, BUDGET - history.n);
+        assert_int_equal(out.n_resumed, history.n);
+        assert_int_equal(out.n_evals, whole.n_evals);
+        for (size_t i = 0; i < out.n_evals; i++) {
+            assert_memory_equal(out.evals[i].point, whole.evals[i].point, 2 * sizeof(tforge_level));
+            assert_int_equal(out.evals[i].m.status, whole.evals[i].m.status);
+            assert_true(out.evals[i].m.value == whole.evals[i].m.value ||
+                        (isnan(out.evals[i].m.value) && isnan(whole.evals[i].m.value)));
+        }
+        /* metrics went through the store and back */
+        if (history.n && history.measurements[0].status == TFORGE_STATUS_OK)
+            assert_true(tforge_measurement_metric(&history.measurements[0], "registers") ==
+                        whole.evals[0].m.metrics[0].value);
+        int64_t count;
+        assert_int_equal(tforge_store_count(&count, store, 1), 0);
+        assert_int_equal(count, BUDGET);
+        tforge_loop_outcome_dispose(&out);
+        tforge_run_history_dispose(&history);
+
+        /* another seed is not this run: --resume refuses, naming the setting */
+        like.seed = 8;
+        assert_int_equal(tforge_run_open(&record.run_id, &history, store, &like,
+                                         TFORGE_RUN_RESUME), TFORGE_EINPUT);
+        assert_non_null(strstr(tforge_error_last()->message, "seed 7, this run asks for 8"));
+        tforge_store_close(store);
+        unlink(path);
+    }
+    o.record = NULL;
+    o.history = NULL;
+    tforge_loop_outcome_dispose(&whole);
+}
+
+/* A strategy that proposes level 9 of a dimension with 6 (when rogue_out_of_range is set), else
+ * always the point (1, 1). */
+static int rogue_out_of_range;
+static int rogue_create(void **state, const tforge_strategy_args *args)
+{
+    (void)args;
+    *state = &rogue_out_of_range;
+    return 0;
+}
+
+static int rogue_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
+{
+    (void)q;
+    out[0] = *(int *)state ? 9 : 1;
+    out[1] = 1;
+    *n_out = 1;
+    return 0;
+}
+
+static int rogue_tell(void *state, const tforge_observation *o, uint32_t n)
+{
+    (void)state, (void)o, (void)n;
+    return 0;
+}
+
+static void rogue_destroy(void *state)
+{
+    (void)state;
+}
+
+static const tforge_strategy_interface rogue_api = {sizeof rogue_api, rogue_create, rogue_ask,
+                                                    rogue_tell, rogue_destroy, NULL};
+static const tforge_plugin_descriptor rogue_descriptor = {
+    TFORGE_PLUGIN_STRATEGY, "rogue", "1.0.0", "proposes what it must not",
+    TFORGE_STRATEGY_INTERFACE_ID, &rogue_api};
+static uint32_t rogue_count(void)
+{
+    return 1;
+}
+static const tforge_plugin_descriptor *rogue_get(uint32_t i)
+{
+    (void)i;
+    return &rogue_descriptor;
+}
+static const tforge_plugin_module rogue_module = {TFORGE_PLUGIN_ABI_VERSION_INIT, "rogue", NULL,
+                                                  NULL, rogue_count, rogue_get};
+
+/* A strategy's invalid proposal is named by dimension and level; a repeated one is refused. */
+static void bad_proposals_are_named(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tforge_registry_add_static(f->reg, &rogue_module, "test:rogue"), 0);
+    reset_fake();
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    o.strategy = "rogue";
+    rogue_out_of_range = 1;
+    tforge_loop_outcome out;
+    assert_int_equal(run(&out, f, &o), TFORGE_ERROR);
+    assert_string_equal(tforge_error_last()->message,
+                        "strategy rogue proposed an invalid point: dimension BLOCK_M has no "
+                        "level 9 (it has 6)");
+    tforge_loop_outcome_dispose(&out);
+    tforge_level told[2] = {1, 1};
+    tforge_candidate baseline = {told, "{}"};
+    o.baselines = &baseline;
+    o.n_baselines = 1;
+    rogue_out_of_range = 0;
+    assert_int_equal(run(&out, f, &o), TFORGE_ERROR);
+    assert_string_equal(tforge_error_last()->message,
+                        "strategy rogue proposed an already seen point BLOCK_M=32, BLOCK_N=32");
+    tforge_loop_outcome_dispose(&out);
+    o.strategy = "no-such-strategy";
+    assert_int_equal(run(&out, f, &o), TFORGE_ENOTFOUND);
+    tforge_loop_outcome_dispose(&out);
+}
+
+int main(void)
+{
+    tforge_log_set_level(TFORGE_LOG_ERROR);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(batches_failures_and_the_final_choice),
+        cmocka_unit_test(the_noise_rule),
+        cmocka_unit_test(baselines_come_first),
+        cmocka_unit_test(resumes_after_a_kill_at_every_step),
+        cmocka_unit_test(bad_proposals_are_named),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
