@@ -1,10 +1,12 @@
 #include "cli.h"
 
 #include "registry.h"
+#include "strategy.h"
 #include "worker.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -131,6 +133,10 @@ int cli_load_plugins(const cli_common *common, tforge_registry **out)
     int rc = tforge_registry_new(&registry);
     if (rc)
         return rc;
+    for (size_t i = 0; i < common->n_plugin_dirs; i++)
+        if (access(common->plugin_dirs[i], R_OK | X_OK) != 0)
+            tforge_log(TFORGE_LOG_WARN, "--plugin-dir %s: %s (nothing loaded from it)",
+                       common->plugin_dirs[i], strerror(errno));
     rc = tforge_registry_load_search_path(registry, common->plugin_dirs, common->n_plugin_dirs);
     if (rc) {
         tforge_registry_free(registry);
@@ -171,4 +177,20 @@ int tforge_cli_main(int argc, char **argv)
         }
     fprintf(stderr, "tforge: unknown command '%s'\nsee 'tforge --help'\n", name);
     return TFORGE_EXIT_USAGE;
+}
+
+struct cJSON *cli_strategy_options(const tforge_registry *registry, const char *id,
+                                   const char *const *given)
+{
+    const char *effective[128];
+    char buffer[8192];
+    tforge_strategy_effective(registry, id, given, effective, 128, buffer, sizeof buffer);
+    cJSON *options = cJSON_CreateObject();
+    for (size_t i = 0; effective[i]; i++) {
+        const char *eq = strchr(effective[i], '=');
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - effective[i]), effective[i]);
+        cJSON_AddStringToObject(options, key, eq + 1);
+    }
+    return options;
 }

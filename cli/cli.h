@@ -62,4 +62,10 @@ extern const cli_command cli_cmd_store;
 
 int tforge_cli_main(int argc, char **argv);
 
+/* A strategy's effective options ("key": "value", defaults included) as a JSON object, for the
+ * documents that must say exactly what ran; `given` is "key=value", NULL-terminated. */
+struct cJSON;
+struct cJSON *cli_strategy_options(const struct tforge_registry *registry, const char *id,
+                                   const char *const *given);
+
 #endif

@@ -5,6 +5,7 @@
 #include "registry.h"
 #include "replay.h"
 #include "store.h"
+#include "strategy.h"
 #include "tforge/error.h"
 #include "tforge/score.h"
 
@@ -76,6 +77,41 @@ static size_t options_for(const settings *s, const char *id, const char **out, s
             out[n++] = s->options[i] + len + 1;
     out[n] = NULL;
     return n;
+}
+
+/* Every strategy and every option checked before anything runs or is stored: an --option for a
+ * strategy not asked for, or one its table lacks, is bad usage. */
+static int check_strategies(const settings *s, const tforge_registry *reg, const char *list)
+{
+    char *copy = strdup(list), *save = NULL;
+    if (!copy)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    int rc = 0;
+    for (char *id = strtok_r(copy, ",", &save); id && !rc; id = strtok_r(NULL, ",", &save)) {
+        const char *options[65];
+        options_for(s, id, options, 65);
+        rc = tforge_strategy_check(reg, id, options);
+    }
+    free(copy);
+    if (!rc && (list[0] == '\0' || list[0] == ',' || strstr(list, ",,") ||
+                list[strlen(list) - 1] == ','))
+        rc = tforge_error_set(TFORGE_EINPUT, "--strategy '%s': expected ids separated by commas",
+                              list);
+    for (size_t i = 0; !rc && i < s->n_options; i++) {
+        const char *dot = strchr(s->options[i], '.');
+        size_t len = (size_t)(dot - s->options[i]);
+        int named = 0;
+        for (const char *c = list; *c && !named;) {
+            size_t n = strcspn(c, ",");
+            named = n == len && strncmp(c, s->options[i], len) == 0;
+            c += n + (c[n] == ',');
+        }
+        if (!named)
+            rc = tforge_error_set(TFORGE_EINPUT, "--option %s: '%.*s' is not one of the "
+                                  "strategies asked for (%s); see `tforge plugins --options`",
+                                  s->options[i], (int)len, s->options[i], list);
+    }
+    return rc;
 }
 
 static double now_seconds(void)
@@ -169,7 +205,19 @@ static cJSON *numbers(const double *v, size_t n)
     return a;
 }
 
-static void print_json(const settings *s, const tforge_replay *replay,
+/* The strategy's version and effective options (defaults included), so that a document says
+ * exactly what ran. */
+static void add_strategy_identity(cJSON *o, const settings *s, const tforge_registry *reg,
+                                  const char *id)
+{
+    const tforge_plugin_record *r = tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, id);
+    cJSON_AddStringToObject(o, "version", r ? r->descriptor->version : "?");
+    const char *given[65];
+    options_for(s, id, given, 65);
+    cJSON_AddItemToObject(o, "options", cli_strategy_options(reg, id, given));
+}
+
+static void print_json(const settings *s, const tforge_registry *reg, const tforge_replay *replay,
                        const tforge_score_space *space, size_t cut_start, size_t cut_end,
                        uint32_t run_budget, strategy_result *results, size_t n_results)
 {
@@ -196,6 +244,7 @@ static void print_json(const settings *s, const tforge_replay *replay,
         strategy_result *r = &results[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "strategy", r->id);
+        add_strategy_identity(o, s, reg, r->id);
         cJSON_AddNumberToObject(o, "score", r->stats.score);
         cJSON_AddNumberToObject(o, "p_within_5pct", r->p_within_5pct);
         cJSON_AddNumberToObject(o, "median_best_over_opt", r->median_best_over_opt);
@@ -411,7 +460,8 @@ static int run(const cli_command *command, int argc, char **argv)
     char *list = strdup(s.strategies);
     int exit_code = TFORGE_EXIT_OK;
 
-    if (!list || cli_load_plugins(&common, &reg) || tforge_recording_read(&rec, s.cache) ||
+    if (!list || cli_load_plugins(&common, &reg) || check_strategies(&s, reg, s.strategies) ||
+        tforge_recording_read(&rec, s.cache) ||
         tforge_replay_open(&replay, rec) || prepare_score_space(&space, rec))
         goto failed;
     size_t cut_start, cut_end;
@@ -451,7 +501,7 @@ static int run(const cli_command *command, int argc, char **argv)
                              n_results))
         goto failed;
     if (common.json)
-        print_json(&s, replay, &space, cut_start, cut_end, run_budget, results, n_results);
+        print_json(&s, reg, replay, &space, cut_start, cut_end, run_budget, results, n_results);
     else
         print_table(&s, replay, &space, cut_start, cut_end, results, n_results);
     goto cleanup;

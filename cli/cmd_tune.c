@@ -7,6 +7,7 @@
 #include "recording.h"
 #include "registry.h"
 #include "replay.h"
+#include "strategy.h"
 #include "store.h"
 #include "task.h"
 #include "tforge/error.h"
@@ -401,8 +402,8 @@ static int write_outputs(const settings *s, const tforge_task *t, const tforge_l
     return 0;
 }
 
-static cJSON *result_json(const settings *s, const tforge_task *t, const tforge_loop_outcome *o,
-                          const char *dir)
+static cJSON *result_json(const settings *s, const tforge_registry *reg, const tforge_task *t,
+                          const tforge_loop_outcome *o, const char *dir)
 {
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "task", t->path);
@@ -410,6 +411,13 @@ static cJSON *result_json(const settings *s, const tforge_task *t, const tforge_
     cJSON_AddStringToObject(r, "backend", s->backend_text);
     cJSON_AddBoolToObject(r, "timed", s->backend->timed);
     cJSON_AddStringToObject(r, "strategy", s->strategy);
+    const tforge_plugin_record *plugin =
+        tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, s->strategy);
+    cJSON_AddStringToObject(r, "strategy_version", plugin ? plugin->descriptor->version : "?");
+    const char *given[65];
+    for (size_t i = 0; i <= s->n_options; i++)
+        given[i] = i < s->n_options ? s->options[i] : NULL;
+    cJSON_AddItemToObject(r, "strategy_options", cli_strategy_options(reg, s->strategy, given));
     cJSON_AddNumberToObject(r, "seed", (double)s->seed);
     cJSON_AddNumberToObject(r, "evaluations", (double)o->n_evals);
     cJSON_AddNumberToObject(r, "resumed", (double)o->n_resumed);
@@ -540,7 +548,13 @@ static int run(const cli_command *command, int argc, char **argv)
     tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
     wo.name = "task";
     wo.env = s.backend == &tforge_backend_cuda ? compiling : interpreting;
-    if (cli_load_plugins(&common, &reg) || tforge_worker_start(&loader, &wo) ||
+    const char *strategy_options[65];
+    for (size_t i = 0; i <= s.n_options; i++)
+        strategy_options[i] = i < s.n_options ? s.options[i] : NULL;
+    /* the strategy and its options before anything is started or stored */
+    if (cli_load_plugins(&common, &reg) ||
+        tforge_strategy_check(reg, s.strategy, strategy_options) ||
+        tforge_worker_start(&loader, &wo) ||
         tforge_task_load(&task, loader, s.task, 300000))
         goto failed;
     if (s.shape >= task->n_tune) {
@@ -584,9 +598,6 @@ static int run(const cli_command *command, int argc, char **argv)
         tforge_backend_open(&backend, s.backend, &args) ||
         task_baselines(&baselines, &baseline_points, task))
         goto failed;
-    const char *strategy_options[65];
-    for (size_t i = 0; i <= s.n_options; i++)
-        strategy_options[i] = i < s.n_options ? s.options[i] : NULL;
     tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
     lo.strategy = s.strategy;
     lo.strategy_options = strategy_options;
@@ -604,7 +615,7 @@ static int run(const cli_command *command, int argc, char **argv)
     if (tforge_loop_run(&outcome, reg, task->space, &backend, &lo) ||
         name_configs(&outcome, task))
         goto failed;
-    result = result_json(&s, task, &outcome, dir);
+    result = result_json(&s, reg, task, &outcome, dir);
     if (write_outputs(&s, task, &outcome, dir, result))
         goto failed;
     if (common.json) {

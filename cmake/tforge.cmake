@@ -10,11 +10,13 @@ function(tforge_add_plugin name)
   add_library(tforge-${name} MODULE ${sources})
   set_target_properties(tforge-${name} PROPERTIES PREFIX ""
                         LIBRARY_OUTPUT_DIRECTORY "${TFORGE_PLUGIN_BUILD_DIR}")
-  target_include_directories(tforge-${name} PRIVATE ${PROJECT_SOURCE_DIR}/include)
+  target_include_directories(tforge-${name} PRIVATE ${PROJECT_SOURCE_DIR}/include
+                             ${PROJECT_SOURCE_DIR}/sdk)
   target_link_libraries(tforge-${name} PRIVATE ${P_LIBS} m)
   install(TARGETS tforge-${name} LIBRARY DESTINATION ${TFORGE_PLUGIN_INSTALL_DIR})
   add_library(${name}_static OBJECT ${sources})
-  target_include_directories(${name}_static PUBLIC ${PROJECT_SOURCE_DIR}/include)
+  target_include_directories(${name}_static PUBLIC ${PROJECT_SOURCE_DIR}/include
+                             ${PROJECT_SOURCE_DIR}/sdk)
   target_compile_definitions(${name}_static PRIVATE TFORGE_PLUGIN_ENTRY_NAME=tforge_static_${name})
   if(P_LIBS)
     target_link_libraries(${name}_static PUBLIC ${P_LIBS})

@@ -8,6 +8,8 @@
 #include "tforge/log.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <math.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -217,7 +219,8 @@ static int admit(tforge_registry *registry, void *handle, const tforge_plugin_mo
                         registry->n_records, sizeof *registry->records, "plugin registry"))
             return TFORGE_ENOMEM;
         registry->records[registry->n_records++] =
-            (tforge_plugin_record){entry->get(i), owned, entry->name ? entry->name : owned};
+            (tforge_plugin_record){entry->get(i), owned, entry->name ? entry->name : owned,
+                                   entry->abi_version.minor};
     }
     tforge_log(TFORGE_LOG_DEBUG, "plugin %s loaded: %u factories", path, n);
     return 0;
@@ -358,4 +361,118 @@ size_t tforge_registry_refusal_count(const tforge_registry *registry)
 const tforge_plugin_refusal *tforge_registry_refusal(const tforge_registry *registry, size_t index)
 {
     return index < registry->n_refusals ? &registry->refusals[index] : NULL;
+}
+
+const tforge_option_spec *tforge_plugin_options(const tforge_plugin_record *r, uint32_t *n)
+{
+    *n = 0;
+    if (r->abi_minor < 1 || !r->descriptor->options)
+        return NULL;
+    *n = r->descriptor->n_options;
+    return r->descriptor->options;
+}
+
+const void *tforge_plugin_interface(const tforge_plugin_record *r, const char *interface_id)
+{
+    if (r->abi_minor >= 1 && r->descriptor->get_interface)
+        return r->descriptor->get_interface(interface_id);
+    return strcmp(r->descriptor->interface_id, interface_id) == 0 ? r->descriptor->interface
+                                                                  : NULL;
+}
+
+static const tforge_option_spec *find_spec(const tforge_option_spec *specs, uint32_t n,
+                                           const char *name)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(specs[i].name, name) == 0)
+            return &specs[i];
+    return NULL;
+}
+
+/* Whether `word` is one of the '|'-separated `choices`. */
+static int is_choice(const char *choices, const char *word)
+{
+    size_t len = strlen(word);
+    for (const char *c = choices; c && *c;) {
+        const char *bar = strchr(c, '|');
+        size_t n = bar ? (size_t)(bar - c) : strlen(c);
+        if (n == len && strncmp(c, word, n) == 0)
+            return 1;
+        c = bar ? bar + 1 : c + n;
+    }
+    return 0;
+}
+
+static int check_value(const tforge_plugin_record *r, const tforge_option_spec *o,
+                       const char *text)
+{
+    const char *id = r->descriptor->id, *kind = tforge_plugin_kind_name(r->descriptor->kind);
+    if (o->type == TFORGE_OPTION_CHOICE) {
+        if (is_choice(o->choices, text))
+            return 0;
+        return tforge_error_set(TFORGE_EINPUT, "%s %s: option %s is '%s', expected one of %s",
+                                kind, id, o->name, text, o->choices);
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end != text && !*end && isfinite(v) && v >= o->min && v <= o->max &&
+        (o->type != TFORGE_OPTION_INTEGER || v == floor(v)))
+        return 0;
+    return tforge_error_set(TFORGE_EINPUT, "%s %s: option %s is '%s', expected %s in [%g, %g]",
+                            kind, id, o->name, text,
+                            o->type == TFORGE_OPTION_INTEGER ? "an integer" : "a number", o->min,
+                            o->max);
+}
+
+int tforge_plugin_check_options(const tforge_plugin_record *r, const char *const *keys,
+                                const char *const *values, uint32_t n)
+{
+    uint32_t n_specs;
+    const tforge_option_spec *specs = tforge_plugin_options(r, &n_specs);
+    if (!specs && n_specs == 0 && r->abi_minor < 1)
+        return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const tforge_option_spec *o = find_spec(specs, n_specs, keys[i]);
+        if (!o) {
+            char known[512] = "";
+            size_t used = 0;
+            for (uint32_t j = 0; j < n_specs && used < sizeof known; j++)
+                used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
+                                         j ? ", " : "", specs[j].name);
+            return tforge_error_set(TFORGE_EINPUT, "%s %s has no option '%s' (%s%s; see `tforge "
+                                    "plugins --options`)", tforge_plugin_kind_name(
+                                    r->descriptor->kind), r->descriptor->id, keys[i],
+                                    n_specs ? "it takes " : "it takes none", known);
+        }
+        int rc = check_value(r, o, values[i]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+size_t tforge_plugin_effective_options(const char **out, size_t max, char *buffer, size_t size,
+                                       const tforge_plugin_record *r, const char *const *keys,
+                                       const char *const *values, uint32_t n)
+{
+    uint32_t n_specs;
+    const tforge_option_spec *specs = tforge_plugin_options(r, &n_specs);
+    size_t k = 0, used = 0;
+    for (uint32_t i = 0; i < n_specs + n && k + 1 < max; i++) {
+        const char *name = i < n_specs ? specs[i].name : keys[i - n_specs];
+        const char *value = i < n_specs ? specs[i].default_value : values[i - n_specs];
+        for (uint32_t j = 0; j < n && i < n_specs; j++)
+            if (strcmp(keys[j], name) == 0)
+                value = values[j];
+        if (i >= n_specs && find_spec(specs, n_specs, name))
+            continue; /* listed above with its table entry */
+        int w = snprintf(buffer + used, size - used, "%s=%s", name, value ? value : "");
+        if (w < 0 || (size_t)w >= size - used)
+            break;
+        out[k++] = buffer + used;
+        used += (size_t)w + 1;
+    }
+    out[k] = NULL;
+    return k;
 }

@@ -14,7 +14,28 @@ typedef struct tforge_plugin_record {
     const tforge_plugin_descriptor *descriptor;
     const char *path;   /* the module's file, or "builtin:<name>" for a static one */
     const char *module; /* the module's name */
+    uint32_t abi_minor; /* the ABI minor the module was built for: which fields it has */
 } tforge_plugin_record;
+
+/* The options a factory publishes (NULL and 0 for a module older than ABI 1.1, or none). */
+const tforge_option_spec *tforge_plugin_options(const tforge_plugin_record *record, uint32_t *n);
+
+/* The factory's interface table of that id, or NULL when it does not speak it. */
+const void *tforge_plugin_interface(const tforge_plugin_record *record, const char *interface_id);
+
+/* Checks "key=value" options against the factory's published table before it runs: an unknown
+ * key or a malformed value is TFORGE_EINPUT naming the factory, the key and what it takes. A
+ * factory that publishes no table is left to check its own (0). */
+int tforge_plugin_check_options(const tforge_plugin_record *record, const char *const *keys,
+                                const char *const *values, uint32_t n);
+
+/* The effective options as "key=value" texts: each published option with the value given, else
+ * its default ("" for a derived one); then any given key the table does not list. Written into
+ * `out` (NULL-terminated, at most `max` - 1 entries) as pointers into `buffer`. */
+size_t tforge_plugin_effective_options(const char **out, size_t max, char *buffer, size_t size,
+                                       const tforge_plugin_record *record,
+                                       const char *const *keys, const char *const *values,
+                                       uint32_t n);
 
 typedef struct tforge_plugin_refusal {
     const char *path;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 struct tforge_strategy {
+    const tforge_plugin_record *record;
     const tforge_plugin_descriptor *descriptor;
     const tforge_strategy_interface *interface;
     void *state;
@@ -48,25 +49,67 @@ static int split_options(tforge_strategy *s, const char *const *options)
     return 0;
 }
 
-int tforge_strategy_open(tforge_strategy **out, const tforge_registry *registry, const char *id,
-                         const tforge_space_view *view, uint64_t seed, uint32_t budget,
-                         const char *const *options)
+/* Finds the strategy, checks its interface, and splits and checks its options into `s`. */
+static int prepare(tforge_strategy *s, const tforge_registry *registry, const char *id,
+                   const char *const *options)
 {
+    if (!id || !id[0])
+        return tforge_error_set(TFORGE_EINPUT, "no strategy named: give an id (see `tforge "
+                                "plugins`)");
     const tforge_plugin_record *record =
         tforge_registry_find(registry, TFORGE_PLUGIN_STRATEGY, id);
     if (!record)
         return tforge_error_last()->code;
-    if (strcmp(record->descriptor->interface_id, TFORGE_STRATEGY_INTERFACE_ID) != 0)
+    const tforge_strategy_interface *interface =
+        tforge_plugin_interface(record, TFORGE_STRATEGY_INTERFACE_ID);
+    if (!interface)
         return tforge_error_set(TFORGE_EINPUT,
                                 "strategy %s (%s) speaks interface %s, this tforge speaks %s", id,
                                 record->path, record->descriptor->interface_id,
                                 TFORGE_STRATEGY_INTERFACE_ID);
+    s->record = record;
+    s->descriptor = record->descriptor;
+    s->interface = interface;
+    int rc = split_options(s, options);
+    if (!rc)
+        rc = tforge_plugin_check_options(record, (const char *const *)s->keys,
+                                         (const char *const *)s->values, s->args.n_options);
+    return rc;
+}
+
+int tforge_strategy_check(const tforge_registry *registry, const char *id,
+                          const char *const *options)
+{
+    tforge_strategy s = {0};
+    int rc = prepare(&s, registry, id, options);
+    free_options(&s);
+    return rc;
+}
+
+size_t tforge_strategy_effective(const tforge_registry *registry, const char *id,
+                                 const char *const *options, const char **out, size_t max,
+                                 char *buffer, size_t size)
+{
+    tforge_strategy s = {0};
+    size_t n = 0;
+    if (prepare(&s, registry, id, options) == 0)
+        n = tforge_plugin_effective_options(out, max, buffer, size, s.record,
+                                            (const char *const *)s.keys,
+                                            (const char *const *)s.values, s.args.n_options);
+    else
+        out[0] = NULL;
+    free_options(&s);
+    return n;
+}
+
+int tforge_strategy_open(tforge_strategy **out, const tforge_registry *registry, const char *id,
+                         const tforge_space_view *view, uint64_t seed, uint32_t budget,
+                         const char *const *options)
+{
     tforge_strategy *s = calloc(1, sizeof *s);
     if (!s)
         return tforge_error_set(TFORGE_ENOMEM, "out of memory opening strategy %s", id);
-    s->descriptor = record->descriptor;
-    s->interface = record->descriptor->interface;
-    int rc = split_options(s, options);
+    int rc = prepare(s, registry, id, options);
     if (rc)
         goto fail;
     s->args = (tforge_strategy_args){sizeof s->args,
@@ -111,6 +154,12 @@ const char *tforge_strategy_id(const tforge_strategy *s)
 {
     return s->descriptor->id;
 }
+
+const tforge_plugin_record *tforge_strategy_record(const tforge_strategy *s)
+{
+    return s->record;
+}
+
 
 void tforge_strategy_close(tforge_strategy *s)
 {

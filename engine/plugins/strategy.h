@@ -13,11 +13,22 @@ typedef struct tforge_strategy tforge_strategy;
 int tforge_strategy_open(tforge_strategy **out, const tforge_registry *registry, const char *id,
                          const tforge_space_view *view, uint64_t seed, uint32_t budget,
                          const char *const *options);
+/* What open would refuse before running any of the plugin's code: an unknown id, another
+ * interface, an option the strategy's published table lacks or a malformed value. */
+int tforge_strategy_check(const tforge_registry *registry, const char *id,
+                          const char *const *options);
 int tforge_strategy_ask(tforge_strategy *strategy, uint32_t q, tforge_level *out,
                         uint32_t *n_out);
 int tforge_strategy_tell(tforge_strategy *strategy, const tforge_observation *observations,
                          uint32_t n);
 const char *tforge_strategy_id(const tforge_strategy *strategy);
+/* The factory behind it: its version, module and published options. */
+const tforge_plugin_record *tforge_strategy_record(const tforge_strategy *strategy);
+/* The effective options of strategy `id` given `options` ("key=value", NULL-terminated),
+ * defaults included (see tforge_plugin_effective_options); 0 when it would be refused. */
+size_t tforge_strategy_effective(const tforge_registry *registry, const char *id,
+                                 const char *const *options, const char **out, size_t max,
+                                 char *buffer, size_t size);
 void tforge_strategy_close(tforge_strategy *strategy);
 
 #endif

@@ -1,70 +1,88 @@
-/* A complete out-of-tree plugin: a strategy that proposes the valid points in order, written
- * against the installed headers only. Build it with the Makefile beside it. */
-#include <tforge/plugin/plugin.h>
-#include <tforge/plugin/strategy.h>
+/* A complete out-of-tree strategy, written against the installed kit only: the plugin headers and
+ * the strategy SDK (<tforge/sdk/strategy.h>), nothing copied. "hello" walks greedily: it proposes
+ * the unseen neighbours of the best point measured so far, and a fresh random point when there
+ * is none (or, with probability `explore`, anyway). Build it with the Makefile beside it. */
+#define STRAT_VERSION "1.0.0"
+#include <tforge/sdk/strategy.h>
 
-#include <stdlib.h>
+typedef struct hello {
+    strat_base base; /* first: the SDK's seen-point archive, draws, rng and space */
+    double explore;
+    uint32_t best;   /* archive id of the best point measured, or STRAT_NONE */
+    tforge_level *move;
+} hello;
 
-typedef struct state {
-    const tforge_space_view *space;
-    uint64_t next;
-} state;
+static const tforge_option_spec hello_options[] = {
+    {"explore", TFORGE_OPTION_NUMBER, "0.1", 0, 1, NULL,
+     "chance of a fresh random point instead of a neighbour of the best"},
+};
 
-static int create(void **out, const tforge_strategy_args *args)
+static void hello_destroy(void *state)
 {
-    if (args->n_options > 0)
-        return args->host->error(args->host, TFORGE_PLUGIN_EINPUT, "hello: takes no options");
-    if (args->space->count(args->space->context) == 0)
-        return args->host->error(args->host, TFORGE_PLUGIN_EINPUT, "hello: needs an enumerated space");
-    state *s = calloc(1, sizeof *s);
-    if (!s)
-        return args->host->error(args->host, TFORGE_PLUGIN_ENOMEM, "hello: out of memory");
-    s->space = args->space;
-    *out = s;
+    hello *h = state;
+    if (h)
+        free(h->move);
+    strat_destroy(state);
+}
+
+static int hello_create(void **state, const tforge_strategy_args *args)
+{
+    int rc = strat_create(state, sizeof(hello), "hello", args);
+    if (rc)
+        return rc;
+    hello *h = *state;
+    h->best = STRAT_NONE;
+    double *const targets[] = {&h->explore};
+    if ((rc = strat_parse_options(&h->base, args, hello_options, 1, targets)) == 0 &&
+        !(h->move = malloc(h->base.dims * sizeof *h->move)))
+        rc = strat_error(&h->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
+    if (rc) {
+        hello_destroy(h);
+        *state = NULL;
+    }
+    return rc;
+}
+
+/* An unseen valid neighbour of the best point into h->move: 1, or 0 when it has none. */
+static int unseen_neighbour(hello *h)
+{
+    strat_base *b = &h->base;
+    if (h->best == STRAT_NONE)
+        return 0;
+    const tforge_level *from = strat_point(&b->archive, h->best);
+    for (uint32_t i = 0; i < strat_move_count(b, 1); i++)
+        if (strat_move(b, from, 1, i, h->move) && strat_find(&b->archive, h->move) == STRAT_NONE)
+            return 1;
     return 0;
 }
 
-static int ask(void *opaque, uint32_t q, tforge_level *out, uint32_t *n_out)
+static int hello_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
-    state *s = opaque;
-    uint32_t dims = s->space->dims(s->space->context);
-    uint64_t count = s->space->count(s->space->context);
-    uint32_t n = 0;
-    for (; n < q && s->next < count; n++, s->next++)
-        s->space->point(s->space->context, s->next, out + (size_t)n * dims);
-    *n_out = n;
-    return 0;
+    hello *h = state;
+    strat_base *b = &h->base;
+    int rc = strat_begin_ask(b, q, out, n_out);
+    while (rc == 0 && !b->done && *n_out < q) {
+        if (tforge_rng_uniform(&b->rng) >= h->explore && unseen_neighbour(h))
+            rc = strat_propose(b, h->move, out, n_out, NULL);
+        else
+            rc = strat_propose_fresh(b, out, n_out, 0);
+    }
+    return strat_end_ask(b, rc, q, *n_out);
 }
 
-static int tell(void *opaque, const tforge_observation *observations, uint32_t n)
+static int hello_tell(void *state, const tforge_observation *observations, uint32_t n)
 {
-    (void)opaque;
-    (void)observations;
-    (void)n;
-    return 0;
+    hello *h = state;
+    int rc = strat_tell(&h->base, observations, n, 0);
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        const tforge_observation *o = &observations[i];
+        uint32_t id = strat_find(&h->base.archive, o->point);
+        if (o->status == TFORGE_STATUS_OK && id != STRAT_NONE &&
+            (h->best == STRAT_NONE || o->value < h->base.archive.values[h->best]))
+            h->best = id;
+    }
+    return rc;
 }
 
-static void destroy(void *opaque)
-{
-    free(opaque);
-}
-
-static const tforge_strategy_interface interface = {sizeof interface, create, ask, tell, destroy,
-                                                    NULL};
-
-static const tforge_plugin_descriptor descriptor = {
-    TFORGE_PLUGIN_STRATEGY, "hello", "1.0.0", "proposes the valid points in order (example)",
-    TFORGE_STRATEGY_INTERFACE_ID, &interface};
-
-static uint32_t count(void)
-{
-    return 1;
-}
-
-static const tforge_plugin_descriptor *get(uint32_t index)
-{
-    return index == 0 ? &descriptor : NULL;
-}
-
-TFORGE_PLUGIN_EXPORT const tforge_plugin_module tforge_plugin_entry = {
-    TFORGE_PLUGIN_ABI_VERSION_INIT, "hello", NULL, NULL, count, get};
+STRAT_PLUGIN("hello", "greedy neighbour walk (an out-of-tree example)", hello_options, 1,
+             hello_create, hello_ask, hello_tell, hello_destroy);

@@ -1,6 +1,6 @@
 /* "bo": Bayesian optimisation with a Gaussian process on log(value). See README.md for the
  * method and the options. */
-#include "../strategies/common.h"
+#include "tforge/sdk/strategy.h"
 #include "gp.h"
 
 #include <gsl/gsl_errno.h>
@@ -86,74 +86,60 @@ static void bo_destroy(void *state)
 
 /* ---- options ---- */
 
-typedef struct choice_option {
-    const char *key;
-    int *value;
-    const char *const *names; /* NULL-terminated */
-} choice_option;
+/* The choices' words are in the order of their ACQ_, kernel, ordinal, output and warping codes. */
+static const tforge_option_spec bo_options[] = {
+    {"acquisition", TFORGE_OPTION_CHOICE, "auto", 0, 0, "auto|logei|ucb|pi",
+     "auto: LogEI, then UCB after 64 observations"},
+    {"kernel", TFORGE_OPTION_CHOICE, "matern52", 0, 0, "matern52|se", "the GP's kernel"},
+    {"ordinal", TFORGE_OPTION_CHOICE, "rank", 0, 0, "rank|log2", "encoding of ordinal levels"},
+    {"output", TFORGE_OPTION_CHOICE, "tail", 0, 0, "tail|log",
+     "what the GP models: log time, its upper half compressed (tail), or log time"},
+    {"warping", TFORGE_OPTION_CHOICE, "none", 0, 0, "none|kumaraswamy",
+     "a learned monotone warping of each ordinal encoding"},
+    {"initial", TFORGE_OPTION_INTEGER, "", -1, 1000, NULL,
+     "points of the initial design (default: dims + 1, at most 20)"},
+    {"refit_every", TFORGE_OPTION_INTEGER, "0", 0, 1e6, NULL,
+     "observations between refits of the hyperparameters (0: n/4)"},
+    {"kappa", TFORGE_OPTION_NUMBER, "2", 0, 100, NULL, "UCB's exploration weight"},
+    {"prior_beta", TFORGE_OPTION_NUMBER, "10", 0, 1e6, NULL,
+     "piBO's beta: the prior counts as beta / n observations"},
+    {"pool", TFORGE_OPTION_INTEGER, "4096", 16, 1e7, NULL,
+     "candidates drawn when the space is not scored whole"},
+    {"fit_max", TFORGE_OPTION_INTEGER, "256", 8, 4096, NULL,
+     "observations used to fit the hyperparameters (the best ones)"},
+    {"memory_mb", TFORGE_OPTION_NUMBER, "128", 1, 1e6, NULL,
+     "memory for the posterior over every enumerated point; above it, a pool"},
+    {"restarts", TFORGE_OPTION_INTEGER, "2", 0, 64, NULL,
+     "extra BFGS starts while there are fewer than 20 observations"},
+    {"feasible_min", TFORGE_OPTION_NUMBER, "0.5", 0, 1, NULL,
+     "points less likely to be feasible come after all others (0: off)"},
+    {"floor", TFORGE_OPTION_NUMBER, "1", 0, 100, NULL, "the kernel's floor (0: the plain product)"},
+    {"hamming", TFORGE_OPTION_NUMBER, "0.3", 0, 1, NULL,
+     "the part of an ordinal distance that any change of level costs"},
+    {"augmented", TFORGE_OPTION_INTEGER, "1", 0, 1, NULL,
+     "LogEI times augmented EI's noise factor (0: plain LogEI)"},
+    {"neighbour", TFORGE_OPTION_NUMBER, "9.2", 0, 1e3, NULL,
+     "the best point's neighbour is taken when its log acquisition is within this (0: off)"},
+    {"neighbour_ls", TFORGE_OPTION_NUMBER, "0.75", 0, 1e3, NULL,
+     "... among neighbours in dimensions with a lengthscale at most this"},
+};
+#define N_OPTIONS (sizeof bo_options / sizeof *bo_options)
+enum { N_CHOICES = 5 }; /* the first options of the table */
 
 static int parse_options(bo_state *s, const tforge_strategy_args *args)
 {
-    static const char *const acquisitions[] = {"auto", "logei", "ucb", "pi", NULL};
-    static const char *const kernels[] = {"matern52", "se", NULL};
-    static const char *const ordinals[] = {"rank", "log2", NULL};
-    static const char *const outputs[] = {"tail", "log", NULL};
-    static const char *const warpings[] = {"none", "kumaraswamy", NULL};
-    const choice_option choices[] = {{"acquisition", &s->acquisition, acquisitions},
-                                     {"kernel", &s->kernel_type, kernels},
-                                     {"ordinal", &s->ordinal, ordinals},
-                                     {"output", &s->output, outputs},
-                                     {"warping", &s->warping, warpings}};
-    const strat_option numbers[] = {
-        {"initial", &s->initial, -1, 1000, 1},      {"refit_every", &s->refit_every, 0, 1e6, 1},
-        {"kappa", &s->kappa, 0, 100, 0},            {"prior_beta", &s->prior_beta, 0, 1e6, 0},
-        {"pool", &s->pool, 16, 1e7, 1},             {"fit_max", &s->fit_max, 8, 4096, 1},
-        {"memory_mb", &s->memory_mb, 1, 1e6, 0},    {"restarts", &s->restarts, 0, 64, 1},
-        {"feasible_min", &s->feasible_min, 0, 1, 0}, {"floor", &s->floor, 0, 100, 0},
-        {"hamming", &s->hamming, 0, 1, 0},          {"augmented", &s->augmented, 0, 1, 1},
-        {"neighbour", &s->neighbour, 0, 1e3, 0},    {"neighbour_ls", &s->neighbour_ls, 0, 1e3, 0}};
-    const size_t n_choices = sizeof choices / sizeof *choices;
-    const size_t n_numbers = sizeof numbers / sizeof *numbers;
-    for (uint32_t i = 0; i < args->n_options; i++) {
-        const char *key = args->option_keys[i], *text = args->option_values[i];
-        if (!key || !text)
-            return bo_error(s, TFORGE_PLUGIN_EINPUT, "option %u has no key or no value", i);
-        const choice_option *c = NULL;
-        for (size_t j = 0; j < n_choices && !c; j++)
-            if (strcmp(choices[j].key, key) == 0)
-                c = &choices[j];
-        if (c) {
-            int found = -1;
-            for (int j = 0; c->names[j] && found < 0; j++)
-                if (strcmp(c->names[j], text) == 0)
-                    found = j;
-            if (found < 0)
-                return bo_error(s, TFORGE_PLUGIN_EINPUT, "option '%s' is '%s', expected one of "
-                                "%s%s%s%s%s", key, text, c->names[0], c->names[1] ? ", " : "",
-                                c->names[1] ? c->names[1] : "", c->names[1] && c->names[2] ?
-                                ", " : "", c->names[1] && c->names[2] ? c->names[2] : "");
-            *c->value = found;
-            continue;
-        }
-        const strat_option *o = NULL;
-        for (size_t j = 0; j < n_numbers && !o; j++)
-            if (strcmp(numbers[j].key, key) == 0)
-                o = &numbers[j];
-        if (!o)
-            return bo_error(s, TFORGE_PLUGIN_EINPUT, "unknown option '%s' (known: acquisition, "
-                            "kernel, ordinal, output, warping, initial, refit_every, kappa, "
-                            "prior_beta, pool, fit_max, memory_mb, restarts, feasible_min, "
-                            "floor, hamming, augmented, neighbour, neighbour_ls)", key);
-        char *end;
-        double v = strtod(text, &end);
-        if (end == text || *end || !isfinite(v) || v < o->min || v > o->max ||
-            (o->integer && v != floor(v)))
-            return bo_error(s, TFORGE_PLUGIN_EINPUT, "option '%s' is '%s', expected %s in "
-                            "[%g, %g]", key, text, o->integer ? "an integer" : "a number",
-                            o->min, o->max);
-        *o->value = v;
-    }
-    return 0;
+    int *const choices[N_CHOICES] = {&s->acquisition, &s->kernel_type, &s->ordinal, &s->output,
+                                     &s->warping};
+    double picked[N_CHOICES] = {0};
+    double *const targets[N_OPTIONS] = {
+        &picked[0],     &picked[1],   &picked[2],       &picked[3],      &picked[4],
+        &s->initial,    &s->refit_every, &s->kappa,     &s->prior_beta,  &s->pool,
+        &s->fit_max,    &s->memory_mb, &s->restarts,    &s->feasible_min, &s->floor,
+        &s->hamming,    &s->augmented, &s->neighbour,   &s->neighbour_ls};
+    int rc = strat_parse_options(&s->base, args, bo_options, N_OPTIONS, targets);
+    for (int c = 0; c < N_CHOICES; c++)
+        *choices[c] = (int)picked[c];
+    return rc;
 }
 
 /* ---- creation ---- */
@@ -165,19 +151,7 @@ static int bo_create(void **state, const tforge_strategy_args *args)
         return rc;
     bo_state *s = *state;
     strat_base *b = &s->base;
-    s->initial = -1; /* automatic */
-    s->kappa = 2.0;
-    s->prior_beta = 10.0;
-    s->pool = 4096;
-    s->fit_max = 256;
-    s->memory_mb = 128;
-    s->restarts = 2;
-    s->feasible_min = 0.5;
-    s->floor = 1.0;
-    s->hamming = 0.3;
-    s->augmented = 1;
-    s->neighbour = 9.2; /* a factor of 1e4 */
-    s->neighbour_ls = 0.75;
+    s->initial = -1; /* automatic; every other default is in the published table */
     if ((rc = parse_options(s, args)))
         goto fail;
     if (s->initial < 0) /* d + 1, not 10% of the budget as well: the model does better */
@@ -873,7 +847,7 @@ static const tforge_strategy_interface bo_interface = {
 static const tforge_plugin_descriptor bo_descriptor = {
     TFORGE_PLUGIN_STRATEGY, "bo", "1.0.0",
     "Bayesian optimisation: Gaussian process on log time, LogEI x P(feasible)",
-    TFORGE_STRATEGY_INTERFACE_ID, &bo_interface};
+    TFORGE_STRATEGY_INTERFACE_ID, &bo_interface, bo_options, N_OPTIONS, NULL};
 
 static uint32_t bo_count(void)
 {

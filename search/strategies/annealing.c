@@ -15,7 +15,7 @@
  * Options: t0 (0.1: a move 10% slower is first taken with probability 1/e), t_min (0.001),
  * cooling (by default such that T falls from t0 to t_min over the host's budget, or 0.995 when
  * the budget is unknown), patience (50). */
-#include "common.h"
+#include "tforge/sdk/strategy.h"
 
 #include <float.h>
 
@@ -149,24 +149,26 @@ static void annealing_destroy(void *state)
     strat_destroy(state);
 }
 
+static const tforge_option_spec annealing_options[] = {
+    {"t0", TFORGE_OPTION_NUMBER, "0.1", 1e-9, 1e9, NULL, "starting temperature, on log(value)"},
+    {"t_min", TFORGE_OPTION_NUMBER, "0.001", 1e-12, 1e9, NULL, "final temperature"},
+    {"cooling", TFORGE_OPTION_NUMBER, "", 0.5, 1, NULL,
+     "factor a step (default: from t0 to t_min over the budget told, 0.995 without one)"},
+    {"patience", TFORGE_OPTION_INTEGER, "50", 1, 1e9, NULL,
+     "steps without improvement before a restart"},
+};
+#define N_OPTIONS (sizeof annealing_options / sizeof *annealing_options)
+
 static int annealing_create(void **state, const tforge_strategy_args *args)
 {
     int rc = strat_create(state, sizeof(annealing_state), "annealing", args);
     if (rc)
         return rc;
     annealing_state *s = *state;
-    s->t0 = 0.1;
-    s->t_min = 0.001;
     s->cooling = NAN; /* derived below unless given */
-    s->patience = 50;
     s->current = s->candidate = STRAT_NONE;
-    const strat_option options[] = {
-        {"t0", &s->t0, 1e-9, 1e9, 0},
-        {"t_min", &s->t_min, 1e-12, 1e9, 0},
-        {"cooling", &s->cooling, 0.5, 1, 0},
-        {"patience", &s->patience, 1, 1e9, 1},
-    };
-    if ((rc = strat_parse_options(&s->base, args, options, sizeof options / sizeof *options)))
+    double *const targets[N_OPTIONS] = {&s->t0, &s->t_min, &s->cooling, &s->patience};
+    if ((rc = strat_parse_options(&s->base, args, annealing_options, N_OPTIONS, targets)))
         goto fail;
     if (s->t_min > s->t0) {
         rc = strat_error(&s->base, TFORGE_PLUGIN_EINPUT, "t_min (%g) is above t0 (%g)", s->t_min, s->t0);
@@ -187,4 +189,4 @@ fail:
 }
 
 STRAT_PLUGIN("annealing", "Simulated annealing over neighbouring levels, with restarts",
-             annealing_create, annealing_ask, annealing_tell, annealing_destroy);
+             annealing_options, N_OPTIONS, annealing_create, annealing_ask, annealing_tell, annealing_destroy);

@@ -13,7 +13,7 @@
  *
  * Options: radius (1; 2 gives the wider search Inductor offers through its search radius),
  * threshold (0.001, Inductor's). */
-#include "common.h"
+#include "tforge/sdk/strategy.h"
 
 typedef struct coordinate_state {
     strat_base base;
@@ -84,21 +84,22 @@ static void coordinate_destroy(void *state)
     strat_destroy(state);
 }
 
+static const tforge_option_spec coordinate_options[] = {
+    {"radius", TFORGE_OPTION_INTEGER, "1", 1, 16, NULL, "levels a move may go up or down"},
+    {"threshold", TFORGE_OPTION_NUMBER, "0.001", 0, 1, NULL,
+     "relative improvement a move must bring to be taken"},
+};
+#define N_OPTIONS (sizeof coordinate_options / sizeof *coordinate_options)
+
 static int coordinate_create(void **state, const tforge_strategy_args *args)
 {
     int rc = strat_create(state, sizeof(coordinate_state), "coordinate", args);
     if (rc)
         return rc;
     coordinate_state *s = *state;
-    s->radius = 1;
-    s->threshold = 0.001;
     s->current = STRAT_NONE;
-    const strat_option options[] = {
-        {"radius", &s->radius, 1, 16, 1},
-        {"threshold", &s->threshold, 0, 1, 0},
-    };
-    if ((rc = strat_parse_options(&s->base, args, options, sizeof options / sizeof *options)) ==
-            0 &&
+    double *const targets[N_OPTIONS] = {&s->radius, &s->threshold};
+    if ((rc = strat_parse_options(&s->base, args, coordinate_options, N_OPTIONS, targets)) == 0 &&
         !(s->move = malloc(s->base.dims * sizeof *s->move)))
         rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
     if (rc) {
@@ -109,4 +110,4 @@ static int coordinate_create(void **state, const tforge_strategy_args *args)
 }
 
 STRAT_PLUGIN("coordinate", "Coordinate descent with random restarts (Inductor-style)",
-             coordinate_create, coordinate_ask, coordinate_tell, coordinate_destroy);
+             coordinate_options, N_OPTIONS, coordinate_create, coordinate_ask, coordinate_tell, coordinate_destroy);

@@ -1,6 +1,6 @@
 /* "exhaustive": every valid point of an enumerated space, in enumeration order, skipping points
  * the host told without their being proposed. A batch is the next q points. */
-#include "common.h"
+#include "tforge/sdk/strategy.h"
 
 typedef struct exhaustive_state {
     strat_base base;
@@ -13,7 +13,7 @@ static int exhaustive_create(void **state, const tforge_strategy_args *args)
     if (rc)
         return rc;
     strat_base *b = *state;
-    if ((rc = strat_parse_options(b, args, NULL, 0)) == 0 && b->count == 0)
+    if ((rc = strat_parse_options(b, args, NULL, 0, NULL)) == 0 && b->count == 0)
         rc = strat_error(b, TFORGE_PLUGIN_EINPUT, "the space is too large to enumerate (count 0); "
                                           "use 'random' or a local strategy");
     if (rc) {
@@ -46,5 +46,5 @@ static void exhaustive_destroy(void *state)
     strat_destroy(state);
 }
 
-STRAT_PLUGIN("exhaustive", "Every valid point of an enumerated space, in order", exhaustive_create,
-             exhaustive_ask, exhaustive_tell, exhaustive_destroy);
+STRAT_PLUGIN("exhaustive", "Every valid point of an enumerated space, in order", NULL, 0,
+             exhaustive_create, exhaustive_ask, exhaustive_tell, exhaustive_destroy);

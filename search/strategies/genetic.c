@@ -12,7 +12,7 @@
  * members are measured).
  *
  * Options: population (20), tournament (3), mutation (1 / dimensions). */
-#include "common.h"
+#include "tforge/sdk/strategy.h"
 
 #define GENETIC_TRIES 32
 
@@ -121,22 +121,23 @@ static void genetic_destroy(void *state)
     strat_destroy(state);
 }
 
+static const tforge_option_spec genetic_options[] = {
+    {"population", TFORGE_OPTION_INTEGER, "20", 2, 1e6, NULL, "members kept"},
+    {"tournament", TFORGE_OPTION_INTEGER, "3", 1, 1e6, NULL, "members drawn to pick a parent"},
+    {"mutation", TFORGE_OPTION_NUMBER, "", 0, 1, NULL,
+     "chance that a child's level changes, per dimension (default 1/dims)"},
+};
+#define N_OPTIONS (sizeof genetic_options / sizeof *genetic_options)
+
 static int genetic_create(void **state, const tforge_strategy_args *args)
 {
     int rc = strat_create(state, sizeof(genetic_state), "genetic", args);
     if (rc)
         return rc;
     genetic_state *s = *state;
-    s->population = 20;
-    s->tournament = 3;
     s->mutation = 1.0 / s->base.dims;
-    const strat_option options[] = {
-        {"population", &s->population, 2, 1e6, 1},
-        {"tournament", &s->tournament, 1, 1e6, 1},
-        {"mutation", &s->mutation, 0, 1, 0},
-    };
-    if ((rc = strat_parse_options(&s->base, args, options, sizeof options / sizeof *options)) ==
-            0 &&
+    double *const targets[N_OPTIONS] = {&s->population, &s->tournament, &s->mutation};
+    if ((rc = strat_parse_options(&s->base, args, genetic_options, N_OPTIONS, targets)) == 0 &&
         (!(s->members = malloc((size_t)s->population * sizeof *s->members)) ||
          !(s->child = malloc(s->base.dims * sizeof *s->child))))
         rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
@@ -148,4 +149,5 @@ static int genetic_create(void **state, const tforge_strategy_args *args)
 }
 
 STRAT_PLUGIN("genetic", "Steady-state genetic algorithm: tournaments, uniform crossover, mutation",
-             genetic_create, genetic_ask, genetic_tell, genetic_destroy);
+             genetic_options, N_OPTIONS, genetic_create, genetic_ask, genetic_tell,
+             genetic_destroy);

@@ -12,7 +12,7 @@
  *
  * Options: step (the first step as a fraction of each dimension's levels, 0.25),
  * threshold (0.001). */
-#include "common.h"
+#include "tforge/sdk/strategy.h"
 
 typedef struct pattern_state {
     strat_base base;
@@ -166,21 +166,23 @@ static void pattern_destroy(void *state)
     strat_destroy(state);
 }
 
+static const tforge_option_spec pattern_options[] = {
+    {"step", TFORGE_OPTION_NUMBER, "0.25", 0, 1, NULL,
+     "the first step, as a fraction of each dimension's levels"},
+    {"threshold", TFORGE_OPTION_NUMBER, "0.001", 0, 1, NULL,
+     "relative improvement a poll must bring to move"},
+};
+#define N_OPTIONS (sizeof pattern_options / sizeof *pattern_options)
+
 static int pattern_create(void **state, const tforge_strategy_args *args)
 {
     int rc = strat_create(state, sizeof(pattern_state), "pattern", args);
     if (rc)
         return rc;
     pattern_state *s = *state;
-    s->step_fraction = 0.25;
-    s->threshold = 0.001;
     s->current = s->previous = STRAT_NONE;
-    const strat_option options[] = {
-        {"step", &s->step_fraction, 0, 1, 0},
-        {"threshold", &s->threshold, 0, 1, 0},
-    };
-    if ((rc = strat_parse_options(&s->base, args, options, sizeof options / sizeof *options)) ==
-            0 &&
+    double *const targets[N_OPTIONS] = {&s->step_fraction, &s->threshold};
+    if ((rc = strat_parse_options(&s->base, args, pattern_options, N_OPTIONS, targets)) == 0 &&
         (!(s->step = malloc(s->base.dims * sizeof *s->step)) ||
          !(s->poll = malloc(s->base.dims * sizeof *s->poll))))
         rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
@@ -191,5 +193,5 @@ static int pattern_create(void **state, const tforge_strategy_args *args)
     return rc;
 }
 
-STRAT_PLUGIN("pattern", "Compass pattern search with step halving and restarts", pattern_create,
-             pattern_ask, pattern_tell, pattern_destroy);
+STRAT_PLUGIN("pattern", "Compass pattern search with step halving and restarts",
+             pattern_options, N_OPTIONS, pattern_create, pattern_ask, pattern_tell, pattern_destroy);

@@ -1,12 +1,12 @@
 /* "random": uniform random search without replacement. On an enumerated space it walks a lazily
  * shuffled permutation of the valid points, so it proposes every one exactly once; otherwise it
  * samples and skips points already seen. A batch is q such points. */
-#include "common.h"
+#include "tforge/sdk/strategy.h"
 
 static int random_create(void **state, const tforge_strategy_args *args)
 {
     int rc = strat_create(state, sizeof(strat_base), "random", args);
-    if (rc == 0 && (rc = strat_parse_options(*state, args, NULL, 0))) {
+    if (rc == 0 && (rc = strat_parse_options(*state, args, NULL, 0, NULL))) {
         strat_destroy(*state);
         *state = NULL;
     }
@@ -32,5 +32,5 @@ static void random_destroy(void *state)
     strat_destroy(state);
 }
 
-STRAT_PLUGIN("random", "Uniform random search without replacement", random_create, random_ask,
-             random_tell, random_destroy);
+STRAT_PLUGIN("random", "Uniform random search without replacement", NULL, 0, random_create,
+             random_ask, random_tell, random_destroy);

@@ -14,4 +14,13 @@ PKG_CONFIG_PATH=$pc make -C "$work" CFLAGS="-O2 -Wall -Wextra -Werror -std=c11 -
 "$prefix/bin/tforge" plugins --plugin-dir "$work" | tee "$work/listing"
 grep -Eq '^hello +strategy +1\.0\.0' "$work/listing"
 ! grep -q refused "$work/listing"
-echo "install kit: 1 passed, 0 failed"
+# Its published option is listed, a mistyped one is refused before it runs, and it replays.
+"$prefix/bin/tforge" plugins --options --plugin-dir "$work" | grep -Eq '^ +explore +0\.1 '
+space=$source/data/h200/softmax_0_H200.json.gz
+! "$prefix/bin/tforge" replay --plugin-dir "$work" --cache "$space" --strategy hello \
+    --option hello.explor=0.5 --seeds 1 2> "$work/refused.txt"
+grep -q "strategy hello has no option 'explor' (it takes explore" "$work/refused.txt"
+"$prefix/bin/tforge" replay --plugin-dir "$work" --cache "$space" --strategy hello,random \
+  --option hello.explore=0.2 --seeds 3 --budget 20 | tee "$work/replay.txt"
+grep -Eq '^hello +[0-9.-]+ ' "$work/replay.txt"
+echo "install kit: 3 passed, 0 failed"

@@ -357,7 +357,7 @@ static const tforge_strategy_interface rogue_api = {sizeof rogue_api, rogue_crea
                                                     rogue_tell, rogue_destroy, NULL};
 static const tforge_plugin_descriptor rogue_descriptor = {
     TFORGE_PLUGIN_STRATEGY, "rogue", "1.0.0", "proposes what it must not",
-    TFORGE_STRATEGY_INTERFACE_ID, &rogue_api};
+    TFORGE_STRATEGY_INTERFACE_ID, &rogue_api, NULL, 0, NULL};
 static uint32_t rogue_count(void)
 {
     return 1;

@@ -33,7 +33,26 @@ _Static_assert(offsetof(tforge_plugin_descriptor, version) == 16, "descriptor.ve
 _Static_assert(offsetof(tforge_plugin_descriptor, description) == 24, "descriptor.description");
 _Static_assert(offsetof(tforge_plugin_descriptor, interface_id) == 32, "descriptor.interface_id");
 _Static_assert(offsetof(tforge_plugin_descriptor, interface) == 40, "descriptor.interface");
-_Static_assert(sizeof(tforge_plugin_descriptor) == 48, "descriptor size");
+/* since 1.1, at the end */
+_Static_assert(offsetof(tforge_plugin_descriptor, options) == 48, "descriptor.options");
+_Static_assert(offsetof(tforge_plugin_descriptor, n_options) == 56, "descriptor.n_options");
+_Static_assert(offsetof(tforge_plugin_descriptor, get_interface) == 64,
+               "descriptor.get_interface");
+_Static_assert(sizeof(tforge_plugin_descriptor) == 72, "descriptor size");
+
+_Static_assert(offsetof(tforge_option_spec, type) == 8, "option.type");
+_Static_assert(offsetof(tforge_option_spec, default_value) == 16, "option.default_value");
+_Static_assert(offsetof(tforge_option_spec, min) == 24, "option.min");
+_Static_assert(offsetof(tforge_option_spec, choices) == 40, "option.choices");
+_Static_assert(offsetof(tforge_option_spec, doc) == 48, "option.doc");
+_Static_assert(sizeof(tforge_option_spec) == 56, "option size");
+
+_Static_assert(offsetof(tforge_measurement, value) == 8, "measurement.value");
+_Static_assert(offsetof(tforge_measurement, wall_ms) == 48, "measurement.wall_ms");
+_Static_assert(offsetof(tforge_measurement, n_metrics) == 56, "measurement.n_metrics");
+_Static_assert(offsetof(tforge_measurement, metrics) == 64, "measurement.metrics");
+_Static_assert(offsetof(tforge_measurement, message) == 64 + 16 * 40, "measurement.message");
+_Static_assert(sizeof(tforge_measurement) == 64 + 16 * 40 + 256, "measurement size");
 
 _Static_assert(offsetof(tforge_space_view, context) == 8, "space_view.context");
 _Static_assert(offsetof(tforge_space_view, dims) == 16, "space_view.dims");

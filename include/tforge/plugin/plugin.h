@@ -1,4 +1,4 @@
-/* The TritonForge plugin ABI, version 1: what a plugin author includes, and nothing else.
+/* The TritonForge plugin ABI, version 1.1: what a plugin author includes, and nothing else.
  *
  * A plugin is a shared object that exports one symbol, `tforge_plugin_entry`, of type
  * `tforge_plugin_module`. Its first field is the ABI version: the host reads it before running
@@ -6,9 +6,17 @@
  * any number of factories, each of one kind and looked up by a string id; what a factory can do
  * is the kind-specific interface table it points to, named by `interface_id` ("tforge.strategy/1").
  *
- * Rules that keep the layout stable: structs shipped in a release never change; host tables only
- * grow at the end (check `struct_size` before using a newer field); memory is freed by whoever
- * allocated it, never across the dlopen boundary.
+ * Rules that keep the layout stable: structs shipped in a release never change; tables only grow
+ * at the end, and each field past 1.0 says the ABI minor that added it ("since 1.1"): the host
+ * reads such a field of a plugin's struct only when the module declares that minor or a later
+ * one, and a plugin checks the host table's `struct_size` before using a newer host field;
+ * memory is freed by whoever allocated it, never across the dlopen boundary.
+ *
+ * The types every kind shares (levels, statuses, the space view, observations, measurements) are
+ * in types.h; each kind's interface in a header of its own: strategy.h (ask/tell), and the drafts
+ * transform.h, heuristic.h, profiler.h, costmodel.h and llm.h. `sdk/` (installed beside these
+ * headers as tforge/sdk/) holds the helpers in-tree plugins use, so an out-of-tree one copies
+ * nothing.
  */
 #ifndef TFORGE_PLUGIN_PLUGIN_H
 #define TFORGE_PLUGIN_PLUGIN_H
@@ -21,7 +29,7 @@ extern "C" {
 #endif
 
 #define TFORGE_PLUGIN_ABI_MAJOR 1u
-#define TFORGE_PLUGIN_ABI_MINOR 0u
+#define TFORGE_PLUGIN_ABI_MINOR 1u
 #define TFORGE_PLUGIN_ABI_VERSION_INIT {TFORGE_PLUGIN_ABI_MAJOR, TFORGE_PLUGIN_ABI_MINOR, 0u}
 
 #if defined(_WIN32)
@@ -64,7 +72,8 @@ enum { TFORGE_PLUGIN_LOG_ERROR = 0, TFORGE_PLUGIN_LOG_WARN, TFORGE_PLUGIN_LOG_IN
        TFORGE_PLUGIN_LOG_DEBUG, TFORGE_PLUGIN_LOG_TRACE };
 
 /* Services the host lends to plugins. Owned by the host, valid from init until deinit returns;
- * every function may be called from any thread. Grows only at the end. */
+ * every function may be called from any thread. Grows only at the end. Every field here is of
+ * ABI 1.0. */
 typedef struct tforge_host {
     tforge_abi_version abi_version;
     uint32_t struct_size; /* sizeof the host's struct: fields past it do not exist */
@@ -79,6 +88,26 @@ typedef struct tforge_host {
     void (*free)(const struct tforge_host *host, void *pointer);
 } tforge_host;
 
+/* The kinds of value an option takes. */
+typedef enum tforge_option_type {
+    TFORGE_OPTION_NUMBER = 1,  /* a finite number in [min, max] */
+    TFORGE_OPTION_INTEGER = 2, /* an integer in [min, max] */
+    TFORGE_OPTION_CHOICE = 3   /* one of the words of `choices` */
+} tforge_option_type;
+
+/* One setting a factory takes ("key=value" on the command line), published so that the host can
+ * list it (`tforge plugins --options`), refuse a mistyped one before the plugin runs, and record
+ * the effective value of every option, defaults included. Static memory of the plugin. */
+typedef struct tforge_option_spec {
+    const char *name;          /* an identifier: "t0", "acquisition" */
+    uint32_t type;             /* a tforge_option_type */
+    const char *default_value; /* as it would be given; "" when derived from the run (the doc
+                                  says how) */
+    double min, max;           /* NUMBER and INTEGER: the bounds */
+    const char *choices;       /* CHOICE: the words, separated by '|': "auto|logei|ucb" */
+    const char *doc;           /* one line */
+} tforge_option_spec;
+
 /* One factory. Lives in the plugin's static memory for as long as the module is loaded. */
 typedef struct tforge_plugin_descriptor {
     uint32_t kind;            /* a tforge_plugin_kind */
@@ -87,6 +116,13 @@ typedef struct tforge_plugin_descriptor {
     const char *description;  /* one line for `tforge plugins` */
     const char *interface_id; /* names the layout of `interface`: "tforge.strategy/1" */
     const void *interface;    /* the kind's const function table */
+    /* since 1.1: the options it takes (n_options of them; NULL when none) */
+    const tforge_option_spec *options;
+    uint32_t n_options;
+    /* since 1.1, may be NULL: the interface table of that id ("tforge.strategy/1"), or NULL when
+     * the factory does not speak it; lets one factory offer several revisions. Without it the
+     * host uses `interface` when `interface_id` is the one it wants. */
+    const void *(*get_interface)(const char *interface_id);
 } tforge_plugin_descriptor;
 
 /* The module's entry: a const object exported under the name TFORGE_PLUGIN_ENTRY_SYMBOL. */

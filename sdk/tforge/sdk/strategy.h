@@ -1,15 +1,18 @@
-/* Helpers shared by the model-free strategies. Each strategy is a plugin module of its own, so
- * everything here is static inline and uses only the plugin ABI and the C library.
+/* The strategy SDK: what every shipped strategy is built from, installed with the plugin headers
+ * (as <tforge/sdk/strategy.h>) so that an out-of-tree strategy copies nothing. Each strategy is a
+ * plugin module of its own, so everything here is static inline and uses only the plugin ABI
+ * and the C library: the seen-point archive, unseen draws, neighbours and moves, a Gaussian
+ * draw, option parsing against the published table, and the entry boilerplate (STRAT_PLUGIN).
  *
  * Every strategy keeps an archive of the points it has seen (proposed, or told by the host
  * without being proposed) keyed by their level vectors: a point in the archive is never proposed
  * again, whatever the strategy's own logic asks for. Fresh points come from a lazily shuffled
  * permutation of the enumerated space (O(1) a draw, memory in the draws), or from the space's
  * sampler with rejection of seen points when the space is not enumerated. */
-#ifndef TFORGE_SEARCH_STRATEGIES_COMMON_H
-#define TFORGE_SEARCH_STRATEGIES_COMMON_H
+#ifndef TFORGE_SDK_STRATEGY_H
+#define TFORGE_SDK_STRATEGY_H
 
-#include "tforge/plugin/strategy.h"
+#include <tforge/plugin/strategy.h>
 
 #include <math.h>
 #include <stdarg.h>
@@ -312,42 +315,71 @@ fail:
     return rc;
 }
 
-/* ---- options: "key" = "number", checked against a table ---- */
+/* ---- options: parsed against the table the strategy publishes ---- */
 
-typedef struct strat_option {
-    const char *key;
-    double *value; /* holds the default; receives the parsed number */
-    double min, max;
-    int integer;
-} strat_option;
-
-static inline int strat_parse_options(const strat_base *b, const tforge_strategy_args *args,
-                                      const strat_option *table, size_t n)
+/* Parses one option's text into `*out`: the number, or the index of the word among a choice's.
+ * Returns 0, or an error naming the option. */
+static inline int strat_option_value(const strat_base *b, const tforge_option_spec *o,
+                                     const char *text, double *out)
 {
+    if (o->type == TFORGE_OPTION_CHOICE) {
+        size_t len = strlen(text), index = 0;
+        for (const char *c = o->choices; c && *c; index++) {
+            const char *bar = strchr(c, '|');
+            size_t n = bar ? (size_t)(bar - c) : strlen(c);
+            if (n == len && strncmp(c, text, n) == 0) {
+                *out = (double)index;
+                return 0;
+            }
+            c = bar ? bar + 1 : c + n;
+        }
+        return strat_error(b, TFORGE_PLUGIN_EINPUT, "option '%s' is '%s', expected one of %s",
+                           o->name, text, o->choices);
+    }
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end || !isfinite(v) || v < o->min || v > o->max ||
+        (o->type == TFORGE_OPTION_INTEGER && v != floor(v)))
+        return strat_error(b, TFORGE_PLUGIN_EINPUT, "option '%s' is '%s', expected %s in [%g, %g]",
+                           o->name, text, o->type == TFORGE_OPTION_INTEGER ? "an integer"
+                                                                           : "a number",
+                           o->min, o->max);
+    *out = v;
+    return 0;
+}
+
+/* Sets `targets[i]` from option i of `specs` (n of them): its default first (unless "", which
+ * leaves the target as the strategy set it), then the value given in `args`, if any. A key the
+ * table lacks is refused, listing the known ones. */
+static inline int strat_parse_options(const strat_base *b, const tforge_strategy_args *args,
+                                      const tforge_option_spec *specs, size_t n,
+                                      double *const *targets)
+{
+    for (size_t j = 0; j < n; j++)
+        if (specs[j].default_value[0]) {
+            int rc = strat_option_value(b, &specs[j], specs[j].default_value, targets[j]);
+            if (rc)
+                return rc;
+        }
     for (uint32_t i = 0; i < args->n_options; i++) {
         const char *key = args->option_keys[i], *text = args->option_values[i];
         if (!key || !text)
             return strat_error(b, TFORGE_PLUGIN_EINPUT, "option %u has no key or no value", i);
-        const strat_option *o = NULL;
-        for (size_t j = 0; j < n && !o; j++)
-            if (strcmp(table[j].key, key) == 0)
-                o = &table[j];
-        if (!o) {
-            char known[256] = "";
+        size_t j = 0;
+        while (j < n && strcmp(specs[j].name, key) != 0)
+            j++;
+        if (j == n) {
+            char known[512] = "";
             size_t used = 0;
-            for (size_t j = 0; j < n && used < sizeof known; j++)
+            for (size_t k = 0; k < n && used < sizeof known; k++)
                 used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
-                                         j ? ", " : "", table[j].key);
+                                         k ? ", " : "", specs[k].name);
             return strat_error(b, TFORGE_PLUGIN_EINPUT, "unknown option '%s' (%s%s)", key,
                                n ? "known: " : "it takes no options", known);
         }
-        char *end;
-        double v = strtod(text, &end);
-        if (end == text || *end || !isfinite(v) || v < o->min || v > o->max ||
-            (o->integer && v != floor(v)))
-            return strat_error(b, TFORGE_PLUGIN_EINPUT, "option '%s' is '%s', expected %s in [%g, %g]",
-                               key, text, o->integer ? "an integer" : "a number", o->min, o->max);
-        *o->value = v;
+        int rc = strat_option_value(b, &specs[j], text, targets[j]);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -550,15 +582,26 @@ static inline int strat_move(const strat_base *b, const tforge_level *from, uint
 
 /* ---- the module around one strategy ---- */
 
+/* The factory's version; a plugin defines its own before including this header. */
+#ifndef STRAT_VERSION
 #define STRAT_VERSION "1.0.0"
+#endif
 
-/* Defines the interface, its descriptor and the exported entry of a one-strategy module. */
-#define STRAT_PLUGIN(id, description, create, ask, tell, destroy)                              \
+/* A standard normal draw (Box-Muller on two uniforms of the generator). */
+static inline double strat_gaussian(tforge_rng *rng)
+{
+    double u = 1.0 - tforge_rng_uniform(rng), v = tforge_rng_uniform(rng); /* u in (0, 1] */
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* The entry boilerplate: one strategy factory named `id`, publishing `n_specs` options (`specs`
+ * may be NULL with 0), as the module's exported entry. */
+#define STRAT_PLUGIN(id, description, specs, n_specs, create, ask, tell, destroy)                 \
     static const tforge_strategy_interface strat_interface = {                                 \
         sizeof(tforge_strategy_interface), create, ask, tell, destroy, NULL};                  \
     static const tforge_plugin_descriptor strat_descriptor = {                                 \
-        TFORGE_PLUGIN_STRATEGY, id,          STRAT_VERSION, description,                       \
-        TFORGE_STRATEGY_INTERFACE_ID, &strat_interface};                                       \
+        TFORGE_PLUGIN_STRATEGY, id, STRAT_VERSION, description, TFORGE_STRATEGY_INTERFACE_ID,   \
+        &strat_interface, specs, n_specs, NULL};                                                \
     static uint32_t strat_count(void)                                                          \
     {                                                                                          \
         return 1;                                                                              \
