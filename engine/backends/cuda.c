@@ -19,7 +19,7 @@ static int retime(void *state, const tforge_candidate *candidate, uint64_t seed,
         return rc;
     pool_time(state, config, out);
     free(config);
-    return 0;
+    return pool_task_error(state);
 }
 
 const tforge_backend_type tforge_backend_cuda = {"cuda", 1, open_cuda, pool_evaluate, retime,

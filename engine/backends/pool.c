@@ -22,6 +22,11 @@ struct pool {
     char *also; /* the compile requests' {"also": [check shapes]}, or NULL */
     unsigned restarts;
     uint64_t checks; /* every check draws inputs from a seed of its own */
+    /* A worker's TaskError: the task itself is broken (its reference, inputs or launch
+     * expressions), not the candidate; the batch ends as the task's error. Set by either the
+     * compile thread or the runner, so under `lock`. */
+    pthread_mutex_t lock;
+    char task_error[1024];
 };
 
 static int start_worker(tforge_worker **out, const char *name, int interpret)
@@ -61,6 +66,7 @@ int pool_open(pool **out, const tforge_backend_args *o, pool_mode mode)
     e->task = o->task;
     e->o = *o;
     e->mode = mode;
+    pthread_mutex_init(&e->lock, NULL);
     if (e->o.compile_workers < 1)
         e->o.compile_workers = 1;
     if (e->o.compile_workers > MAX_COMPILE_WORKERS)
@@ -93,6 +99,7 @@ void pool_close(pool *e)
     free(e->compilers);
     free(e->also);
     tforge_worker_free(e->runner);
+    pthread_mutex_destroy(&e->lock);
     free(e);
 }
 
@@ -168,13 +175,22 @@ static tforge_status status_of(const char *s)
 
 /* Reads a worker's answer into `r` (status, message) and returns the result object, or NULL
  * when the candidate failed. `*fatal` is set when the worker's CUDA context is gone. */
-static cJSON *answer(tforge_measurement *r, const char *response, cJSON **doc, int *fatal)
+static cJSON *answer(pool *e, tforge_measurement *r, const char *response, cJSON **doc,
+                     int *fatal)
 {
     *fatal = 0;
     *doc = cJSON_Parse(response);
     const cJSON *ok = cJSON_GetObjectItemCaseSensitive(*doc, "ok");
     if (!cJSON_IsTrue(ok)) {
         const cJSON *err = cJSON_GetObjectItemCaseSensitive(*doc, "error");
+        static const char prefix[] = "TaskError: ";
+        if (cJSON_IsString(err) && strncmp(err->valuestring, prefix, sizeof prefix - 1) == 0) {
+            pthread_mutex_lock(&e->lock);
+            if (!e->task_error[0])
+                snprintf(e->task_error, sizeof e->task_error, "%s",
+                         err->valuestring + sizeof prefix - 1);
+            pthread_mutex_unlock(&e->lock);
+        }
         r->status = TFORGE_STATUS_RUNTIME;
         snprintf(r->message, sizeof r->message, "worker: %s",
                  cJSON_IsString(err) ? err->valuestring : "an answer that is not JSON");
@@ -219,7 +235,7 @@ static cJSON *call(pool *e, tforge_worker *w, const char *req, int timeout_ms,
         return NULL;
     }
     int fatal;
-    cJSON *result = answer(r, response, doc, &fatal);
+    cJSON *result = answer(e, r, response, doc, &fatal);
     free(response);
     if (fatal) { /* a lost CUDA context poisons every later launch in that process */
         tforge_worker_kill(w, NULL, 0);
@@ -319,7 +335,7 @@ static void *compile_all(void *arg)
             } else {
                 cJSON *doc;
                 int fatal;
-                const cJSON *c = answer(r, response, &doc, &fatal);
+                const cJSON *c = answer(e, r, response, &doc, &fatal);
                 static const char *const resources[] = {"registers", "spill_stores",
                                                         "shared_bytes"};
                 int all = c != NULL;
@@ -413,5 +429,13 @@ int pool_run(pool *e, const char *const *configs, size_t n, tforge_measurement *
     free(b.compiled);
     tforge_log(TFORGE_LOG_DEBUG, "batch of %zu evaluated in %.0f ms", n,
                tforge_worker_now_ms() - start);
-    return 0;
+    return pool_task_error(e);
+}
+
+int pool_task_error(pool *e)
+{
+    pthread_mutex_lock(&e->lock);
+    int rc = e->task_error[0] ? tforge_error_set(TFORGE_EINPUT, "%s", e->task_error) : 0;
+    pthread_mutex_unlock(&e->lock);
+    return rc;
 }

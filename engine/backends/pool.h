@@ -36,6 +36,10 @@ int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
 int pool_retime_untimed(void *state, const tforge_candidate *candidate, uint64_t seed,
                         tforge_measurement *out);
 unsigned pool_restarts(const void *state);
+
+/* TFORGE_EINPUT with the worker's message when a worker raised a TaskError (the task itself is
+ * broken: its reference, inputs or launch expressions), else 0. pool_run checks it itself. */
+int pool_task_error(pool *p);
 void pool_free(void *state);
 
 #endif

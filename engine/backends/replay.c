@@ -199,6 +199,8 @@ static int evaluate(void *state, const tforge_candidate *candidates, size_t n,
                 return rc;
             pool_check(r->checker, config, &out[i]); /* a failed check overrides the record */
             free(config);
+            if ((rc = pool_task_error(r->checker)))
+                return rc;
         }
     }
     return 0;

@@ -9,6 +9,10 @@ trap 'rm -rf "$work"' EXIT
 passed=0 failed=0
 ok() { passed=$((passed + 1)); }
 bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+# stored DB: how many measurements the store holds
+stored() { "$python" -c "import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*) FROM measurements').fetchone()[0])" \
+  "$1" 2>/dev/null || echo 0; }
 # json FILE EXPR: evaluates a Python assertion over the result document `r`
 json() { "$python" -c "import json, sys; r = json.load(open(sys.argv[1])); assert $2, r" "$1" \
   2>"$work/assert.txt" || { cat "$work/assert.txt"; return 1; }; }
@@ -39,6 +43,19 @@ args=(tune "$src/experiments/kernels/matmul/task.json" --backend "replay:$space"
 if "$tforge" "${args[@]}" --resume > "$work/resume.txt" 2>&1 &&
    json "$work/resume/result.json" 'r["resumed"] == 13 and r["evaluations"] == 13'; then ok; else bad "resume"; cat "$work/resume.txt"; fi
 
+# --resume with another setting refuses, naming it, and leaves the stored run as it was.
+"$tforge" "${args[@]}" --resume --seed 2 > "$work/resume2.txt" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q 'has seed 1, this run asks for 2' "$work/resume2.txt" &&
+   [ "$(stored "$work/resume/tforge.db")" -eq 13 ]; then ok; else bad "resume refusal (exit $rc)"; cat "$work/resume2.txt"; fi
+
+# A tuning run exported from the store is a recorded space that replay reads back.
+if "$tforge" store export --store "$work/resume/tforge.db" --run 1 --out "$work/run1.json" \
+     > "$work/export.txt" 2>&1 &&
+   "$tforge" replay --cache "$work/run1.json" --strategy random --seeds 2 --budget 5 --json \
+     > "$work/run1_replay.json" 2>>"$work/export.txt" &&
+   json "$work/run1_replay.json" 'r["configurations"] == 13 and r["strategies"][0]["score"] == r["strategies"][0]["score"]'; then ok; else bad "export a tune run"; cat "$work/export.txt"; fi
+
 # A malformed task names the field and exits 2.
 sed 's/"dtype": "float16", "init": "randn"}/"dtype": "float17", "init": "randn"}/' \
   "$src/experiments/kernels/matmul/task.json" > "$work/bad.json"
@@ -46,6 +63,44 @@ cp "$src/experiments/kernels/matmul/kernel.py" "$work/"
 "$tforge" tune "$work/bad.json" --backend interpret > "$work/bad.txt" 2>&1
 rc=$?
 if [ "$rc" -eq 2 ] && grep -q 'inputs\[0\].dtype' "$work/bad.txt"; then ok; else bad "bad task (exit $rc)"; cat "$work/bad.txt"; fi
+
+# Errors of the task itself (its reference, its launch expressions, its shapes) are not the
+# candidates': the run stops at the first evaluation with exit 2, naming the file and field.
+mkdir -p "$work/broken"
+cp "$src/experiments/kernels/vector_add/kernel.py" "$work/broken/"
+cat >> "$work/broken/kernel.py" <<'PY'
+
+
+def raising_reference(inputs):
+    raise RuntimeError("the reference is broken")
+
+
+def wrong_shape_reference(inputs):
+    return inputs["x"][:-1] + inputs["y"][:-1]
+PY
+broken() { # NAME PYTHON-EDIT EXPECTED-TEXT
+  "$python" - "$src/experiments/kernels/vector_add/task.json" "$work/broken/$1.json" "$2" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["shapes"] = {"tune": [{"N": 4096}], "check": [{"N": 1000}]}
+exec(sys.argv[3])
+json.dump(t, open(sys.argv[2], "w"))
+PY
+  "$tforge" tune "$work/broken/$1.json" --backend interpret --budget 5 --compile-workers 1 \
+    --out "$work/broken/$1" -q > "$work/broken/$1.txt" 2>&1
+  rc=$?
+  n=$(stored "$work/broken/$1/tforge.db")
+  if [ "$rc" -eq 2 ] && grep -q "$3" "$work/broken/$1.txt" && [ "$n" -eq 0 ]; then ok
+  else bad "task error $1 (exit $rc, $n stored)"; cat "$work/broken/$1.txt"; fi
+}
+broken reference 't["reference"] = "kernel:raising_reference"' \
+  "$work/broken/reference.json: reference: kernel:raising_reference failed: RuntimeError"
+broken reference_shape 't["reference"] = "kernel:wrong_shape_reference"' \
+  "reference: kernel:wrong_shape_reference returned out as torch.float32 (999,)"
+broken grid 't["launch"]["grid"] = "(triton.cdiv(N, BLOCK) // 0,)"' \
+  "launch.grid: '(triton.cdiv(N, BLOCK) // 0,)' failed: ZeroDivisionError"
+broken shape 't["inputs"][0]["shape"] = ["N - 5000"]' \
+  "inputs\[0\].shape\[0\]: 'N - 5000' is -904 at shape"
 
 echo "tune: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

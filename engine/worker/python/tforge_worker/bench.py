@@ -15,6 +15,7 @@ import time as _time
 
 import torch
 
+from .task import TaskError
 from .worker import bind, classify, get, make_inputs
 
 _FLUSH_BYTES = 256 << 20
@@ -125,6 +126,8 @@ def time(task, config, shape, seed=0, warmup_ms=25.0, rep_ms=100.0, min_repeats=
             run()
             e.record()
         torch.cuda.synchronize()
+    except TaskError:
+        raise
     except Exception as e:
         return classify(e)
     times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))

@@ -21,6 +21,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource, make_backend
 from triton.runtime.jit import JITFunction, create_function_from_signature
 
+from .task import TaskError
 from .worker import _size, classify, get, launch, make_inputs, unwrap
 
 # Shared memory a block may use (opt-in maximum), by compute capability: checked when no GPU is
@@ -96,9 +97,10 @@ def _empty_inputs(loaded, shape, dev):
     spec = loaded.spec
     if spec["inputs_fn"] is not None:
         return make_inputs(loaded, shape, 0, dev)
-    return {s["name"]: torch.empty([_size(d, shape) for d in s["shape"]],
+    return {s["name"]: torch.empty([_size(d, shape, f"{spec['id']}: inputs[{i}].shape[{j}]")
+                                    for j, d in enumerate(s["shape"])],
                                    dtype=getattr(torch, s["dtype"]), device=dev)
-            for s in spec["inputs"]}
+            for i, s in enumerate(spec["inputs"])}
 
 
 def compile(task, config, shape, target=None, also=()):
@@ -131,6 +133,8 @@ def compile(task, config, shape, target=None, also=()):
         for s in [*also, shape]:  # the tuning shape last: its numbers are the ones reported
             del built[:]
             launch(loaded, _empty_inputs(loaded, s, dev), config, s)
+    except TaskError:
+        raise
     except Exception as e:
         return classify(e)
     finally:

@@ -227,12 +227,20 @@ def environment():
     return env
 
 
-def _size(expr, shape):
-    return expr if isinstance(expr, int) else int(eval_expression(expr, shape))
+def _size(expr, shape, field="a shape"):
+    """A dimension of `shape`: the task's own error (TaskError naming `field`) when its
+    expression fails or is negative."""
+    try:
+        size = expr if isinstance(expr, int) else int(eval_expression(expr, shape))
+    except Exception as e:
+        raise TaskError([f"{field}: {expr!r} at shape {shape}: {type(e).__name__}: {e}"]) from None
+    if size < 0:
+        raise TaskError([f"{field}: {expr!r} is {size} at shape {shape}: expected a size >= 0"])
+    return size
 
 
-def _make_tensor(spec, shape, gen, dev):
-    dims = [_size(d, shape) for d in spec["shape"]]
+def _make_tensor(spec, shape, gen, dev, field):
+    dims = [_size(d, shape, f"{field}.shape[{j}]") for j, d in enumerate(spec["shape"])]
     dtype = getattr(torch, spec["dtype"])
     work = torch.float64 if dtype == torch.float64 else torch.float32
     init, scale = spec["init"], spec["scale"]
@@ -263,7 +271,11 @@ def make_inputs(task, shape, seed, dev=None):
     dev = dev or device()
     if spec["inputs_fn"] is not None:
         gen = torch.Generator().manual_seed(seed)
-        made = loaded.funcs["inputs_fn"](dict(shape), gen)
+        try:
+            made = loaded.funcs["inputs_fn"](dict(shape), gen)
+        except Exception as e:
+            raise TaskError([f"{spec['id']}: inputs_fn: {spec['inputs_fn']} failed at shape "
+                             f"{shape}: {type(e).__name__}: {e}"]) from None
         missing = [o["name"] for o in spec["outputs"]
                    if not isinstance(made, dict) or o["name"] not in made]
         if missing:
@@ -274,7 +286,7 @@ def make_inputs(task, shape, seed, dev=None):
         for i, s in enumerate(spec["inputs"]):
             # One stream per tensor, so adding an input does not change the others.
             gen = torch.Generator(device=dev).manual_seed((seed * 1000003 + i) % (1 << 63))
-            made[s["name"]] = _make_tensor(s, shape, gen, dev)
+            made[s["name"]] = _make_tensor(s, shape, gen, dev, f"{spec['id']}: inputs[{i}]")
     return {k: v.to(dev) if isinstance(v, torch.Tensor) else v for k, v in made.items()}
 
 
@@ -313,6 +325,16 @@ def _launch_code(loaded):
     return loaded.cache["launch_code"]
 
 
+def _evaluate(spec, field, text, code, env):
+    """A launch expression of the task: its failure is the task's (TaskError), not a
+    candidate's."""
+    try:
+        return eval(code, env)
+    except Exception as e:
+        raise TaskError([f"{spec['id']}: {field}: {text!r} failed: {type(e).__name__}: {e}"]) \
+            from None
+
+
 def bind(loaded, inputs, config, shape):
     """The launch of the kernel with `config` on `inputs`, its grid and arguments evaluated once:
     each call of the returned function launches it (no synchronisation)."""
@@ -328,9 +350,11 @@ def bind(loaded, inputs, config, shape):
     grid_code, arg_codes = _launch_code(loaded)
     env = {"triton": triton, "tl": tl, "torch": torch, "math": math, "cdiv": triton.cdiv,
            **shape, **inputs, **config}
-    grid = eval(grid_code, env)
+    launch_spec = spec["launch"]
+    grid = _evaluate(spec, "launch.grid", launch_spec["grid"], grid_code, env)
     grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
-    args = [eval(c, env) for c in arg_codes]
+    args = [_evaluate(spec, f"launch.args[{i}]", launch_spec["args"][i], c, env)
+            for i, c in enumerate(arg_codes)]
     if isinstance(loaded.kernel, Autotuner):
         kwargs = {}  # the pinned config carries them
     else:
@@ -367,7 +391,7 @@ def _poison(t):
         t.fill_(torch.iinfo(t.dtype).min if t.dtype != torch.uint8 else 0xA5)
 
 
-def _reference(loaded, inputs):
+def _reference(loaded, inputs, outputs):
     spec = loaded.spec
     try:
         got = loaded.funcs["reference"](inputs)
@@ -382,6 +406,14 @@ def _reference(loaded, inputs):
     if not isinstance(got, dict) or any(not isinstance(got.get(n), torch.Tensor) for n in names):
         raise TaskError([f"{spec['id']}: reference: expected {spec['reference']} to return a "
                          f"tensor per output ({', '.join(names)}) as a dict, a tuple or a tensor"])
+    for n in names:  # what the kernel writes is the task's shape: the reference must match it
+        want, have = outputs[n], got[n]
+        if isinstance(want, torch.Tensor) and (
+                tuple(have.shape) != tuple(want.shape) or
+                have.dtype.is_floating_point != want.dtype.is_floating_point):
+            raise TaskError([f"{spec['id']}: reference: {spec['reference']} returned {n} as "
+                             f"{have.dtype} {tuple(have.shape)}, the output is {want.dtype} "
+                             f"{tuple(want.shape)}"])
     return got
 
 
@@ -419,7 +451,7 @@ def run_check(task, config, shape, seed=0):
     inputs = make_inputs(loaded, shape, seed)
     ref_inputs = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()} \
         if spec["writes_inputs"] else inputs
-    expected = _reference(loaded, ref_inputs)
+    expected = _reference(loaded, ref_inputs, inputs)
     for o in spec["outputs"]:
         if o["poison"]:
             _poison(inputs[o["name"]])
@@ -427,6 +459,8 @@ def run_check(task, config, shape, seed=0):
         launch(loaded, inputs, config, shape)
         if torch.cuda.is_available():
             torch.cuda.synchronize()
+    except TaskError:
+        raise
     except Exception as e:
         return classify(e)
     result = {"status": "ok", "message": "", "fatal": False, "max_abs_err": {}, "bad": {}}
