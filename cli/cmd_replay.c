@@ -426,17 +426,26 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
 }
 
 /* Values and statuses of every configuration, for the score. */
-static int prepare_score_space(tforge_score_space *out, const tforge_recording *rec)
+static int prepare_score_space(tforge_score_space *out, const tforge_recording *rec,
+                               const char *path)
 {
     double *values = malloc(rec->n_entries * sizeof *values);
     uint32_t *statuses = malloc(rec->n_entries * sizeof *statuses);
     int rc = values && statuses ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    size_t n_ok = 0;
     for (size_t i = 0; !rc && i < rec->n_entries; i++) {
         values[i] = rec->entries[i].time;
         statuses[i] = rec->entries[i].status;
+        n_ok += statuses[i] == TFORGE_STATUS_OK;
     }
-    if (!rc)
-        rc = tforge_score_space_init(out, values, statuses, rec->n_entries);
+    if (!rc && n_ok == 0) /* a well-formed file, but there is nothing to search for */
+        rc = tforge_error_set(TFORGE_ERROR, "%s: none of its %zu configurations ran correctly: "
+                              "there is nothing to score", path, rec->n_entries);
+    if (!rc && (rc = tforge_score_space_init(out, values, statuses, rec->n_entries))) {
+        char why[900];
+        snprintf(why, sizeof why, "%s", tforge_error_last()->message);
+        rc = tforge_error_set(rc, "%s: %s", path, why);
+    }
     free(values);
     free(statuses);
     return rc;
@@ -462,7 +471,7 @@ static int run(const cli_command *command, int argc, char **argv)
 
     if (!list || cli_load_plugins(&common, &reg) || check_strategies(&s, reg, s.strategies) ||
         tforge_recording_read(&rec, s.cache) ||
-        tforge_replay_open(&replay, rec) || prepare_score_space(&space, rec))
+        tforge_replay_open(&replay, rec) || prepare_score_space(&space, rec, s.cache))
         goto failed;
     size_t cut_start, cut_end;
     if (tforge_score_cutoffs(&cut_start, &cut_end, &space, NULL))

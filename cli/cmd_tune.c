@@ -468,6 +468,14 @@ static int make_dir(const char *dir)
     return 0;
 }
 
+static int any_ok(const tforge_loop_outcome *o)
+{
+    for (size_t i = 0; i < o->n_evals; i++)
+        if (o->evals[i].m.status == TFORGE_STATUS_OK)
+            return 1;
+    return 0;
+}
+
 /* The task's baselines as candidates: each its own text, with its point where it lies in the
  * space (then the strategy is told of it). */
 static int task_baselines(tforge_candidate **out, tforge_level **points, const tforge_task *t)
@@ -638,6 +646,12 @@ static int run(const cli_command *command, int argc, char **argv)
         for (size_t i = 0; i < outcome.n_evals; i++)
             ok += outcome.evals[i].m.status == TFORGE_STATUS_OK;
         printf("%zu of %zu evaluations ok; results in %s/\n", ok, outcome.n_evals, dir);
+    }
+    if (!any_ok(&outcome)) {
+        /* the results are written (they say why each failed), but nothing was tuned */
+        tforge_error_set(TFORGE_ERROR, "%s: no evaluation ran correctly (%zu tried); see "
+                         "%s/report.md", task->path, outcome.n_evals, dir);
+        goto failed;
     }
     goto cleanup;
 failed:

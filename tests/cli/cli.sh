@@ -39,8 +39,36 @@ expect 2 'no-such-file.json'            -- replay --cache no-such-file.json --st
 expect 2 "no strategy plugin with id 'nonesuch'" -- replay --cache "$space" --strategy nonesuch
 expect 2 "option 'bogus'"               -- replay --cache "$space" --strategy annealing --option annealing.bogus=1
 expect 0 'p_within_5pct'                -- replay --cache "$space" --strategy random,pattern --seeds 3
+expect 2 "option 'kapa' \(it takes acquisition, kernel" -- replay --cache "$space" --strategy bo --option bo.kapa=1
+expect 2 "'min' is not one of the strategies asked for \(bo\)" -- replay --cache "$space" --strategy bo --option min.local=0.3
+expect 2 "option cooling is '2', expected a number in \[0.5, 1\]" -- replay --cache "$space" --strategy annealing --option annealing.cooling=2
+expect 2 "expected ids separated by commas" -- replay --cache "$space" --strategy ''
+expect 2 "expected ids separated by commas" -- replay --cache "$space" --strategy random,
+expect 2 "no strategy named"             -- tune no-such-task.json --strategy ''
+expect 2 "has no option 'kapa'"          -- tune no-such-task.json --option kapa=1
+expect 0 'warn: --plugin-dir /no/such/folder: No such file' -- plugins --plugin-dir /no/such/folder
+expect 0 '^ +level +3 +integer in \[1, 9\] +how much nothing' -- plugins --options --plugin-dir "$fixtures"
+expect 0 '^ +neighbour_ls +0.75 '         -- plugins --options
 expect 0 'good-transform'               -- plugins --plugin-dir "$fixtures"
 expect 0 'built for plugin ABI 2\.0'    -- plugins --plugin-dir "$fixtures"
+
+# a recording in which nothing ran is well formed, but the work cannot be done: exit 1
+nothing=$(mktemp -u).json
+"$python" - "$space" "$nothing" <<'PY'
+import gzip, json, sys
+doc = json.load(gzip.open(sys.argv[1]))
+for entry in doc["cache"].values():
+    entry["time"] = "RuntimeFailedConfig"
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+expect 1 'none of its 768 configurations ran correctly' -- replay --cache "$nothing" --strategy random
+rm -f "$nothing"
+
+# --json records each strategy's version and effective options, defaults included
+"$tforge" replay --cache "$space" --strategy annealing --option annealing.t0=0.2 --seeds 1 --json >"$out" 2>"$err"
+if "$python" -c "import json, sys; s = json.load(open(sys.argv[1]))['strategies'][0]
+assert s['version'] == '1.0.0' and s['options'] == {'t0': '0.2', 't_min': '0.001', 'cooling': '', 'patience': '50'}, s" "$out"
+then passed=$((passed + 1)); else echo "FAIL: replay --json options"; cat "$out" "$err"; failures=$((failures + 1)); fi
 
 # store: import a recorded space, export it in both formats, and replay what came out
 db=$(mktemp -u).db
@@ -63,6 +91,10 @@ assert ("strategy", "good") in ids and ("transform", "good-transform") in ids, i
 reasons = {r["path"].rsplit("/", 1)[-1]: r["reason"] for r in doc["refused"]}
 assert "ABI 2.0" in reasons["fixture-b-abi2.so"], reasons
 assert len(reasons) == 6, reasons
+good = next(p for p in doc["plugins"] if p["id"] == "good")
+assert [o["name"] for o in good["options"]] == ["level", "mode"], good
+assert good["options"][1] == {"name": "mode", "type": "choice", "default": "calm",
+                              "choices": "calm|eager", "doc": "how to propose it"}, good
 PY
 then passed=$((passed + 1)); else echo "FAIL: plugins --json"; cat "$out"; failures=$((failures + 1)); fi
 
