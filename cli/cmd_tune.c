@@ -80,8 +80,26 @@ static int parse_uint(const cli_command *c, const char *name, const char *text, 
     errno = 0;
     unsigned long v = strtoul(text, &end, 10);
     if (!*text || *end || errno || v < min || v > 100000000ul)
-        return cli_usage_error(c, "%s expects an integer >= %u, not '%s'", name, min, text);
+        return cli_usage_error(c, "%s expects an integer from %u to 100000000, not '%s'", name,
+                               min, text);
     *out = (uint32_t)v;
+    return 0;
+}
+
+static int timeout_ms(uint32_t seconds)
+{
+    return seconds > INT_MAX / 1000 ? INT_MAX : (int)seconds * 1000;
+}
+
+static int parse_seed(const cli_command *c, const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (!*text || *end || errno || text[0] == '-')
+        return cli_usage_error(c, "--seed expects an integer from 0 to %llu, not '%s'",
+                               (unsigned long long)UINT64_MAX, text);
+    *out = v;
     return 0;
 }
 
@@ -119,7 +137,6 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     *s = (settings){.backend_text = "auto", .strategy = "bo", .budget = 50, .seed = 1,
                     .workers = cores > 0 ? (uint32_t)cores : 1};
-    uint32_t seed = 1;
     /* no '+': options may follow the task file */
     for (int opt; (opt = getopt_long(argc, argv, "hvq", options, NULL)) != -1;) {
         int rc = 0;
@@ -135,7 +152,7 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
             break;
         case OPT_BUDGET: rc = parse_uint(c, "--budget", optarg, &s->budget, 1); break;
         case OPT_TIME: rc = parse_duration(c, optarg, &s->time_limit); break;
-        case OPT_SEED: rc = parse_uint(c, "--seed", optarg, &seed, 0); break;
+        case OPT_SEED: rc = parse_seed(c, optarg, &s->seed); break;
         case OPT_BATCH: rc = parse_uint(c, "--batch", optarg, &s->batch, 1); break;
         case OPT_WORKERS: rc = parse_uint(c, "--compile-workers", optarg, &s->workers, 1); break;
         case OPT_SHAPE: rc = parse_uint(c, "--shape", optarg, &s->shape, 0); break;
@@ -154,7 +171,6 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         if (rc)
             return rc;
     }
-    s->seed = seed;
     if (optind != argc - 1)
         return cli_usage_error(c, optind >= argc ? "the task file is missing"
                                                  : "one task file, not several");
@@ -251,6 +267,22 @@ static char *settings_json(const settings *s)
 }
 
 /* `triton.Config({...}, num_warps=..., num_stages=...)` from a config's JSON text. */
+/* Text written into generated Python: every byte that could end a comment or a string, or make
+ * the file invalid UTF-8, as an escape (\n, \xNN), so that a file name never becomes code. */
+static void write_escaped(FILE *f, const char *text)
+{
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c == '\\' || *c == '\'')
+            fprintf(f, "\\%c", *c);
+        else if (*c == '\n')
+            fputs("\\n", f);
+        else if (*c < 0x20 || *c >= 0x7f)
+            fprintf(f, "\\x%02x", *c);
+        else
+            fputc(*c, f);
+    }
+}
+
 static void write_triton_config(FILE *f, const char *config)
 {
     static const char *const launch[] = {"num_warps", "num_stages", "num_ctas", "maxnreg"};
@@ -263,10 +295,20 @@ static void write_triton_config(FILE *f, const char *config)
             is_launch |= strcmp(v->string, launch[i]) == 0;
         if (is_launch)
             continue;
-        char *text = cJSON_PrintUnformatted(v);
-        fprintf(f, "%s'%s': %s", first ? "" : ", ", v->string,
-                cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? "True" : "False") : text);
-        free(text);
+        fprintf(f, "%s'", first ? "" : ", ");
+        write_escaped(f, v->string);
+        fputs("': ", f);
+        if (cJSON_IsBool(v)) {
+            fputs(cJSON_IsTrue(v) ? "True" : "False", f);
+        } else if (cJSON_IsString(v)) {
+            fputc('\'', f);
+            write_escaped(f, v->valuestring);
+            fputc('\'', f);
+        } else {
+            char *text = cJSON_PrintUnformatted(v);
+            fputs(text ? text : "None", f);
+            free(text);
+        }
         first = 0;
     }
     fputs("}", f);
@@ -297,8 +339,13 @@ static int write_outputs(const settings *s, const tforge_task *t, const tforge_l
     /* the config, ready to paste */
     if (!(f = open_out(dir, "best_config.py", path, sizeof path)))
         return TFORGE_EIO;
-    fprintf(f, "# Found by `tforge tune %s` (backend %s, strategy %s, seed %llu).\nimport triton\n\n",
-            s->task, s->backend_text, s->strategy, (unsigned long long)s->seed);
+    fputs("# Found by `tforge tune ", f);
+    write_escaped(f, s->task);
+    fputs("` (backend ", f);
+    write_escaped(f, s->backend_text);
+    fputs(", strategy ", f);
+    write_escaped(f, s->strategy);
+    fprintf(f, ", seed %llu).\nimport triton\n\n", (unsigned long long)s->seed);
     if (best) {
         fputs("BEST = ", f);
         write_triton_config(f, best);
@@ -314,7 +361,9 @@ static int write_outputs(const settings *s, const tforge_task *t, const tforge_l
             fclose(in);
         return TFORGE_EIO;
     }
-    fprintf(f, "# %s, tuned by tforge. The source is unchanged; launch it with\n# ", t->source);
+    fputs("# ", f);
+    write_escaped(f, t->source);
+    fputs(", tuned by tforge. The source is unchanged; launch it with\n# ", f);
     if (best)
         write_triton_config(f, best);
     else
@@ -563,7 +612,7 @@ static int run(const cli_command *command, int argc, char **argv)
     if (cli_load_plugins(&common, &reg) ||
         tforge_strategy_check(reg, s.strategy, strategy_options) ||
         tforge_worker_start(&loader, &wo) ||
-        tforge_task_load(&task, loader, s.task, 300000))
+        tforge_task_load(&task, loader, s.task, s.timeout ? timeout_ms(s.timeout) : 300000))
         goto failed;
     if (s.shape >= task->n_tune) {
         tforge_error_set(TFORGE_EINPUT, "--shape %u: the task has %zu tuning shapes", s.shape,
@@ -599,7 +648,7 @@ static int run(const cli_command *command, int argc, char **argv)
     args.shape = s.shape;
     if (s.timeout)
         args.compile_timeout_ms = args.check_timeout_ms = args.time_timeout_ms =
-            (int)s.timeout * 1000;
+            timeout_ms(s.timeout);
     tforge_run_record record = {NULL, 0, NULL};
     if (make_dir(dir) || tforge_store_open(&store, db) ||
         open_run(&record, &history, store, task, &s, set, env, &described) ||

@@ -123,7 +123,8 @@ int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
         rc = tforge_worker_call(worker, text, timeout_ms, &response, &status, detail,
                                 sizeof detail);
     if (!rc && status != TFORGE_CALL_OK)
-        rc = tforge_error_set(TFORGE_ERROR, "%s: the worker loading it %s", path, detail);
+        rc = tforge_error_set(TFORGE_EINPUT, "%s: the worker loading it %s (the task or its "
+                              "kernel file hangs or crashes at import)", path, detail);
     if (!rc && !(doc = cJSON_Parse(response)))
         rc = tforge_error_set(TFORGE_ERROR, "%s: the worker's answer is not JSON", path);
     if (rc)
@@ -131,10 +132,11 @@ int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"))) {
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
         const char *msg = cJSON_IsString(e) ? e->valuestring : "?";
-        /* TaskError lists every bad field; anything else is an import or environment failure */
-        int bad_input = strncmp(msg, "TaskError: ", 11) == 0;
-        rc = tforge_error_set(bad_input ? TFORGE_EINPUT : TFORGE_ERROR, "%s",
-                              bad_input ? msg + 11 : msg);
+        /* TaskError lists every bad field, each naming the file; anything else raised while
+         * loading the task is the task's too (its files, their imports), named here */
+        int listed = strncmp(msg, "TaskError: ", 11) == 0;
+        rc = listed ? tforge_error_set(TFORGE_EINPUT, "%s", msg + 11)
+                    : tforge_error_set(TFORGE_EINPUT, "%s: loading it failed: %s", path, msg);
         goto cleanup;
     }
     const cJSON *task = cJSON_GetObjectItemCaseSensitive(doc, "result");

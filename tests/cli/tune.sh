@@ -102,5 +102,26 @@ broken grid 't["launch"]["grid"] = "(triton.cdiv(N, BLOCK) // 0,)"' \
 broken shape 't["inputs"][0]["shape"] = ["N - 5000"]' \
   "inputs\[0\].shape\[0\]: 'N - 5000' is -904 at shape"
 
+# A file name holding a newline stays inside the comments of the generated Python.
+odd="$work/we
+ird"
+mkdir -p "$odd" && cp "$src/experiments/kernels/matmul/"* "$odd/"
+if "$tforge" tune "$odd/task.json" --backend "replay:$space" --budget 2 --out "$work/odd" -q \
+     > "$work/odd.txt" 2>&1 &&
+   "$python" -c "import ast, sys; [ast.parse(open(f).read()) for f in sys.argv[1:]]" \
+     "$work/odd/best_config.py" "$work/odd/best_variant.py" &&
+   [ "$(grep -c '^ird' "$work/odd/best_config.py" "$work/odd/best_variant.py" | grep -c ':0$')" -eq 2 ]
+then ok; else bad "escaped paths"; cat "$work/odd.txt"; fi
+
+# A kernel file that never finishes importing obeys --timeout: exit 2, naming the file.
+mkdir -p "$work/hang" && cp "$src/experiments/kernels/vector_add/"* "$work/hang/"
+printf '\n\ndef _forever():\n    while True:\n        pass\n\n\nLIMIT = _forever()\n\n\ndef use():\n    return LIMIT\n' >> "$work/hang/kernel.py"
+start=$(date +%s)
+"$tforge" tune "$work/hang/task.json" --backend interpret --timeout 3 --out "$work/hang/out" -q \
+  > "$work/hang.txt" 2>&1
+rc=$? took=$(( $(date +%s) - start ))
+if [ "$rc" -eq 2 ] && [ "$took" -lt 60 ] && grep -q "$work/hang/task.json: the worker loading it" "$work/hang.txt"
+then ok; else bad "import timeout (exit $rc after $took s)"; cat "$work/hang.txt"; fi
+
 echo "tune: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

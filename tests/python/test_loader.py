@@ -81,3 +81,27 @@ def test_loaded_modules_are_distinct():
     b, _ = load(os.path.join(FIXTURES, "demo_at_import.py"))
     assert a is not b and a.__name__ != b.__name__
     assert isinstance(a.scale_kernel, triton.runtime.Autotuner)
+
+
+@pytest.mark.parametrize("tail, expected", [
+    ("def _stop():\n    raise SystemExit(3)\n\n\nLIMIT = _stop()\n\n\ndef use():\n    return LIMIT\n",
+     "SystemExit: 3"),
+    ("def _stop():\n    raise KeyboardInterrupt\n\n\nLIMIT = _stop()\n\n\ndef use():\n"
+     "    return LIMIT\n", "KeyboardInterrupt"),
+])
+def test_what_a_file_raises_at_import_is_named(tmp_path, tail, expected):
+    path = tmp_path / "stops.py"
+    path.write_text("import triton\n\n\n" + tail)
+    with pytest.raises(LoadError, match=f"{path}:8: {expected}"):
+        load(str(path))
+
+
+@pytest.mark.parametrize("data, expected", [
+    (b"x = 1\0\n", "not Python source"),
+    (b"# caf\xe9\nx = 1\n", r"not UTF-8 text \(byte 0xe9 at offset 5\)"),
+])
+def test_files_that_are_not_python_text_are_named(tmp_path, data, expected):
+    path = tmp_path / "odd.py"
+    path.write_bytes(data)
+    with pytest.raises(LoadError, match=f"{path}: {expected}"):
+        load(str(path))

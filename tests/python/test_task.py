@@ -156,3 +156,16 @@ def test_baseline_defaults_to_the_kernels_defaults(tmp_path):
     assert spec["baseline_from"] == "defaults"
     assert spec["baseline"] == [{"BLOCK": 64, "num_warps": 4, "num_stages": 3}]
     assert [p["name"] for p in spec["kernel_params"]] == ["x", "n", "BLOCK"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    (b'{"source": NaN}', "not JSON: NaN is not a number JSON allows"),
+    (b'{"source": -Infinity}', "not JSON: -Infinity is not a number JSON allows"),
+    (b'{"description": "\xe9t\xe9"}', r"not UTF-8 text \(byte 0xe9 at offset 17\)"),
+    (b"[" * 100000 + b"]" * 100000, "not JSON this engine reads: nested too deeply"),
+])
+def test_files_that_are_not_json_text_are_named(tmp_path, text, expected):
+    path = tmp_path / "task.json"
+    path.write_bytes(text)
+    with pytest.raises(TaskError, match=f"{path}: {expected}"):
+        read(str(path))

@@ -208,6 +208,9 @@ def load(path, text=None, inject=None):
                 text = f.read()
         except OSError as e:
             raise LoadError(f"{path}: cannot read: {e.strerror}") from None
+        except UnicodeDecodeError as e:
+            raise LoadError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
+                            f"{e.start})") from None
         filename = path
     else:
         # A variant lives in linecache under its own name, so inspect reads the variant's lines.
@@ -218,6 +221,10 @@ def load(path, text=None, inject=None):
         tree = ast.parse(text, filename)
     except SyntaxError as e:
         raise LoadError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+    except ValueError as e:  # a null byte
+        raise LoadError(f"{path}: not Python source: {e}") from None
+    except RecursionError:
+        raise LoadError(f"{path}: nested too deeply to parse") from None
     kept, dropped = plan(tree, text, filename)
     code = compile(ast.Module(body=kept, type_ignores=[]), filename, "exec")
 
@@ -232,7 +239,7 @@ def load(path, text=None, inject=None):
     sys.path.insert(0, folder)
     try:
         exec(code, module.__dict__)
-    except Exception as e:
+    except BaseException as e:  # SystemExit and KeyboardInterrupt at import are the file's too
         del sys.modules[name]
         line = _failing_line(e, filename)
         where = f"{path}:{line}" if line else path

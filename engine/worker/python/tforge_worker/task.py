@@ -409,12 +409,23 @@ def validate(doc, path):
 
 def read(path):
     """Read and validate a task file."""
+    where = os.path.abspath(path)
+
+    def no_constant(name):
+        raise ValueError(f"{name} is not a number JSON allows")
+
     try:
         with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+            doc = json.load(f, parse_constant=no_constant)
     except OSError as e:
-        raise TaskError([f"{os.path.abspath(path)}: cannot read: {e.strerror}"]) from None
+        raise TaskError([f"{where}: cannot read: {e.strerror}"]) from None
     except json.JSONDecodeError as e:
-        raise TaskError([f"{os.path.abspath(path)}:{e.lineno}:{e.colno}: not JSON: {e.msg}"]) \
-            from None
+        raise TaskError([f"{where}:{e.lineno}:{e.colno}: not JSON: {e.msg}"]) from None
+    except UnicodeDecodeError as e:
+        raise TaskError([f"{where}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
+                         f"{e.start})"]) from None
+    except RecursionError:
+        raise TaskError([f"{where}: not JSON this engine reads: nested too deeply"]) from None
+    except ValueError as e:
+        raise TaskError([f"{where}: not JSON: {e}"]) from None
     return validate(doc, path)
