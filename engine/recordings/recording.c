@@ -310,6 +310,14 @@ int tforge_recording_add_entry(tforge_recording *rec, const tforge_recording_ent
     if ((unsigned)entry->status >= N_STATUSES)
         return tforge_error_set(TFORGE_EINPUT, "entry %zu: unknown status %d", rec->n_entries,
                                 (int)entry->status);
+    /* What a recording holds, its files can say: every writer's output reads back. */
+    if (entry->status == TFORGE_STATUS_OK && !(isfinite(entry->time) && entry->time >= 0))
+        return tforge_error_set(TFORGE_EINPUT, "entry %zu: ran correctly but its time is %g, not "
+                                "a finite number >= 0", rec->n_entries, entry->time);
+    for (uint32_t t = 0; t < entry->n_times; t++)
+        if (!(isfinite(entry->times[t]) && entry->times[t] >= 0))
+            return tforge_error_set(TFORGE_EINPUT, "entry %zu: times[%u] is %g, not a finite "
+                                    "number >= 0", rec->n_entries, t, entry->times[t]);
     if (rec->n_entries == rec->cap_entries) {
         size_t cap = rec->cap_entries ? 2 * rec->cap_entries : 64;
         tforge_recording_entry *entries = realloc(rec->entries, cap * sizeof *entries);
@@ -420,7 +428,15 @@ static long find_param(const tforge_recording *rec, const char *name)
     return -1;
 }
 
-/* Reads a JSON array of numbers into a new array (NULL when empty), scaled by `scale`. */
+/* A time or a size as recorded: a number, finite (1e400 reads as infinity) and not negative. */
+static int is_duration(const cJSON *item)
+{
+    return cJSON_IsNumber(item) && isfinite(item->valuedouble) && item->valuedouble >= 0;
+}
+
+#define DURATION "a finite number >= 0"
+
+/* Reads a JSON array of durations into a new array (NULL when empty), scaled by `scale`. */
 static int read_numbers(double **out, uint32_t *n_out, const cJSON *array, double scale,
                         const char *file, const char *field)
 {
@@ -436,9 +452,9 @@ static int read_numbers(double **out, uint32_t *n_out, const cJSON *array, doubl
         return nomem();
     int i = 0;
     for (const cJSON *item = array->child; item; item = item->next, i++) {
-        if (!cJSON_IsNumber(item)) {
+        if (!is_duration(item)) {
             free(values);
-            return field_error(file, item, "a number", "%s[%d]", field, i);
+            return field_error(file, item, DURATION, "%s[%d]", field, i);
         }
         values[i] = item->valuedouble * scale;
     }
@@ -513,6 +529,22 @@ cleanup:
 
 /* ---- files ---- */
 
+/* The largest recording read, uncompressed: the biggest public caches are tens of MB, and a
+ * compressed file may grow without bound (a gzip bomb, /dev/zero). */
+#define MAX_RECORDING_BYTES ((size_t)1 << 30)
+
+/* Where the first byte that is not white space is not '{', the reader stops at once. */
+static int starts_like_json(const char *buf, size_t len, const char *path)
+{
+    size_t i = 0;
+    while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r'))
+        i++;
+    if (i == len || buf[i] == '{')
+        return 0;
+    return tforge_error_set(TFORGE_EINPUT, "%s: expected a JSON object (a Kernel Tuner cache or "
+                            "T4 results), found the byte 0x%02x", path, (unsigned char)buf[i]);
+}
+
 static int read_all(char **out, size_t *len_out, const char *path)
 {
     *out = NULL;
@@ -550,7 +582,14 @@ static int read_all(char **out, size_t *len_out, const char *path)
         }
         if (got == 0)
             break;
+        if (len == 0 && (rc = starts_like_json(buf, (size_t)got, path)))
+            goto cleanup;
         len += (size_t)got;
+        if (len > MAX_RECORDING_BYTES) {
+            rc = tforge_error_set(TFORGE_EINPUT, "%s: larger than %zu MB uncompressed: not a "
+                                  "recording this engine reads", path, MAX_RECORDING_BYTES >> 20);
+            goto cleanup;
+        }
     }
     buf[len] = '\0';
     *out = buf;
@@ -765,15 +804,15 @@ static int read_problem_size(tforge_recording *rec, const cJSON *item, const cha
 {
     if (!item)
         return 0;
-    int ok = cJSON_IsNumber(item) || cJSON_IsString(item);
+    int ok = is_duration(item) || cJSON_IsString(item);
     if (cJSON_IsArray(item)) {
         ok = 1;
         for (const cJSON *d = item->child; d; d = d->next)
-            ok = ok && cJSON_IsNumber(d);
+            ok = ok && is_duration(d);
     }
     if (!ok)
-        return field_error(file, item, "an array of integers, an integer or a string", "%s",
-                           field);
+        return field_error(file, item, "an array of sizes (finite numbers >= 0), a size or a "
+                           "string", "%s", field);
     char *text = cJSON_PrintUnformatted(item);
     if (!text)
         return nomem();
@@ -891,7 +930,7 @@ static int read_kt_entry(tforge_recording *rec, const cJSON *item, tforge_level 
             seen[p] = 1;
         } else if (strcmp(name, "time") == 0) {
             has_time = 1;
-            if (cJSON_IsNumber(field)) {
+            if (is_duration(field)) {
                 entry.time = field->valuedouble;
                 continue;
             }
@@ -903,8 +942,8 @@ static int read_kt_entry(tforge_recording *rec, const cJSON *item, tforge_level 
                 status = TFORGE_STATUS_RUNTIME; /* Kernel Tuner's failure of no known kind */
             if (status < 0)
                 rc = field_error(file, field,
-                                 "a number, \"CompilationFailedConfig\", \"RuntimeFailedConfig\","
-                                 " \"InvalidConfig\" or \"ErrorConfig\"",
+                                 DURATION ", \"CompilationFailedConfig\", "
+                                 "\"RuntimeFailedConfig\", \"InvalidConfig\" or \"ErrorConfig\"",
                                  "cache[\"%.200s\"].time", key);
             entry.status = (tforge_status)(status < 0 ? 0 : status);
         } else if (strcmp(name, "times") == 0) {
@@ -921,8 +960,8 @@ static int read_kt_entry(tforge_recording *rec, const cJSON *item, tforge_level 
             while (t < N_TIMING && strcmp(name, timing_fields[t].kt) != 0)
                 t++;
             if (t < N_TIMING) {
-                if (!cJSON_IsNumber(field))
-                    rc = field_error(file, field, "a number", "cache[\"%.200s\"].%s", key, name);
+                if (!is_duration(field))
+                    rc = field_error(file, field, DURATION, "cache[\"%.200s\"].%s", key, name);
                 else
                     *timing(&entry, t) = field->valuedouble;
             } else if (cJSON_IsNumber(field)) {
@@ -1125,8 +1164,8 @@ static int t4_times(tforge_recording_entry *entry, const cJSON *times, double sc
             t = 0; /* Kernel Tuner's name for compilation_time */
         if (t == N_TIMING)
             continue; /* data, kernel_overhead ...: nothing of ours */
-        if (!cJSON_IsNumber(field))
-            return field_error(file, field, "a number", "results[%d].times.%s", index, name);
+        if (!is_duration(field))
+            return field_error(file, field, DURATION, "results[%d].times.%s", index, name);
         *timing(entry, t) = field->valuedouble * scale;
     }
     return 0;
@@ -1150,8 +1189,8 @@ static int t4_measurements(tforge_recording *rec, tforge_recording_entry *entry,
         if (strcmp(name->valuestring, "time") == 0) {
             if (entry->status != TFORGE_STATUS_OK)
                 continue; /* Kernel Tuner writes the failure string here */
-            if (!cJSON_IsNumber(value))
-                return field_error(file, value, "a number",
+            if (!is_duration(value))
+                return field_error(file, value, DURATION,
                                    "results[%d].measurements[%d].value", index, i);
             entry->time = value->valuedouble * scale;
         } else if (cJSON_IsNumber(value)) {

@@ -622,6 +622,7 @@ typedef struct exporter {
     tforge_level *levels;
     const char *where;
     size_t outside; /* measurements of configurations outside the space (a task's baselines) */
+    size_t untimed; /* ran correctly but untimed (interpret, compile): a recording needs times */
 } exporter;
 
 static int export_measurement(void *context, const tforge_store_measurement *m)
@@ -635,6 +636,10 @@ static int export_measurement(void *context, const tforge_store_measurement *m)
         .timestamp = (char *)m->timestamp, /* copied by add_entry */
     };
     int rc = tforge_recording_config_levels(x->levels, x->rec, m->params_json, x->where);
+    if (!rc && m->m.status == TFORGE_STATUS_OK && !isfinite(m->m.value)) {
+        x->untimed++;
+        return 0;
+    }
     if (rc == TFORGE_EINPUT && strcmp(m->key, m->params_json) == 0) {
         x->outside++; /* recorded by its own text, not by levels of the space: not an entry */
         tforge_error_clear();
@@ -673,6 +678,14 @@ int tforge_store_export(tforge_recording **out, tforge_store *store, int64_t run
     if (x.outside)
         tforge_log(TFORGE_LOG_WARN, "%s: %zu measurements of configurations outside the run's "
                    "space (baselines) are not exported", where, x.outside);
+    if (x.untimed)
+        tforge_log(TFORGE_LOG_WARN, "%s: %zu correct but untimed measurements are not exported "
+                   "(a recording holds times)", where, x.untimed);
+    if (x.rec->n_entries == 0) {
+        rc = tforge_error_set(TFORGE_EINPUT, "%s: nothing to export: no measurement of the run "
+                              "is a timed point of its space", where);
+        goto cleanup;
+    }
     *out = x.rec;
     x.rec = NULL;
 cleanup:

@@ -56,6 +56,13 @@ if "$tforge" store export --store "$work/resume/tforge.db" --run 1 --out "$work/
      > "$work/run1_replay.json" 2>>"$work/export.txt" &&
    json "$work/run1_replay.json" 'r["configurations"] == 13 and r["strategies"][0]["score"] == r["strategies"][0]["score"]'; then ok; else bad "export a tune run"; cat "$work/export.txt"; fi
 
+# An untimed run (the interpreter's) has nothing a recording could hold: refused, named.
+"$tforge" store export --store "$work/vector_add/tforge.db" --run 1 --out "$work/untimed.json" \
+  > "$work/untimed.txt" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q 'correct but untimed measurements are not exported' "$work/untimed.txt" &&
+   grep -q 'nothing to export' "$work/untimed.txt" && [ ! -e "$work/untimed.json" ]; then ok; else bad "export of an untimed run (exit $rc)"; cat "$work/untimed.txt"; fi
+
 # A malformed task names the field and exits 2.
 sed 's/"dtype": "float16", "init": "randn"}/"dtype": "float17", "init": "randn"}/' \
   "$src/experiments/kernels/matmul/task.json" > "$work/bad.json"

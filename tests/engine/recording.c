@@ -346,12 +346,28 @@ static void malformed_fields_are_named(void **state)
         const char *message; /* after "<file>: " */
     } cases[] = {
         {"bad_time.json", TFORGE_EINPUT,
-         "cache[\"16,0.5,fast\"].time: expected a number, \"CompilationFailedConfig\", "
-         "\"RuntimeFailedConfig\", \"InvalidConfig\" or \"ErrorConfig\", found \"Oops\""},
+         "cache[\"16,0.5,fast\"].time: expected a finite number >= 0, "
+         "\"CompilationFailedConfig\", \"RuntimeFailedConfig\", \"InvalidConfig\" or "
+         "\"ErrorConfig\", found \"Oops\""},
+        {"negative_time.json", TFORGE_EINPUT,
+         "cache[\"16,0.5,fast\"].time: expected a finite number >= 0, "
+         "\"CompilationFailedConfig\", \"RuntimeFailedConfig\", \"InvalidConfig\" or "
+         "\"ErrorConfig\", found -1.5"},
+        {"infinite_time.json", TFORGE_EINPUT,
+         "cache[\"16,0.5,fast\"].time: expected a finite number >= 0, "
+         "\"CompilationFailedConfig\", \"RuntimeFailedConfig\", \"InvalidConfig\" or "
+         "\"ErrorConfig\", found inf"},
+        {"infinite_times.json", TFORGE_EINPUT,
+         "cache[\"16,0.5,fast\"].times[1]: expected a finite number >= 0, found -inf"},
+        {"infinite_size.json", TFORGE_EINPUT,
+         "problem_size: expected an array of sizes (finite numbers >= 0), a size or a string, "
+         "found an array"},
+        {"not_json_bytes.json", TFORGE_EINPUT,
+         "expected a JSON object (a Kernel Tuner cache or T4 results), found the byte 0x00"},
         {"bad_value.json", TFORGE_EINPUT,
          "cache[\"17,0.5,fast\"].block: expected one of the values in tune_params, found 17"},
         {"bad_times.json", TFORGE_EINPUT,
-         "cache[\"16,0.5,fast\"].times[1]: expected a number, found \"x\""},
+         "cache[\"16,0.5,fast\"].times[1]: expected a finite number >= 0, found \"x\""},
         {"no_keys.json", TFORGE_EINPUT,
          "tune_params_keys: expected an array of parameter names, found nothing"},
         {"bad_key.json", TFORGE_EINPUT,
@@ -362,7 +378,7 @@ static void malformed_fields_are_named(void **state)
         {"missing_param.json", TFORGE_EINPUT,
          "cache[\"16,0.5,fast\"].mode: expected a value, found nothing"},
         {"bad_compile_time.json", TFORGE_EINPUT,
-         "cache[\"16,0.5,fast\"].compile_time: expected a number, found \"slow\""},
+         "cache[\"16,0.5,fast\"].compile_time: expected a finite number >= 0, found \"slow\""},
         {"neither.json", TFORGE_EINPUT,
          "expected a Kernel Tuner cache (an object with \"cache\") or T4 results (an object "
          "with \"results\")"},
