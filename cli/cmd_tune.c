@@ -1,5 +1,6 @@
 /* `tforge tune TASK.json`: the main job. */
 #include "cli.h"
+#include "digest.h"
 #include "install.h"
 #include "backend.h"
 #include "loop.h"
@@ -19,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -502,6 +505,22 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
     return r;
 }
 
+/* One tune at a time in a results folder: two would overwrite each other's files. The lock is
+ * the process's, so a killed run leaves nothing held. Returns the descriptor to keep open. */
+static int lock_dir(int *fd, const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.tforge.lock", dir);
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (*fd < 0)
+        return tforge_error_set(TFORGE_EIO, "cannot create %s: %s", path, strerror(errno));
+    if (flock(*fd, LOCK_EX | LOCK_NB) != 0)
+        return tforge_error_set(TFORGE_EINPUT, "%s is in use by another tforge tune (two runs "
+                                "would overwrite each other's results): wait for it, or give "
+                                "another --out", dir);
+    return 0;
+}
+
 static int make_dir(const char *dir)
 {
     char path[4096];
@@ -570,6 +589,13 @@ static int open_run(tforge_run_record *record, tforge_run_history *history, tfor
     like.seed = s->seed;
     like.budget = s->budget;
     like.environment_json = (char *)environment_text;
+    char inputs[16384] = "";
+    size_t used = 0;
+    for (size_t i = 0; !rc && i < t->n_files; i++)
+        rc = tforge_digest_append(inputs, sizeof inputs, &used, t->files[i]);
+    if (!rc && s->replay_file)
+        rc = tforge_digest_append(inputs, sizeof inputs, &used, s->replay_file);
+    like.inputs = inputs;
     *record = (tforge_run_record){store, 0, *described};
     if (!rc)
         rc = tforge_run_open(&record->run_id, history, store, &like,
@@ -598,7 +624,7 @@ static int run(const cli_command *command, int argc, char **argv)
     tforge_loop_outcome outcome = {0};
     char *env = NULL, *set = NULL, dir[4096], db[4200];
     cJSON *result = NULL;
-    int exit_code = TFORGE_EXIT_OK;
+    int exit_code = TFORGE_EXIT_OK, lock = -1;
 
     static const char *const interpreting[] = {"TRITON_INTERPRET=1", NULL};
     static const char *const compiling[] = {"TRITON_INTERPRET=0", NULL};
@@ -650,7 +676,7 @@ static int run(const cli_command *command, int argc, char **argv)
         args.compile_timeout_ms = args.check_timeout_ms = args.time_timeout_ms =
             timeout_ms(s.timeout);
     tforge_run_record record = {NULL, 0, NULL};
-    if (make_dir(dir) || tforge_store_open(&store, db) ||
+    if (make_dir(dir) || lock_dir(&lock, dir) || tforge_store_open(&store, db) ||
         open_run(&record, &history, store, task, &s, set, env, &described) ||
         tforge_backend_open(&backend, s.backend, &args) ||
         task_baselines(&baselines, &baseline_points, task))
@@ -714,6 +740,8 @@ cleanup:
     free(baselines);
     free(baseline_points);
     tforge_store_close(store);
+    if (lock >= 0)
+        close(lock);
     tforge_recording_free(rec);
     tforge_task_free(task);
     tforge_worker_free(loader);

@@ -1,10 +1,12 @@
 #include "lab.h"
 
+#include "digest.h"
 #include "tforge/error.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Opens (or resumes) the stored run of these settings. */
 static int open_run(tforge_run_record *record, tforge_run_history *history,
@@ -22,7 +24,13 @@ static int open_run(tforge_run_record *record, tforge_run_history *history,
     like.seed = o->seed;
     like.budget = o->budget;
     like.environment_json = "{\"backend\": \"replay\"}";
-    rc = tforge_run_open(&record->run_id, history, o->store, &like, TFORGE_RUN_EXACT);
+    char inputs[4200] = "";
+    size_t used = 0;
+    if (o->source && access(o->source, R_OK) == 0)
+        rc = tforge_digest_append(inputs, sizeof inputs, &used, o->source);
+    like.inputs = inputs;
+    if (!rc)
+        rc = tforge_run_open(&record->run_id, history, o->store, &like, TFORGE_RUN_EXACT);
     free(space);
     return rc;
 }

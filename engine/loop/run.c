@@ -1,7 +1,9 @@
 /* Runs in the store: found again, refused when they are not the same run, and read back. */
 #include "loop.h"
 
+#include "digest.h"
 #include "grow.h"
+#include "tforge/log.h"
 #include "tforge/error.h"
 
 #include <stdio.h>
@@ -74,6 +76,24 @@ static int compare_runs(const tforge_store_run *stored, const tforge_store_run *
                             what, was, now);
 }
 
+/* Whether the stored run measured the same inputs: TFORGE_EINPUT naming the file that changed
+ * (resume), or TFORGE_ENOTFOUND after saying so (the lab: its runs then start afresh). */
+static int compare_inputs(const tforge_store_run *stored, const tforge_store_run *like,
+                          tforge_run_mode mode)
+{
+    char changed[1024];
+    if (!tforge_digest_differs(changed, sizeof changed, stored->inputs ? stored->inputs : "",
+                               like->inputs ? like->inputs : ""))
+        return 0;
+    if (mode == TFORGE_RUN_RESUME)
+        return tforge_error_set(TFORGE_EINPUT, "--resume: %s changed since the stored run %lld "
+                                "measured it: its results are stale; run without --resume to "
+                                "start a new run", changed, (long long)stored->id);
+    tforge_log(TFORGE_LOG_WARN, "%s changed since the stored run %lld: starting a new run",
+               changed, (long long)stored->id);
+    return TFORGE_ENOTFOUND;
+}
+
 int tforge_run_open(int64_t *run_id, tforge_run_history *history, tforge_store *store,
                     const tforge_store_run *like, tforge_run_mode mode)
 {
@@ -83,18 +103,24 @@ int tforge_run_open(int64_t *run_id, tforge_run_history *history, tforge_store *
         rc = tforge_store_find_run_like(run_id, store, like);
     else if (mode == TFORGE_RUN_RESUME)
         rc = tforge_store_find_latest(run_id, store, like->source);
-    if (rc == 0 && mode == TFORGE_RUN_RESUME) {
+    if (rc == 0) {
         tforge_store_run stored;
         if ((rc = tforge_store_find_run(&stored, store, *run_id)) == 0) {
-            rc = compare_runs(&stored, like);
+            rc = mode == TFORGE_RUN_RESUME ? compare_runs(&stored, like) : 0;
+            if (!rc)
+                rc = compare_inputs(&stored, like, mode);
             tforge_store_run_dispose(&stored);
         }
     }
+    if (rc == 0)
+        rc = tforge_store_claim(store, *run_id);
     if (rc == 0)
         rc = tforge_store_each_measurement(store, *run_id, collect, history);
     else if (rc == TFORGE_ENOTFOUND) {
         tforge_error_clear();
         rc = tforge_store_begin_run(run_id, store, like);
+        if (rc == 0)
+            rc = tforge_store_claim(store, *run_id);
     }
     if (rc)
         tforge_run_history_dispose(history);

@@ -5,13 +5,16 @@
 
 #include <sqlite3.h>
 
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
 
 static const char *const schema =
     "CREATE TABLE runs ("
@@ -23,7 +26,8 @@ static const char *const schema =
     " settings TEXT CHECK (settings IS NULL OR json_valid(settings)),"
     " seed INTEGER NOT NULL,"
     " budget INTEGER NOT NULL,"
-    " environment TEXT CHECK (environment IS NULL OR json_valid(environment)));"
+    " environment TEXT CHECK (environment IS NULL OR json_valid(environment)),"
+    " inputs TEXT, writer TEXT, heartbeat REAL);"
     "CREATE TABLE configurations ("
     " id INTEGER PRIMARY KEY,"
     " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
@@ -53,6 +57,11 @@ enum {
     ST_ROLLBACK,
     ST_RUN_INSERT,
     ST_RUN_FIND,
+    ST_WRITER,
+    ST_CLAIM,
+    ST_RELEASE,
+    ST_RELEASE_ALL,
+    ST_HEARTBEAT,
     ST_RUN_LIKE,
     ST_RUN_LATEST,
     ST_METRICS,
@@ -70,10 +79,15 @@ static const char *const statement_sql[N_STATEMENTS] = {
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
     [ST_RUN_INSERT] = "INSERT INTO runs (created, source, space, strategy, settings, seed, budget,"
-                      " environment) VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),"
-                      " ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                      " environment, inputs) VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),"
+                      " ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [ST_RUN_FIND] = "SELECT id, created, source, space, strategy, settings, seed, budget,"
-                    " environment FROM runs WHERE id = ?1",
+                    " environment, inputs FROM runs WHERE id = ?1",
+    [ST_WRITER] = "SELECT writer, heartbeat FROM runs WHERE id = ?1",
+    [ST_CLAIM] = "UPDATE runs SET writer = ?2, heartbeat = ?3 WHERE id = ?1",
+    [ST_RELEASE] = "UPDATE runs SET writer = NULL WHERE id = ?1 AND writer = ?2",
+    [ST_RELEASE_ALL] = "UPDATE runs SET writer = NULL WHERE writer = ?1",
+    [ST_HEARTBEAT] = "UPDATE runs SET heartbeat = ?2 WHERE id = ?1 AND writer = ?3",
     [ST_RUN_LIKE] = "SELECT id FROM runs WHERE source = ?1 AND strategy IS ?2 AND settings IS ?3"
                     " AND seed = ?4 AND budget = ?5 ORDER BY id DESC LIMIT 1",
     [ST_RUN_LATEST] = "SELECT id FROM runs WHERE source = ?1 ORDER BY id DESC LIMIT 1",
@@ -96,6 +110,7 @@ static const char *const statement_sql[N_STATEMENTS] = {
 struct tforge_store {
     sqlite3 *db;
     char *path;
+    char writer[320]; /* "host pid": this process, as a run's lease names it */
     sqlite3_stmt *statements[N_STATEMENTS];
 };
 
@@ -210,7 +225,12 @@ static int check_schema(tforge_store *store)
     else if (version == 0) {
         rc = exec(store, schema, "create the schema");
         if (!rc)
-            rc = exec(store, "PRAGMA user_version = 1", "set the schema version");
+            rc = exec(store, "PRAGMA user_version = 2", "set the schema version");
+    } else if (version == 1) { /* version 2 adds the runs' input digests and writer lease */
+        rc = exec(store, "ALTER TABLE runs ADD COLUMN inputs TEXT;"
+                         " ALTER TABLE runs ADD COLUMN writer TEXT;"
+                         " ALTER TABLE runs ADD COLUMN heartbeat REAL;"
+                         " PRAGMA user_version = 2", "upgrade the schema to version 2");
     }
 cleanup:
     if (rc == 0)
@@ -235,6 +255,9 @@ int tforge_store_open(tforge_store **out, const char *path)
         goto cleanup;
     }
     sqlite3_extended_result_codes(store->db, 1);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(store->writer, sizeof store->writer, "%s %ld", host, (long)getpid());
     sqlite3_busy_timeout(store->db, 10000);
     /* WAL with synchronous=NORMAL survives a killed process (not a power cut) and commits
      * without an fsync each time. */
@@ -259,6 +282,12 @@ void tforge_store_close(tforge_store *store)
 {
     if (!store)
         return;
+    if (store->statements[ST_RELEASE_ALL]) { /* the leases this process holds end with it */
+        sqlite3_stmt *st = statement(store, ST_RELEASE_ALL);
+        bind_text(st, 1, store->writer);
+        sqlite3_step(st);
+        sqlite3_reset(st);
+    }
     for (int i = 0; i < N_STATEMENTS; i++)
         sqlite3_finalize(store->statements[i]);
     sqlite3_close(store->db);
@@ -281,6 +310,7 @@ int tforge_store_begin_run(int64_t *run_id, tforge_store *store, const tforge_st
     sqlite3_bind_int64(st, 5, (int64_t)run->seed); /* reads back bit for bit */
     sqlite3_bind_int64(st, 6, run->budget);
     bind_text(st, 7, run->environment_json);
+    bind_text(st, 8, run->inputs);
     int rc = step_done(store, ST_RUN_INSERT, "begin a run");
     if (rc == 0)
         *run_id = sqlite3_last_insert_rowid(store->db);
@@ -311,8 +341,8 @@ int tforge_store_find_run(tforge_store_run *run, tforge_store *store, int64_t ru
         run->budget = (uint32_t)sqlite3_column_int64(st, 7);
         char **texts[] = {&run->created,  &run->source,        &run->space_json,
                           &run->strategy, &run->settings_json, NULL,
-                          NULL,           &run->environment_json};
-        for (int i = 1; i <= 8 && rc == 0; i++)
+                          NULL,           &run->environment_json, &run->inputs};
+        for (int i = 1; i <= 9 && rc == 0; i++)
             if (texts[i - 1])
                 rc = copy_column(texts[i - 1], st, i);
     }
@@ -366,6 +396,7 @@ void tforge_store_run_dispose(tforge_store_run *run)
     free(run->strategy);
     free(run->settings_json);
     free(run->environment_json);
+    free(run->inputs);
     memset(run, 0, sizeof *run);
 }
 
@@ -437,6 +468,91 @@ static int insert_measurement(int64_t *sequence, tforge_store *store, int64_t ru
     return rc;
 }
 
+/* ---- one writer per run: a lease in the run's row ---- */
+
+/* A lease older than this, held on another host, is taken as abandoned (its writer cannot be
+ * asked whether it lives); every recorded measurement renews the lease. */
+#define LEASE_S 600.0
+
+static double unix_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Whether the lease `writer` (renewed at `heartbeat`) still belongs to a live process. */
+static int lease_alive(const tforge_store *store, const char *writer, double heartbeat)
+{
+    char host[256];
+    long pid;
+    if (sscanf(writer, "%255s %ld", host, &pid) != 2)
+        return 0;
+    char mine[256] = "";
+    gethostname(mine, sizeof mine - 1);
+    if (strcmp(host, mine) == 0)
+        return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+    (void)store;
+    return unix_now() - heartbeat < LEASE_S;
+}
+
+/* Inside a transaction: 0 when this process may write run `run_id`, else why not. */
+static int check_lease(tforge_store *store, int64_t run_id, int claim)
+{
+    sqlite3_stmt *st = statement(store, ST_WRITER);
+    sqlite3_bind_int64(st, 1, run_id);
+    int step = sqlite3_step(st), rc = 0;
+    char writer[320] = "";
+    double heartbeat = 0;
+    if (step == SQLITE_ROW) {
+        const char *w = column_text(st, 0);
+        snprintf(writer, sizeof writer, "%s", w ? w : "");
+        heartbeat = sqlite3_column_double(st, 1);
+    }
+    sqlite3_reset(st);
+    if (step == SQLITE_DONE)
+        return tforge_error_set(TFORGE_ENOTFOUND, "%s: run %lld does not exist", store->path,
+                                (long long)run_id);
+    if (step != SQLITE_ROW)
+        return db_error(store, "read a run's writer");
+    int ours = strcmp(writer, store->writer) == 0;
+    if (writer[0] && !ours && lease_alive(store, writer, heartbeat))
+        return tforge_error_set(TFORGE_EINPUT, "%s: run %lld is being written by another "
+                                "process (%s); one run has one writer: wait for it, or begin "
+                                "another run", store->path, (long long)run_id, writer);
+    st = statement(store, claim || !ours ? ST_CLAIM : ST_HEARTBEAT);
+    sqlite3_bind_int64(st, 1, run_id);
+    if (claim || !ours) {
+        if (!claim && !writer[0]) /* nobody claimed it: record without taking the lease */
+            return 0;
+        bind_text(st, 2, store->writer);
+        sqlite3_bind_double(st, 3, unix_now());
+        rc = step_done(store, ST_CLAIM, "claim a run");
+    } else {
+        sqlite3_bind_double(st, 2, unix_now());
+        bind_text(st, 3, store->writer);
+        rc = step_done(store, ST_HEARTBEAT, "renew a run's lease");
+    }
+    return rc;
+}
+
+int tforge_store_claim(tforge_store *store, int64_t run_id)
+{
+    int rc = begin(store);
+    if (rc < 0)
+        return rc;
+    return end(store, check_lease(store, run_id, 1));
+}
+
+void tforge_store_release(tforge_store *store, int64_t run_id)
+{
+    sqlite3_stmt *st = statement(store, ST_RELEASE);
+    sqlite3_bind_int64(st, 1, run_id);
+    bind_text(st, 2, store->writer);
+    if (step_done(store, ST_RELEASE, "release a run"))
+        tforge_error_clear(); /* the lease then lapses on its own */
+}
+
 int tforge_store_record(int64_t *sequence, tforge_store *store, int64_t run_id,
                         const tforge_store_measurement *measurement)
 {
@@ -454,7 +570,10 @@ int tforge_store_record(int64_t *sequence, tforge_store *store, int64_t run_id,
     int rc = begin(store);
     if (rc < 0)
         return rc;
-    return end(store, insert_measurement(sequence, store, run_id, measurement, timestamp));
+    rc = check_lease(store, run_id, 0);
+    if (!rc)
+        rc = insert_measurement(sequence, store, run_id, measurement, timestamp);
+    return end(store, rc);
 }
 
 /* The numeric top-level entries of a metrics object, as far as the measurement holds them. */

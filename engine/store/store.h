@@ -6,10 +6,11 @@
  * may open the same file; writers wait for each other (busy timeout). A store object serves
  * one thread at a time, and is not carried across fork().
  *
- * Schema, version 1 (PRAGMA user_version; a newer file is refused):
+ * Schema, version 2 (PRAGMA user_version; a newer file is refused, a version 1 file upgraded):
  *   runs            id, created (UTC, ISO 8601), source (task or file), space (JSON), strategy,
  *                   settings (JSON), seed, budget, environment (JSON: GPU, driver, clocks,
- *                   versions, host; written as given, never interpreted)
+ *                   versions, host; written as given, never interpreted), inputs (digests
+ *                   of the input files), writer and heartbeat (the lease of its one writer)
  *   configurations  id, run_id, key (the point's values "v1,v2,..." in the run's space, as a
  *                   Kernel Tuner cache keys them), params (JSON); unique per run and key
  *   measurements    id, run_id, configuration_id, seq (1, 2, ... per run), status (one of
@@ -38,6 +39,7 @@ typedef struct tforge_store_run {
     uint64_t seed;
     uint32_t budget;
     char *environment_json; /* or NULL */
+    char *inputs;           /* digests of the run's input files (base/digest.h's lines), or NULL */
 } tforge_store_run;
 
 /* One evaluation as the store keeps it: the configuration's key and parameters, and the
@@ -62,7 +64,7 @@ typedef int (*tforge_store_visit)(void *context, const tforge_store_measurement 
 
 /* Opens or creates the file and its schema. */
 int tforge_store_open(tforge_store **out, const char *path);
-/* NULL is allowed. */
+/* Ends the leases this process holds (tforge_store_claim). NULL is allowed. */
 void tforge_store_close(tforge_store *store);
 
 /* Starts a run; `run->id` and `run->created` are ignored. */
@@ -76,6 +78,13 @@ int tforge_store_find_run_like(int64_t *run_id, tforge_store *store,
                                const tforge_store_run *like);
 /* The latest run of `source`, whatever its settings. TFORGE_ENOTFOUND when none. */
 int tforge_store_find_latest(int64_t *run_id, tforge_store *store, const char *source);
+
+/* One writer per run: claim makes this process the run's writer (a lease in its row, renewed by
+ * every record, released by release or lapsing with its process) and refuses, naming the
+ * holder, a run another live process writes. A run nobody claimed may be recorded freely; one
+ * claimed by another live process may not. */
+int tforge_store_claim(tforge_store *store, int64_t run_id);
+void tforge_store_release(tforge_store *store, int64_t run_id);
 
 /* Records one evaluation in one transaction: its configuration is created on first sight, the
  * measurement gets the run's next sequence number (returned in `sequence`, which may be NULL). */

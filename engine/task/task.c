@@ -12,9 +12,9 @@ void tforge_task_free(tforge_task *t)
 {
     if (!t)
         return;
-    char **lists[] = {t->tune_shapes, t->check_shapes, t->baselines};
-    size_t counts[] = {t->n_tune, t->n_check, t->n_baseline};
-    for (int l = 0; l < 3; l++) {
+    char **lists[] = {t->tune_shapes, t->check_shapes, t->baselines, t->files};
+    size_t counts[] = {t->n_tune, t->n_check, t->n_baseline, t->n_files};
+    for (int l = 0; l < 4; l++) {
         for (size_t i = 0; lists[l] && i < counts[l]; i++)
             free(lists[l][i]);
         free(lists[l]);
@@ -43,6 +43,19 @@ static int texts_of(char ***out, size_t *n, const cJSON *array)
     size_t i = 0;
     for (const cJSON *e = array ? array->child : NULL; e; e = e->next, i++)
         if (!((*out)[i] = cJSON_PrintUnformatted(e)))
+            return TFORGE_ENOMEM;
+    return 0;
+}
+
+/* Each string of a JSON array. */
+static int strings_of(char ***out, size_t *n, const cJSON *array)
+{
+    *n = 0;
+    *out = calloc((size_t)cJSON_GetArraySize(array) + 1, sizeof **out);
+    if (!*out)
+        return TFORGE_ENOMEM;
+    for (const cJSON *e = array ? array->child : NULL; e; e = e->next)
+        if (cJSON_IsString(e) && !((*out)[(*n)++] = strdup(e->valuestring)))
             return TFORGE_ENOMEM;
     return 0;
 }
@@ -155,7 +168,8 @@ int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
         (rc = texts_of(&t->check_shapes, &t->n_check,
                        cJSON_GetObjectItemCaseSensitive(shapes, "check"))) ||
         (rc = texts_of(&t->baselines, &t->n_baseline,
-                       cJSON_GetObjectItemCaseSensitive(task, "baseline")))) {
+                       cJSON_GetObjectItemCaseSensitive(task, "baseline"))) ||
+        (rc = strings_of(&t->files, &t->n_files, cJSON_GetObjectItemCaseSensitive(task, "files")))) {
         rc = tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", path);
         goto cleanup;
     }

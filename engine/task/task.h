@@ -13,7 +13,9 @@ typedef struct tforge_task {
     char *kernel;          /* the kernel's name */
     char *source;          /* the kernel file, absolute */
     char *baseline_from;   /* "task", "autotune", "wrapper" or "defaults" */
-    size_t n_tune, n_check, n_baseline;
+    size_t n_tune, n_check, n_baseline, n_files;
+    char **files;          /* every file the task reads: itself, the kernel, the reference's
+                              and inputs' modules (their digests tell a stale stored run) */
     char **tune_shapes;    /* {"M": 4096, ...} */
     char **check_shapes;
     char **baselines;      /* configs: {"BLOCK_M": 32, "num_warps": 4, ...} */

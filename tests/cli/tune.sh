@@ -49,6 +49,30 @@ rc=$?
 if [ "$rc" -eq 2 ] && grep -q 'has seed 1, this run asks for 2' "$work/resume2.txt" &&
    [ "$(stored "$work/resume/tforge.db")" -eq 13 ]; then ok; else bad "resume refusal (exit $rc)"; cat "$work/resume2.txt"; fi
 
+# --resume after the kernel file changed refuses: the stored times are of another kernel.
+mkdir -p "$work/stale" && cp "$src/experiments/kernels/matmul/"* "$work/stale/"
+stale=(tune "$work/stale/task.json" --backend "replay:$space" --budget 3 --strategy random
+       --out "$work/stale/out" -q)
+"$tforge" "${stale[@]}" > /dev/null 2>&1
+echo "# edited" >> "$work/stale/kernel.py"
+"$tforge" "${stale[@]}" --resume > "$work/stale.txt" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "stale/kernel.py changed since the stored run 1" "$work/stale.txt"
+then ok; else bad "stale resume (exit $rc)"; cat "$work/stale.txt"; fi
+
+# Two runs in one results folder at once: the second is refused before it writes anything.
+slow=(tune "$src/experiments/kernels/vector_add/task.json" --backend interpret --budget 40
+      --compile-workers 1 --out "$work/busy" -q)
+"$tforge" "${slow[@]}" > /dev/null 2>&1 &
+first=$!
+for _ in $(seq 100); do [ -e "$work/busy/.tforge.lock" ] && break; sleep 0.1; done
+sleep 1
+"$tforge" "${slow[@]}" > "$work/busy.txt" 2>&1
+rc=$?
+kill "$first" 2>/dev/null; wait "$first" 2>/dev/null
+if [ "$rc" -eq 2 ] && grep -q "busy is in use by another tforge tune" "$work/busy.txt"
+then ok; else bad "busy --out (exit $rc)"; cat "$work/busy.txt"; fi
+
 # A tuning run exported from the store is a recorded space that replay reads back.
 if "$tforge" store export --store "$work/resume/tforge.db" --run 1 --out "$work/run1.json" \
      > "$work/export.txt" 2>&1 &&

@@ -83,7 +83,7 @@ static void creates_schema_in_wal_mode(void **state)
     (void)state;
     const char *path = fresh("schema.db");
     tforge_store_close(open_ok(path));
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 2);
     assert_int_equal(sql_int(path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
     assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 3);
     tforge_store_close(open_ok(path)); /* and opens again */
@@ -97,11 +97,11 @@ static void refuses_newer_and_foreign_files(void **state)
 
     const char *path = fresh("newer.db");
     tforge_store_close(open_ok(path));
-    sql_exec(path, "PRAGMA user_version = 2");
+    sql_exec(path, "PRAGMA user_version = 3");
     assert_int_equal(tforge_store_open(&store, path), TFORGE_EINPUT);
     assert_null(store);
     snprintf(expected, sizeof expected,
-             "%s: the store's schema is version 2, newer than this tforge knows (1); use a "
+             "%s: the store's schema is version 3, newer than this tforge knows (2); use a "
              "newer tforge",
              path);
     assert_string_equal(tforge_error_last()->message, expected);
@@ -294,6 +294,70 @@ static void refused_records_leave_nothing(void **state)
     assert_int_equal(tforge_store_record(NULL, store, run, &m), 0);
     assert_int_equal(tforge_store_count(&n, store, run), 0);
     assert_int_equal(n, 1);
+    tforge_store_close(store);
+}
+
+/* ---- one writer per run ---- */
+
+/* Another process claims the run and waits; while it lives, this one may neither claim nor
+ * record; once it is killed, its lease is void and the run is this process's. */
+static void one_writer_per_run(void **state)
+{
+    (void)state;
+    const char *path = fresh("lease.db");
+    tforge_store *store = open_ok(path);
+    int64_t run = begin_ok(store, "leased");
+    tforge_store_close(store);
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    fflush(NULL);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        tforge_store *mine;
+        char ok = tforge_store_open(&mine, path) == 0 && tforge_store_claim(mine, run) == 0;
+        if (write(ready[1], &ok, 1) != 1)
+            _exit(1);
+        pause(); /* holds the lease until killed */
+        _exit(0);
+    }
+    close(ready[1]);
+    char ok = 0;
+    assert_int_equal(read(ready[0], &ok, 1), 1);
+    close(ready[0]);
+    assert_true(ok);
+    store = open_ok(path);
+    assert_int_equal(tforge_store_claim(store, run), TFORGE_EINPUT);
+    assert_non_null(strstr(tforge_error_last()->message, "is being written by another process"));
+    tforge_store_measurement m = {.key = "1", .params_json = "{\"x\":1}"};
+    tforge_measurement_init(&m.m);
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), TFORGE_EINPUT);
+    int64_t n;
+    assert_int_equal(tforge_store_count(&n, store, run), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(kill(child, SIGKILL), 0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    assert_int_equal(tforge_store_claim(store, run), 0); /* the dead writer's lease is void */
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), 0);
+    tforge_store_close(store);
+    assert_int_equal(sql_int(path, "SELECT writer IS NULL FROM runs"), 1); /* released */
+}
+
+/* A store of schema version 1 is upgraded in place, its runs kept. */
+static void upgrades_version_1(void **state)
+{
+    (void)state;
+    const char *path = fresh("v1.db");
+    tforge_store *store = open_ok(path);
+    begin_ok(store, "old");
+    tforge_store_close(store);
+    sql_exec(path, "ALTER TABLE runs DROP COLUMN heartbeat; ALTER TABLE runs DROP COLUMN writer;"
+                   " ALTER TABLE runs DROP COLUMN inputs; PRAGMA user_version = 1");
+    store = open_ok(path);
+    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN "
+                                   "('inputs', 'writer', 'heartbeat')"), 3);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 2);
+    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM runs"), 1);
     tforge_store_close(store);
 }
 
@@ -540,6 +604,8 @@ int main(void)
         cmocka_unit_test(begins_and_finds_runs),
         cmocka_unit_test(records_in_sequence),
         cmocka_unit_test(refused_records_leave_nothing),
+        cmocka_unit_test(one_writer_per_run),
+        cmocka_unit_test(upgrades_version_1),
         cmocka_unit_test(survives_a_killed_writer),
         cmocka_unit_test(imports_and_exports_recordings),
         cmocka_unit_test(real_caches_survive_the_store),

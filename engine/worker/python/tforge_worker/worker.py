@@ -181,7 +181,12 @@ def load_task(path):
         funcs[field.split(".")[-1]] = fn
     baseline, source = _check_semantics(p, spec, kernel)
     p.raise_if_any()
-    spec = dict(spec, baseline=baseline, baseline_from=source, dropped=dropped,
+    files = [spec["id"], spec["source"]]
+    for fn in funcs.values():  # the modules the reference, inputs and wrapper come from
+        name = getattr(getattr(fn, "__code__", None), "co_filename", "")
+        if os.path.isfile(name) and os.path.abspath(name) not in files:
+            files.append(os.path.abspath(name))
+    spec = dict(spec, baseline=baseline, baseline_from=source, dropped=dropped, files=files,
                 kernel_kind=("autotune" if isinstance(kernel, Autotuner) else
                              "heuristics" if isinstance(kernel, Heuristics) else "jit"),
                 kernel_params=[{"name": n, "constexpr": c, **({"default": _scalar(d)} if h else {})}
