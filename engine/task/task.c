@@ -104,7 +104,12 @@ static int build_space(tforge_task *t, const cJSON *space)
                               "nothing to tune without them)",
                               t->path);
     for (const cJSON *p = params ? params->child : NULL; !rc && p; p = p->next)
-        rc = add_param(t->space, t->path, p);
+        if ((rc = add_param(t->space, t->path, p)) && !strstr(tforge_error_last()->message,
+                                                              t->path)) {
+            char why[900];
+            snprintf(why, sizeof why, "%s", tforge_error_last()->message);
+            rc = tforge_error_set(rc, "%s: space.params.%s: %s", t->path, p->string, why);
+        }
     const cJSON *constraints = cJSON_GetObjectItemCaseSensitive(space, "constraints");
     for (const cJSON *c = constraints ? constraints->child : NULL; !rc && c; c = c->next)
         if ((rc = tforge_space_add_constraint(t->space, c->valuestring))) {

@@ -130,6 +130,8 @@ broken reference_shape 't["reference"] = "kernel:wrong_shape_reference"' \
   "reference: kernel:wrong_shape_reference returned out as torch.float32 (999,)"
 broken grid 't["launch"]["grid"] = "(triton.cdiv(N, BLOCK) // 0,)"' \
   "launch.grid: '(triton.cdiv(N, BLOCK) // 0,)' failed: ZeroDivisionError"
+broken space 't["space"]["params"]["BLOCK"] = list(range(1, 70000))' \
+  "$work/broken/space.json: space.params.BLOCK: parameter 'BLOCK' has 69999 values"
 broken shape 't["inputs"][0]["shape"] = ["N - 5000"]' \
   "inputs\[0\].shape\[0\]: 'N - 5000' is -904 at shape"
 

@@ -161,6 +161,7 @@ def test_baseline_defaults_to_the_kernels_defaults(tmp_path):
 @pytest.mark.parametrize("text, expected", [
     (b'{"source": NaN}', "not JSON: NaN is not a number JSON allows"),
     (b'{"source": -Infinity}', "not JSON: -Infinity is not a number JSON allows"),
+    (b'{"source": 1e400}', "not JSON: 1e400 is too large for a number"),
     (b'{"description": "\xe9t\xe9"}', r"not UTF-8 text \(byte 0xe9 at offset 17\)"),
     (b"[" * 100000 + b"]" * 100000, "not JSON this engine reads: nested too deeply"),
 ])

@@ -6,6 +6,7 @@ validate(doc, path) checks every field and raises one TaskError listing every ma
 
 import ast
 import json
+import math
 import os
 import re
 
@@ -414,9 +415,15 @@ def read(path):
     def no_constant(name):
         raise ValueError(f"{name} is not a number JSON allows")
 
+    def finite(text):
+        value = float(text)
+        if not math.isfinite(value):
+            raise ValueError(f"{text} is too large for a number")
+        return value
+
     try:
         with open(path, encoding="utf-8") as f:
-            doc = json.load(f, parse_constant=no_constant)
+            doc = json.load(f, parse_constant=no_constant, parse_float=finite)
     except OSError as e:
         raise TaskError([f"{where}: cannot read: {e.strerror}"]) from None
     except json.JSONDecodeError as e:
