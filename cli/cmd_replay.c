@@ -29,7 +29,11 @@ static const char help[] =
     "  --seeds K           runs per strategy, seeds 1..K (default 20)\n"
     "  --batch Q           points asked at once (default 1)\n"
     "  --option S.K=V      a setting K=V for strategy S (repeatable)\n"
-    "  --noise             draw each value from the recorded individual runs\n"
+    "  --noise             draw each value from the recorded individual runs (time only)\n"
+    "  --objective NAME[:min|:max]  what to optimise: time, or a recorded metric (default:\n"
+    "                      the recording's objective); rates such as GFLOP/s are maximised\n"
+    "                      unless :min says otherwise, as their inverse (so ratios to the\n"
+    "                      optimum keep their meaning)\n"
     "  --store FILE.db     record every evaluation; a run interrupted is resumed from there\n"
     "  --plot FILE.svg     best-so-far curves, median and quartile band over seeds\n"
     "  --json              everything as one JSON document (fields in the README)\n"
@@ -37,10 +41,10 @@ static const char help[] =
     "exit status: 0 done, 1 a run failed, 2 bad usage or a bad file.\n";
 
 enum { OPT_CACHE = 1, OPT_STRATEGY, OPT_BUDGET, OPT_SEEDS, OPT_BATCH, OPT_OPTION, OPT_NOISE,
-       OPT_STORE, OPT_PLOT };
+       OPT_STORE, OPT_PLOT, OPT_OBJECTIVE };
 
 typedef struct settings {
-    const char *cache, *strategies, *store, *plot;
+    const char *cache, *strategies, *store, *plot, *objective;
     uint32_t budget, seeds, batch;
     int noise;
     const char *options[64];
@@ -228,6 +232,9 @@ static void print_json(const settings *s, const tforge_registry *reg, const tfor
     cJSON_AddStringToObject(root, "kernel", rec->kernel_name);
     cJSON_AddNumberToObject(root, "configurations", (double)space->n);
     cJSON_AddNumberToObject(root, "configurations_ok", (double)space->n_ok);
+    int higher;
+    cJSON_AddStringToObject(root, "objective", tforge_replay_objective(replay, &higher));
+    cJSON_AddBoolToObject(root, "higher_is_better", higher);
     cJSON_AddNumberToObject(root, "optimum", space->optimum);
     cJSON_AddNumberToObject(root, "median", space->median);
     cJSON_AddNumberToObject(root, "budget", s->budget);
@@ -270,16 +277,23 @@ static void print_json(const settings *s, const tforge_registry *reg, const tfor
 
 static void print_table(const settings *s, const tforge_replay *replay,
                         const tforge_score_space *space, size_t cut_start, size_t cut_end,
-                        const strategy_result *results, size_t n_results)
+                        uint32_t run_budget, const strategy_result *results, size_t n_results)
 {
     const tforge_recording *rec = tforge_replay_recording(replay);
-    printf("%s on %s: %zu configurations (%zu ok), optimum %.6g ms, median %.6g ms\n",
+    int higher;
+    const char *objective = tforge_replay_objective(replay, &higher);
+    int time = strcmp(objective, "time") == 0;
+    /* a maximised objective is replayed as its inverse: shown as itself */
+    double optimum = higher ? 1.0 / space->optimum : space->optimum;
+    double median = higher ? 1.0 / space->median : space->median;
+    printf("%s on %s: %zu configurations (%zu ok), objective %s (%s is better): optimum %.6g%s, "
+           "median %.6g%s\n",
            rec->kernel_name[0] ? rec->kernel_name : s->cache,
-           rec->device_name[0] ? rec->device_name : "?", space->n, space->n_ok, space->optimum,
-           space->median);
-    printf("budget %u, %u seeds; score over budgets %zu..%zu (random search's 50%% and 96%% "
-           "cut-offs)\n\n",
-           s->budget, s->seeds, cut_start, cut_end);
+           rec->device_name[0] ? rec->device_name : "?", space->n, space->n_ok, objective,
+           higher ? "higher" : "lower", optimum, time ? " ms" : "", median, time ? " ms" : "");
+    printf("budget %u, %u seeds; each run makes %u evaluations and its strategy is told %u; score "
+           "over budgets %zu..%zu (random search's 50%% and 96%% cut-offs)\n\n",
+           s->budget, s->seeds, run_budget, run_budget, cut_start, cut_end);
     printf("%-14s %8s %14s %22s %9s\n", "strategy", "score", "p_within_5pct",
            "median_best_over_opt", "seconds");
     for (size_t i = 0; i < n_results; i++)
@@ -367,6 +381,8 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
                                             {"noise", no_argument, NULL, OPT_NOISE},
                                             {"store", required_argument, NULL, OPT_STORE},
                                             {"plot", required_argument, NULL, OPT_PLOT},
+                                            {"objective", required_argument, NULL,
+                                             OPT_OBJECTIVE},
                                             CLI_COMMON_LONG_OPTIONS,
                                             {0, 0, 0, 0}};
     *s = (settings){.budget = 100, .seeds = 20, .batch = 1};
@@ -402,6 +418,9 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
         case OPT_STORE:
             s->store = optarg;
             break;
+        case OPT_OBJECTIVE:
+            s->objective = optarg;
+            break;
         case OPT_PLOT:
             s->plot = optarg;
             break;
@@ -426,21 +445,23 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
 }
 
 /* Values and statuses of every configuration, for the score. */
-static int prepare_score_space(tforge_score_space *out, const tforge_recording *rec,
+static int prepare_score_space(tforge_score_space *out, const tforge_replay *replay,
                                const char *path)
 {
+    const tforge_recording *rec = tforge_replay_recording(replay);
     double *values = malloc(rec->n_entries * sizeof *values);
     uint32_t *statuses = malloc(rec->n_entries * sizeof *statuses);
     int rc = values && statuses ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
     size_t n_ok = 0;
     for (size_t i = 0; !rc && i < rec->n_entries; i++) {
-        values[i] = rec->entries[i].time;
-        statuses[i] = rec->entries[i].status;
+        values[i] = tforge_replay_value(replay, i, &statuses[i]);
         n_ok += statuses[i] == TFORGE_STATUS_OK;
     }
     if (!rc && n_ok == 0) /* a well-formed file, but there is nothing to search for */
-        rc = tforge_error_set(TFORGE_ERROR, "%s: none of its %zu configurations ran correctly: "
-                              "there is nothing to score", path, rec->n_entries);
+        rc = tforge_error_set(TFORGE_ERROR, "%s: none of its %zu configurations ran correctly%s: "
+                              "there is nothing to score", path, rec->n_entries,
+                              strcmp(tforge_replay_objective(replay, NULL), "time") == 0
+                                  ? "" : " with the objective measured");
     if (!rc && (rc = tforge_score_space_init(out, values, statuses, rec->n_entries))) {
         char why[900];
         snprintf(why, sizeof why, "%s", tforge_error_last()->message);
@@ -449,6 +470,31 @@ static int prepare_score_space(tforge_score_space *out, const tforge_recording *
     free(values);
     free(statuses);
     return rc;
+}
+
+/* The objective asked for (or the recording's), in the replay; its direction from a ":min" or
+ * ":max" suffix, else from its name. */
+static int choose_objective(tforge_replay *replay, const settings *s)
+{
+    const tforge_recording *rec = tforge_replay_recording(replay);
+    char name[128];
+    snprintf(name, sizeof name, "%s", s->objective ? s->objective : rec->objective);
+    int higher = -1;
+    char *colon = strrchr(name, ':');
+    if (colon && (strcmp(colon, ":min") == 0 || strcmp(colon, ":max") == 0)) {
+        higher = strcmp(colon, ":max") == 0;
+        *colon = '\0';
+    }
+    int rc = tforge_replay_set_objective(replay, name, higher);
+    if (rc) {
+        char why[900];
+        snprintf(why, sizeof why, "%s", tforge_error_last()->message);
+        return tforge_error_set(rc, "%s: %s", s->cache, why);
+    }
+    if (s->noise && strcmp(name, "time") != 0)
+        return tforge_error_set(TFORGE_EINPUT, "--noise draws recorded runs of time; the "
+                                "objective is %s", name);
+    return 0;
 }
 
 static int run(const cli_command *command, int argc, char **argv)
@@ -471,7 +517,8 @@ static int run(const cli_command *command, int argc, char **argv)
 
     if (!list || cli_load_plugins(&common, &reg) || check_strategies(&s, reg, s.strategies) ||
         tforge_recording_read(&rec, s.cache) ||
-        tforge_replay_open(&replay, rec) || prepare_score_space(&space, rec, s.cache))
+        tforge_replay_open(&replay, rec) || choose_objective(replay, &s) ||
+        prepare_score_space(&space, replay, s.cache))
         goto failed;
     size_t cut_start, cut_end;
     if (tforge_score_cutoffs(&cut_start, &cut_end, &space, NULL))
@@ -512,7 +559,7 @@ static int run(const cli_command *command, int argc, char **argv)
     if (common.json)
         print_json(&s, reg, replay, &space, cut_start, cut_end, run_budget, results, n_results);
     else
-        print_table(&s, replay, &space, cut_start, cut_end, results, n_results);
+        print_table(&s, replay, &space, cut_start, cut_end, run_budget, results, n_results);
     goto cleanup;
 
 failed:

@@ -412,9 +412,13 @@ static long find_level(const tforge_recording_param *param, const cJSON *value)
         for (uint32_t l = 0; l < param->n_values; l++)
             if (param->numbers[l] == value->valuedouble)
                 return l;
-    } else if (cJSON_IsString(value)) {
+    } else if (cJSON_IsString(value) || cJSON_IsBool(value)) {
+        /* a boolean is the value Python prints as True or False */
+        const char *text = cJSON_IsString(value) ? value->valuestring
+                           : cJSON_IsTrue(value) ? "True"
+                                                 : "False";
         for (uint32_t l = 0; l < param->n_values; l++)
-            if (isnan(param->numbers[l]) && strcmp(param->texts[l], value->valuestring) == 0)
+            if (isnan(param->numbers[l]) && strcmp(param->texts[l], text) == 0)
                 return l;
     }
     return -1;
@@ -452,11 +456,21 @@ static int read_numbers(double **out, uint32_t *n_out, const cJSON *array, doubl
         return nomem();
     int i = 0;
     for (const cJSON *item = array->child; item; item = item->next, i++) {
-        if (!is_duration(item)) {
+        /* A run of several kernels (a Kernel Tuner cache may hold [x, y] per run): the run's
+         * time is their sum. */
+        double sum = 0;
+        int nested = cJSON_IsArray(item) && item->child;
+        for (const cJSON *part = nested ? item->child : NULL; part && nested; part = part->next)
+            if (is_duration(part))
+                sum += part->valuedouble;
+            else
+                nested = 0;
+        if (!nested && !is_duration(item)) {
             free(values);
-            return field_error(file, item, DURATION, "%s[%d]", field, i);
+            return field_error(file, item, DURATION " (or an array of them: a run of several "
+                               "kernels)", "%s[%d]", field, i);
         }
-        values[i] = item->valuedouble * scale;
+        values[i] = (nested ? sum : item->valuedouble) * scale;
     }
     *out = values;
     *n_out = (uint32_t)n;
@@ -494,8 +508,11 @@ static int add_param_json(tforge_recording *rec, const char *name, const cJSON *
             tforge_recording_format_number(buf, sizeof buf, value->valuedouble);
         } else if (cJSON_IsString(value)) {
             numbers[i] = NAN;
+        } else if (cJSON_IsBool(value)) { /* a categorical level named as Python prints it */
+            numbers[i] = NAN;
+            snprintf(buf, sizeof buf, "%s", cJSON_IsTrue(value) ? "True" : "False");
         } else {
-            rc = field_error(file, value, "a number or a string", "%s[%d]", at, i);
+            rc = field_error(file, value, "a number, a string or a boolean", "%s[%d]", at, i);
             goto cleanup;
         }
         if (text) {

@@ -3,6 +3,7 @@
 #include "tforge/error.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,12 @@ struct tforge_replay {
     double *spread;   /* per entry: IQR / median of its individual runs, 0 when unknown */
     char **keys;      /* per entry: its Kernel Tuner key */
     size_t *by_key;   /* entries sorted by key, for resuming from a store */
+    /* The objective replayed: per entry its value to minimise and its status (an entry without
+     * a value of that metric is a failure for it). */
+    char objective[128];
+    int higher;
+    double *value;
+    tforge_status *status;
 };
 
 static int compare_doubles(const void *a, const void *b)
@@ -126,7 +133,9 @@ int tforge_replay_open(tforge_replay **out, const tforge_recording *rec)
     r->entry_of = malloc(count * sizeof *r->entry_of);
     r->spread = malloc(rec->n_entries * sizeof *r->spread);
     r->index_of_entry = malloc(rec->n_entries * sizeof *r->index_of_entry);
-    if (!r->entry_of || !r->spread || !r->index_of_entry) {
+    r->value = malloc(rec->n_entries * sizeof *r->value);
+    r->status = malloc(rec->n_entries * sizeof *r->status);
+    if (!r->entry_of || !r->spread || !r->index_of_entry || !r->value || !r->status) {
         rc = tforge_error_set(TFORGE_ENOMEM, "out of memory opening a replay");
         goto cleanup;
     }
@@ -134,9 +143,12 @@ int tforge_replay_open(tforge_replay **out, const tforge_recording *rec)
         r->index_of_entry[i] = tforge_space_index_of(r->space, points + i * dims);
         r->entry_of[r->index_of_entry[i]] = i;
         r->spread[i] = relative_spread(&rec->entries[i]);
+        r->value[i] = rec->entries[i].time;
+        r->status[i] = rec->entries[i].status;
     }
     if ((rc = index_keys(r)))
         goto cleanup;
+    snprintf(r->objective, sizeof r->objective, "time");
     *out = r;
     r = NULL;
 cleanup:
@@ -161,6 +173,8 @@ void tforge_replay_free(tforge_replay *r)
     free(r->entry_of);
     free(r->index_of_entry);
     free(r->spread);
+    free(r->value);
+    free(r->status);
     tforge_space_free(r->space);
     free(r);
 }
@@ -222,9 +236,10 @@ void tforge_replay_answer(tforge_measurement *out, const tforge_replay *r, uint6
 {
     size_t i = r->entry_of[index];
     const tforge_recording_entry *e = &r->rec->entries[i];
-    out->status = e->status;
-    out->value = out->median_ms = e->time;
-    if (noise && e->status == TFORGE_STATUS_OK && e->n_times > 0)
+    out->status = r->status[i];
+    out->value = r->value[i];
+    out->median_ms = e->time;
+    if (noise && out->status == TFORGE_STATUS_OK && e->n_times > 0) /* time objectives only */
         out->value = out->median_ms = e->times[tforge_rng_below(noise, e->n_times)];
     out->spread = r->spread[i];
     out->repeats = e->n_times;
@@ -295,4 +310,65 @@ int tforge_recording_describe_space(tforge_recording **out, const tforge_space *
     }
     *out = rec;
     return 0;
+}
+
+int tforge_replay_objective_higher(const char *name)
+{
+    static const char *const rates[] = {"/s", "/J", "FLOP", "flop", "ops", "throughput"};
+    for (size_t i = 0; i < sizeof rates / sizeof *rates; i++)
+        if (strstr(name, rates[i]))
+            return 1;
+    return 0;
+}
+
+int tforge_replay_set_objective(tforge_replay *r, const char *name, int higher)
+{
+    const tforge_recording *rec = r->rec;
+    long metric = -1;
+    if (strcmp(name, "time") != 0) {
+        for (uint32_t m = 0; m < rec->n_metrics && metric < 0; m++)
+            if (strcmp(rec->metric_names[m], name) == 0)
+                metric = m;
+        if (metric < 0) {
+            char known[512] = "time";
+            size_t used = strlen(known);
+            for (uint32_t m = 0; m < rec->n_metrics && used < sizeof known; m++)
+                used += (size_t)snprintf(known + used, sizeof known - used, ", %s",
+                                         rec->metric_names[m]);
+            return tforge_error_set(TFORGE_EINPUT, "objective %s: the recording has no such "
+                                    "metric (it has %s)", name, known);
+        }
+    }
+    if (higher < 0)
+        higher = tforge_replay_objective_higher(name);
+    for (size_t i = 0; i < rec->n_entries; i++) {
+        const tforge_recording_entry *e = &rec->entries[i];
+        double v = metric < 0 ? e->time : e->metrics[metric];
+        tforge_status st = e->status;
+        if (st == TFORGE_STATUS_OK && !isfinite(v))
+            st = TFORGE_STATUS_RUNTIME; /* ran, but the objective was not measured */
+        if (st == TFORGE_STATUS_OK && higher && !(v > 0))
+            return tforge_error_set(TFORGE_EINPUT, "objective %s: configuration %s has %g; a "
+                                    "higher-is-better objective is replayed as its inverse and "
+                                    "must be > 0", name, r->keys[i], v);
+        r->status[i] = st;
+        r->value[i] = st != TFORGE_STATUS_OK ? NAN : higher ? 1.0 / v : v;
+    }
+    snprintf(r->objective, sizeof r->objective, "%s", name);
+    r->higher = higher;
+    return 0;
+}
+
+const char *tforge_replay_objective(const tforge_replay *r, int *higher)
+{
+    if (higher)
+        *higher = r->higher;
+    return r->objective;
+}
+
+double tforge_replay_value(const tforge_replay *r, size_t entry, uint32_t *status)
+{
+    if (status)
+        *status = r->status[entry];
+    return r->value[entry];
 }

@@ -27,6 +27,18 @@ uint64_t tforge_replay_find_key(const tforge_replay *replay, const char *key);
 /* The key of enumerated point `index`, owned by the replay. */
 const char *tforge_replay_key(const tforge_replay *replay, uint64_t index);
 
+/* The objective replayed: "time" (the default) or one of the recording's metrics, minimised, or,
+ * when `higher` (-1: as tforge_replay_objective_higher says of its name), maximised by
+ * minimising its inverse, so that ratios to the optimum keep their meaning for rates (GFLOP/s).
+ * An entry that ran but lacks the metric counts as failed for it. Errors name the objective. */
+int tforge_replay_set_objective(tforge_replay *replay, const char *name, int higher);
+/* 1 for names of rates ("GFLOP/s", "GB/s", "TFLOPS/J"): higher is better; else 0. */
+int tforge_replay_objective_higher(const char *name);
+/* The objective's name, and whether it is maximised (`higher` may be NULL). */
+const char *tforge_replay_objective(const tforge_replay *replay, int *higher);
+/* Entry `entry`'s value to minimise (NAN unless its status, set when not NULL, is OK). */
+double tforge_replay_value(const tforge_replay *replay, size_t entry, uint32_t *status);
+
 /* A recording with no entries that describes `space`: parameter p is dimension p and its value
  * l is level l (ordinal values as numbers, categorical labels and False/True as strings), so
  * that a point's levels are its recording levels: how a run's space is stored and its points

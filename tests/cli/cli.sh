@@ -52,6 +52,14 @@ expect 0 '^ +neighbour_ls +0.75 '         -- plugins --options
 expect 0 'good-transform'               -- plugins --plugin-dir "$fixtures"
 expect 0 'built for plugin ABI 2\.0'    -- plugins --plugin-dir "$fixtures"
 
+# recorded spaces as they are in the wild: booleans, runs of several kernels, a rate objective
+wild=$(dirname "$space")/../../tests/fixtures/recording/kt_wild.json
+expect 0 'objective GFLOP/s \(higher is better\): optimum 300, median 200' -- replay --cache "$wild" --strategy exhaustive --seeds 1
+expect 0 'objective time \(lower is better\): optimum 0.5 ms' -- replay --cache "$wild" --strategy exhaustive --seeds 1 --objective time
+expect 0 'objective GFLOP/s \(lower is better\): optimum 100,' -- replay --cache "$wild" --strategy exhaustive --seeds 1 --objective GFLOP/s:min
+expect 2 'objective bogus: the recording has no such metric \(it has time, GFLOP/s\)' -- replay --cache "$wild" --strategy random --objective bogus
+expect 2 'noise draws recorded runs of time; the objective is GFLOP/s' -- replay --cache "$wild" --strategy random --noise
+
 # a recording in which nothing ran is well formed, but the work cannot be done: exit 1
 nothing=$(mktemp -u).json
 "$python" - "$space" "$nothing" <<'PY'

@@ -358,7 +358,8 @@ static void malformed_fields_are_named(void **state)
          "\"CompilationFailedConfig\", \"RuntimeFailedConfig\", \"InvalidConfig\" or "
          "\"ErrorConfig\", found inf"},
         {"infinite_times.json", TFORGE_EINPUT,
-         "cache[\"16,0.5,fast\"].times[1]: expected a finite number >= 0, found -inf"},
+         "cache[\"16,0.5,fast\"].times[1]: expected a finite number >= 0 (or an array of them: "
+         "a run of several kernels), found -inf"},
         {"infinite_size.json", TFORGE_EINPUT,
          "problem_size: expected an array of sizes (finite numbers >= 0), a size or a string, "
          "found an array"},
@@ -367,14 +368,15 @@ static void malformed_fields_are_named(void **state)
         {"bad_value.json", TFORGE_EINPUT,
          "cache[\"17,0.5,fast\"].block: expected one of the values in tune_params, found 17"},
         {"bad_times.json", TFORGE_EINPUT,
-         "cache[\"16,0.5,fast\"].times[1]: expected a finite number >= 0, found \"x\""},
+         "cache[\"16,0.5,fast\"].times[1]: expected a finite number >= 0 (or an array of them: "
+         "a run of several kernels), found \"x\""},
         {"no_keys.json", TFORGE_EINPUT,
          "tune_params_keys: expected an array of parameter names, found nothing"},
         {"bad_key.json", TFORGE_EINPUT,
          "cache[\"16,0.75,fast\"]: expected the key \"16,0.5,fast\" for the entry's values"},
         {"bad_syntax.json", TFORGE_EINPUT, "not valid JSON at line 3, column 15"},
         {"bad_param_value.json", TFORGE_EINPUT,
-         "tune_params[\"mode\"][1]: expected a number or a string, found true"},
+         "tune_params[\"mode\"][1]: expected a number, a string or a boolean, found null"},
         {"missing_param.json", TFORGE_EINPUT,
          "cache[\"16,0.5,fast\"].mode: expected a value, found nothing"},
         {"bad_compile_time.json", TFORGE_EINPUT,
@@ -404,6 +406,28 @@ static void malformed_fields_are_named(void **state)
         assert_null(rec);
         assert_string_equal(tforge_error_last()->message, expected);
     }
+}
+
+/* Caches as Kernel Tuner writes them in the wild: boolean tuning values (categorical levels
+ * named True and False, as Python prints them) and runs of several kernels ([x, y] a run). */
+static void reads_caches_from_the_wild(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/kt_wild.json", TFORGE_TEST_FIXTURES);
+    tforge_recording *rec = NULL;
+    assert_int_equal(tforge_recording_read(&rec, path), 0);
+    assert_string_equal(rec->objective, "GFLOP/s");
+    const tforge_recording_param *unroll = &rec->params[1];
+    assert_int_equal(unroll->all_numeric, 0);
+    assert_string_equal(unroll->texts[0], "False");
+    assert_string_equal(unroll->texts[1], "True");
+    const tforge_recording_entry *e = &rec->entries[0];
+    assert_int_equal(e->levels[1], 0);
+    assert_int_equal(e->n_times, 2);
+    assert_true(e->times[0] == 2.0 && e->times[1] == 2.0); /* each run the sum of its kernels */
+    assert_int_equal(rec->entries[1].levels[1], 1);
+    tforge_recording_free(rec);
 }
 
 /* ---- building ---- */
@@ -475,6 +499,7 @@ int main(void)
         cmocka_unit_test(reads_t4_as_kernel_tuner_writes_it),
         cmocka_unit_test(scales_t4_time_units),
         cmocka_unit_test(malformed_fields_are_named),
+        cmocka_unit_test(reads_caches_from_the_wild),
         cmocka_unit_test(formats_numbers_as_python),
         cmocka_unit_test(builds_and_checks_entries),
     };
