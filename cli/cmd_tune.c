@@ -596,7 +596,7 @@ static int open_run(tforge_run_record *record, tforge_run_history *history, tfor
     if (!rc && s->replay_file)
         rc = tforge_digest_append(inputs, sizeof inputs, &used, s->replay_file);
     like.inputs = inputs;
-    *record = (tforge_run_record){store, 0, *described};
+    *record = (tforge_run_record){store, 0, *described, NULL, NULL};
     if (!rc)
         rc = tforge_run_open(&record->run_id, history, store, &like,
                              s->resume ? TFORGE_RUN_RESUME : TFORGE_RUN_NEW);
@@ -675,7 +675,7 @@ static int run(const cli_command *command, int argc, char **argv)
     if (s.timeout)
         args.compile_timeout_ms = args.check_timeout_ms = args.time_timeout_ms =
             timeout_ms(s.timeout);
-    tforge_run_record record = {NULL, 0, NULL};
+    tforge_run_record record = {NULL, 0, NULL, NULL, NULL};
     if (make_dir(dir) || lock_dir(&lock, dir) || tforge_store_open(&store, db) ||
         open_run(&record, &history, store, task, &s, set, env, &described) ||
         tforge_backend_open(&backend, s.backend, &args) ||

@@ -8,6 +8,34 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A replayed entry's individual runs and the rest of what it recorded, for the store's row. */
+static int entry_extras(void *context, const tforge_candidate *c, char **json)
+{
+    const tforge_replay *replay = context;
+    uint64_t index = tforge_space_index_of(tforge_replay_space(replay), c->point);
+    *json = NULL;
+    if (index == TFORGE_NO_INDEX)
+        return 0;
+    return tforge_recording_extras_json(json, tforge_replay_recording(replay),
+                                        tforge_replay_entry(replay, index));
+}
+
+/* A finished stored run's traces, read from the store without driving the strategy again. */
+static void traces_of(double *best, double *charged, uint32_t budget,
+                      const tforge_run_history *h)
+{
+    double spent = 0.0, low = NAN;
+    for (uint32_t b = 0; b < budget; b++) {
+        const tforge_measurement *m = &h->measurements[b];
+        if (m->status == TFORGE_STATUS_OK && !(m->value >= low))
+            low = m->value;
+        spent += isnan(m->wall_ms) ? 0.0 : m->wall_ms;
+        best[b] = low;
+        if (charged)
+            charged[b] = spent;
+    }
+}
+
 /* Opens (or resumes) the stored run of these settings. */
 static int open_run(tforge_run_record *record, tforge_run_history *history,
                     const tforge_lab_run_options *o)
@@ -42,7 +70,7 @@ int tforge_lab_run(double *best, double *charged, uint32_t *n_evals, const tforg
     const tforge_recording *rec = tforge_replay_recording(replay);
     tforge_recording *described = NULL;
     tforge_run_history history = {0};
-    tforge_run_record record = {o->store, 0, NULL};
+    tforge_run_record record = {o->store, 0, NULL, entry_extras, (void *)replay};
     tforge_backend backend = {0};
     tforge_loop_outcome out = {0};
     int rc = 0;
@@ -54,6 +82,11 @@ int tforge_lab_run(double *best, double *charged, uint32_t *n_evals, const tforg
         record.space = described;
         if (!rc)
             rc = open_run(&record, &history, o);
+        if (!rc && history.n >= o->budget) { /* finished already: its traces are stored */
+            traces_of(best, charged, o->budget, &history);
+            *n_evals = o->budget;
+            goto cleanup;
+        }
     }
     tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
     args.space = space;
@@ -87,6 +120,7 @@ int tforge_lab_run(double *best, double *charged, uint32_t *n_evals, const tforg
         }
         *n_evals = (uint32_t)out.n_evals;
     }
+cleanup:
     tforge_loop_outcome_dispose(&out);
     tforge_backend_close(&backend);
     tforge_run_history_dispose(&history);

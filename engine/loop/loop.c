@@ -125,17 +125,21 @@ static int record(loop *l, const tforge_candidate *c, const tforge_measurement *
     const tforge_run_record *r = l->o->record;
     if (!r)
         return 0;
-    char *key, *params;
+    char *key, *params, *extras = NULL;
     int rc = describe(&key, &params, l, c);
+    if (!rc && r->extras)
+        rc = r->extras(r->extras_context, c, &extras);
     if (!rc) {
         tforge_store_measurement row = {0};
         row.key = key;
         row.params_json = params;
         row.m = *m;
+        row.metrics_json = extras;
         rc = tforge_store_record(NULL, r->store, r->run_id, &row);
     }
     free(key);
     free(params);
+    free(extras);
     return rc;
 }
 

@@ -28,6 +28,11 @@ typedef struct tforge_run_record {
     tforge_store *store;
     int64_t run_id;
     const tforge_recording *space;
+    /* May be NULL: what a stored row holds beyond the measurement (a replayed entry's individual
+     * runs, so that an exported run keeps them), as a JSON object text it allocates (NULL for
+     * nothing); the row's metrics column then holds it. */
+    int (*extras)(void *context, const tforge_candidate *candidate, char **json);
+    void *extras_context;
 } tforge_run_record;
 
 /* Opens the stored run that `like` describes (source, strategy, settings, seed, budget, space,

@@ -72,6 +72,16 @@ PY
 expect 1 'none of its 768 configurations ran correctly' -- replay --cache "$nothing" --strategy random
 rm -f "$nothing"
 
+# a lab run exported from its store keeps the individual runs: --noise has them to draw from
+lab=$(mktemp -u).db
+expect 0 'p_within_5pct' -- replay --cache "$space" --strategy random --seeds 1 --budget 10 --store "$lab"
+expect 0 'exported run 1 \(' -- store export --store "$lab" --run 1 --out "$lab.json"
+if "$python" -c "import json, sys; d = json.load(open(sys.argv[1]))
+assert all(len(e['times']) > 1 for e in d['cache'].values() if isinstance(e['time'], float)), d" "$lab.json"
+then passed=$((passed + 1)); else echo "FAIL: exported lab run lost its times"; failures=$((failures + 1)); fi
+expect 0 'p_within_5pct' -- replay --cache "$lab.json" --strategy random --seeds 2 --budget 3 --noise
+rm -f "$lab" "$lab"-* "$lab.json"
+
 # --json records each strategy's version and effective options, defaults included
 "$tforge" replay --cache "$space" --strategy annealing --option annealing.t0=0.2 --seeds 1 --json >"$out" 2>"$err"
 if "$python" -c "import json, sys; s = json.load(open(sys.argv[1]))['strategies'][0]

@@ -268,7 +268,7 @@ static void resumes_after_a_kill_at_every_step(void **state)
         tforge_store_run like = {.source = "fake", .strategy = "random", .seed = 7,
                                  .budget = BUDGET};
         tforge_run_history history;
-        tforge_run_record record = {store, 0, f->described};
+        tforge_run_record record = {store, 0, f->described, NULL, NULL};
         assert_int_equal(tforge_run_open(&record.run_id, &history, store, &like,
                                          TFORGE_RUN_RESUME), 0);
         assert_int_equal(history.n, 0);

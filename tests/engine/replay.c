@@ -161,7 +161,9 @@ static void run_stored(double *best, const fixture *f, tforge_store *store,
     o->store = store;
     o->source = "matmul";
     o->settings_json = "{}";
-    assert_int_equal(tforge_lab_run(best, NULL, &n, f->reg, f->replay, o), expected);
+    int rc = tforge_lab_run(best, NULL, &n, f->reg, f->replay, o);
+    if (rc != expected)
+        fail_msg("lab run: %d (%s)", rc, tforge_error_last()->message);
 }
 
 /* A run resumed from its first evaluations ends exactly as the run that was never interrupted,
@@ -201,7 +203,17 @@ static void resumed_runs_end_as_uninterrupted_ones(void **state)
     assert_int_equal(count, B); /* the missing ones only, in the same run */
     tforge_store_close(store);
 
+    /* a finished run is not driven again: its traces come from the store (as a stored value
+     * changed behind its back shows) */
+    double finished[B];
+    sql(path, "UPDATE measurements SET median = 1e-9 WHERE seq = 1");
+    assert_int_equal(tforge_store_open(&store, path), 0);
+    run_stored(finished, f, store, &o, 0);
+    assert_true(finished[0] == 1e-9 && finished[B - 1] == 1e-9);
+    tforge_store_close(store);
+
     /* the stored history says the strategy proposed something else: refused */
+    sql(path, cut);
     sql(path, "UPDATE measurements SET configuration_id = (SELECT configuration_id FROM "
               "measurements WHERE seq = 5) WHERE seq = 4");
     assert_int_equal(tforge_store_open(&store, path), 0);
