@@ -86,7 +86,7 @@ static int run_case(uint64_t target, uint32_t n, uint32_t dims)
     tforge_static_bo.init(NULL, NULL);
     const char *keys[] = {"initial", option_key}, *values[] = {"1", option_value};
     tforge_strategy_args args = {sizeof args, NULL, &view, 1, n + n / 4 + 16,
-                                 option_value ? 2 : 1, keys, values};
+                                 option_value ? 2 : 1, keys, values, NULL};
     void *s;
     if (it->create(&s, &args))
         return 1;

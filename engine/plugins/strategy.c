@@ -1,11 +1,65 @@
 #include "strategy.h"
 
+#include "grow.h"
 #include "tforge/error.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Every observation told, for the strategy's history view. Points live in blocks that never
+ * move, since the view hands out pointers to them. */
+enum { HISTORY_BLOCK = 1024 };
+typedef struct history {
+    uint32_t dims;
+    size_t n, cap, n_blocks, cap_blocks;
+    tforge_observation *told;
+    tforge_level **blocks; /* HISTORY_BLOCK points each */
+} history;
+
+static uint64_t history_count(void *context)
+{
+    return ((const history *)context)->n;
+}
+
+static tforge_observation history_get(void *context, uint64_t index)
+{
+    const history *h = context;
+    tforge_observation none = {NULL, TFORGE_STATUS_RUNTIME, NAN, 0};
+    return index < h->n ? h->told[index] : none;
+}
+
+static int history_add(history *h, const tforge_observation *o)
+{
+    if (h->n == h->n_blocks * HISTORY_BLOCK) {
+        if (tforge_grow((void **)&h->blocks, &h->cap_blocks, h->n_blocks, sizeof *h->blocks,
+                        "the strategy's history"))
+            return TFORGE_ENOMEM;
+        h->blocks[h->n_blocks] = malloc((size_t)HISTORY_BLOCK * h->dims * sizeof(tforge_level));
+        if (!h->blocks[h->n_blocks])
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory (the strategy's history)");
+        h->n_blocks++;
+    }
+    if (tforge_grow((void **)&h->told, &h->cap, h->n, sizeof *h->told, "the strategy's history"))
+        return TFORGE_ENOMEM;
+    tforge_level *p = h->blocks[h->n / HISTORY_BLOCK] + (h->n % HISTORY_BLOCK) * h->dims;
+    memcpy(p, o->point, h->dims * sizeof *p);
+    h->told[h->n] = *o;
+    h->told[h->n++].point = p;
+    return 0;
+}
+
+static void history_free(history *h)
+{
+    for (size_t b = 0; b < h->n_blocks; b++)
+        free(h->blocks[b]);
+    free(h->blocks);
+    free(h->told);
+}
+
 struct tforge_strategy {
+    history history;
+    tforge_history_view history_view;
     const tforge_plugin_record *record;
     const tforge_plugin_descriptor *descriptor;
     const tforge_strategy_interface *interface;
@@ -119,7 +173,11 @@ int tforge_strategy_open(tforge_strategy **out, const tforge_registry *registry,
                                      budget,
                                      s->args.n_options,
                                      (const char *const *)s->keys,
-                                     (const char *const *)s->values};
+                                     (const char *const *)s->values,
+                                     &s->history_view};
+    s->history.dims = view->dims(view->context);
+    s->history_view = (tforge_history_view){sizeof s->history_view, &s->history, history_count,
+                                            history_get};
     tforge_error_clear();
     if ((rc = s->interface->create(&s->state, &s->args))) {
         /* The plugin's own message names it; a refusal without one still says who refused. */
@@ -147,6 +205,9 @@ int tforge_strategy_ask(tforge_strategy *s, uint32_t q, tforge_level *out, uint3
 
 int tforge_strategy_tell(tforge_strategy *s, const tforge_observation *observations, uint32_t n)
 {
+    for (uint32_t i = 0; i < n; i++)
+        if (history_add(&s->history, &observations[i]))
+            return TFORGE_ENOMEM;
     return s->interface->tell(s->state, observations, n);
 }
 
@@ -167,6 +228,7 @@ void tforge_strategy_close(tforge_strategy *s)
         return;
     if (s->state)
         s->interface->destroy(s->state);
+    history_free(&s->history);
     free_options(s);
     free(s);
 }

@@ -399,6 +399,83 @@ static void bad_proposals_are_named(void **state)
     tforge_loop_outcome_dispose(&out);
 }
 
+/* A strategy that reads the host's history: each tell must find the history one batch longer,
+ * holding what it was just told (points copied, not borrowed). */
+typedef struct historian {
+    const tforge_strategy_args *args;
+    uint64_t next, told;
+    int checked;
+} historian;
+static historian the_historian;
+
+static int historian_create(void **state, const tforge_strategy_args *args)
+{
+    the_historian = (historian){args, 0, 0, 0};
+    *state = &the_historian;
+    return args->struct_size >= sizeof *args && args->history ? 0 : TFORGE_PLUGIN_EINPUT;
+}
+
+static int historian_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
+{
+    historian *h = state;
+    const tforge_space_view *v = h->args->space;
+    uint32_t n = 0;
+    for (; n < q && h->next < v->count(v->context); n++)
+        v->point(v->context, h->next++, out + (size_t)n * 2);
+    *n_out = n;
+    return 0;
+}
+
+static int historian_tell(void *state, const tforge_observation *o, uint32_t n)
+{
+    historian *h = state;
+    const tforge_history_view *view = h->args->history;
+    h->told += n;
+    if (view->count(view->context) != h->told)
+        return TFORGE_PLUGIN_ERROR;
+    for (uint32_t i = 0; i < n; i++) {
+        tforge_observation kept = view->get(view->context, h->told - n + i);
+        if (kept.point == o[i].point || memcmp(kept.point, o[i].point, 2 * sizeof *kept.point) ||
+            kept.status != o[i].status)
+            return TFORGE_PLUGIN_ERROR;
+    }
+    h->checked++;
+    return 0;
+}
+
+static const tforge_strategy_interface historian_api = {
+    sizeof historian_api, historian_create, historian_ask, historian_tell, rogue_destroy, NULL};
+static const tforge_plugin_descriptor historian_descriptor = {
+    TFORGE_PLUGIN_STRATEGY, "historian", "1.0.0", "reads the history",
+    TFORGE_STRATEGY_INTERFACE_ID, &historian_api, NULL, 0, NULL};
+static const tforge_plugin_descriptor *historian_get(uint32_t i)
+{
+    (void)i;
+    return &historian_descriptor;
+}
+static const tforge_plugin_module historian_module = {TFORGE_PLUGIN_ABI_VERSION_INIT, "historian",
+                                                      NULL, NULL, rogue_count, historian_get};
+
+static void the_host_keeps_the_history(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tforge_registry_add_static(f->reg, &historian_module, "test:historian"), 0);
+    reset_fake();
+    tforge_level inside[2] = {2, 3};
+    tforge_candidate baselines[1] = {{inside, "{}"}};
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    o.strategy = "historian";
+    o.budget = 10;
+    o.batch = 3;
+    o.baselines = baselines;
+    o.n_baselines = 1;
+    tforge_loop_outcome out;
+    assert_int_equal(run(&out, f, &o), 0);
+    assert_int_equal(the_historian.told, 11); /* the baseline and ten candidates */
+    assert_int_equal(the_historian.checked, 1 + 4);
+    tforge_loop_outcome_dispose(&out);
+}
+
 int main(void)
 {
     tforge_log_set_level(TFORGE_LOG_ERROR);
@@ -408,6 +485,7 @@ int main(void)
         cmocka_unit_test(baselines_come_first),
         cmocka_unit_test(resumes_after_a_kill_at_every_step),
         cmocka_unit_test(bad_proposals_are_named),
+        cmocka_unit_test(the_host_keeps_the_history),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -71,7 +71,8 @@ _Static_assert(offsetof(tforge_strategy_args, budget) == 32, "args.budget");
 _Static_assert(offsetof(tforge_strategy_args, n_options) == 36, "args.n_options");
 _Static_assert(offsetof(tforge_strategy_args, option_keys) == 40, "args.option_keys");
 _Static_assert(offsetof(tforge_strategy_args, option_values) == 48, "args.option_values");
-_Static_assert(sizeof(tforge_strategy_args) == 56, "args size");
+_Static_assert(offsetof(tforge_strategy_args, history) == 56, "args.history (since 1.1)");
+_Static_assert(sizeof(tforge_strategy_args) == 64, "args size");
 
 _Static_assert(offsetof(tforge_strategy_interface, create) == 8, "strategy.create");
 _Static_assert(offsetof(tforge_strategy_interface, ask) == 16, "strategy.ask");

@@ -324,7 +324,7 @@ static run_result run(uint64_t seed, uint32_t budget, uint32_t q, objective f,
     assert_int_equal(tforge_space_build(space, NULL), 0);
     tforge_space_view view = tforge_space_get_view(space);
     uint64_t count = tforge_space_count(space);
-    tforge_strategy_args args = {sizeof args, NULL, &view, seed, budget, n_options, keys, values};
+    tforge_strategy_args args = {sizeof args, NULL, &view, seed, budget, n_options, keys, values, NULL};
     void *s;
     assert_int_equal(it->create(&s, &args), 0);
     if (prior)
@@ -480,7 +480,7 @@ static uint32_t proposals_away_from_the_best(const char *tolerance, uint32_t *ch
     tforge_space *space = grid(3, 8, NULL);
     tforge_space_view view = tforge_space_get_view(space);
     const char *keys[] = {"neighbour", "neighbour_ls"}, *values[] = {tolerance, "1000"};
-    tforge_strategy_args args = {sizeof args, NULL, &view, 3, 40, 2, keys, values};
+    tforge_strategy_args args = {sizeof args, NULL, &view, 3, 40, 2, keys, values, NULL};
     void *s;
     assert_int_equal(it->create(&s, &args), 0);
     tforge_level seen[40][3], p[3];
@@ -537,7 +537,7 @@ static void options_are_checked(void **state)
     const char *keys[] = {"acquisition", "kernel", "ordinal", "initial", "refit_every", "output",
                           "warping"};
     const char *good[] = {"ucb", "se", "log2", "3", "2", "log", "kumaraswamy"};
-    tforge_strategy_args args = {sizeof args, NULL, &view, 1, 10, 7, keys, good};
+    tforge_strategy_args args = {sizeof args, NULL, &view, 1, 10, 7, keys, good, NULL};
     void *s = NULL;
     assert_int_equal(it->create(&s, &args), 0);
     it->destroy(s);

@@ -298,7 +298,7 @@ static void drive(const strategy *st, const setup *u, run *r)
 {
     const tforge_strategy_interface *s = api(st);
     tforge_strategy_args args = {sizeof args, &host,     u->view, u->seed,  u->budget,
-                                 u->n_options, u->keys, u->values};
+                                 u->n_options, u->keys, u->values, NULL};
     void *state = NULL;
     assert_int_equal(s->create(&state, &args), 0);
     memset(r, 0, sizeof *r);
@@ -382,7 +382,7 @@ static void every_strategy_on_every_objective(void **state)
                                st->cap ? st->cap : UINT32_MAX, 0, NULL, NULL, 0, NULL};
                     if (st->enumerated_only && !enumerated) {
                         tforge_strategy_args args = {sizeof args, &host, u.view, 7, 0, 0,
-                                                     NULL,        NULL};
+                                                     NULL,        NULL, NULL};
                         void *s = (void *)1;
                         assert_int_equal(api(st)->create(&s, &args), TFORGE_EINPUT);
                         assert_null(s);
@@ -426,7 +426,7 @@ static void unknown_options_are_rejected(void **state)
     (void)state;
     const char *keys[] = {"bogus"}, *values[] = {"1"};
     for (size_t i = 0; i < N_STRATEGIES; i++) {
-        tforge_strategy_args args = {sizeof args, &host, &enumerated_view, 1, 0, 1, keys, values};
+        tforge_strategy_args args = {sizeof args, &host, &enumerated_view, 1, 0, 1, keys, values, NULL};
         void *s = (void *)1;
         last_error[0] = '\0';
         assert_int_equal(api(&strategies[i])->create(&s, &args), TFORGE_EINPUT);
@@ -457,7 +457,7 @@ static void malformed_options_are_rejected(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         const char *keys[] = {bad[i][1]}, *values[] = {bad[i][2]};
-        tforge_strategy_args args = {sizeof args, &host, &enumerated_view, 1, 0, 1, keys, values};
+        tforge_strategy_args args = {sizeof args, &host, &enumerated_view, 1, 0, 1, keys, values, NULL};
         void *s = (void *)1;
         last_error[0] = '\0';
         assert_int_equal(api(find_strategy(bad[i][0]))->create(&s, &args), TFORGE_EINPUT);
@@ -510,7 +510,7 @@ static void local_strategies_start_from_a_told_baseline(void **state)
         if (!strategies[i].local)
             continue;
         const tforge_strategy_interface *s = api(&strategies[i]);
-        tforge_strategy_args args = {sizeof args, &host, &enumerated_view, 9, 0, 0, NULL, NULL};
+        tforge_strategy_args args = {sizeof args, &host, &enumerated_view, 9, 0, 0, NULL, NULL, NULL};
         void *st = NULL;
         assert_int_equal(s->create(&st, &args), 0);
         tforge_observation o = {baseline, TFORGE_STATUS_OK, 50.0, 0};
@@ -531,7 +531,7 @@ static void bad_calls_are_rejected(void **state)
     (void)state;
     for (size_t i = 0; i < N_STRATEGIES; i++) {
         const tforge_strategy_interface *s = api(&strategies[i]);
-        tforge_strategy_args args = {sizeof args, &host, &enumerated_view, 1, 0, 0, NULL, NULL};
+        tforge_strategy_args args = {sizeof args, &host, &enumerated_view, 1, 0, 0, NULL, NULL, NULL};
         void *st = NULL;
         assert_int_equal(s->create(&st, &args), 0);
         tforge_level outside[DIMS] = {16, 0, 0, 0};

@@ -14,6 +14,16 @@ extern "C" {
 
 #define TFORGE_STRATEGY_INTERFACE_ID "tforge.strategy/1"
 
+/* Since 1.1: every observation told so far, in the order told (baselines and a resumed run's
+ * included), kept by the host so that a strategy need not keep its own copy. */
+typedef struct tforge_history_view {
+    uint32_t struct_size;
+    void *context;
+    uint64_t (*count)(void *context);
+    /* Observation `index` (< count); its point lives as long as the strategy. */
+    tforge_observation (*get)(void *context, uint64_t index);
+} tforge_history_view;
+
 /* What a strategy is created with; everything it points to outlives the strategy. */
 typedef struct tforge_strategy_args {
     uint32_t struct_size;
@@ -24,6 +34,7 @@ typedef struct tforge_strategy_args {
     uint32_t n_options;
     const char *const *option_keys; /* string-named settings, "temperature" = "0.5" */
     const char *const *option_values;
+    const tforge_history_view *history; /* since 1.1 (check struct_size): what was told */
 } tforge_strategy_args;
 
 typedef struct tforge_strategy_interface {
