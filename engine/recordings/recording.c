@@ -938,7 +938,9 @@ static int read_kt_entry(tforge_recording *rec, const cJSON *item, tforge_level 
     for (const cJSON *field = item->child; field && rc == 0; field = field->next) {
         const char *name = field->string;
         long p = find_param(rec, name);
-        if (p >= 0) {
+        if ((p >= 0 && seen[p]) || (p < 0 && strcmp(name, "time") == 0 && has_time)) {
+            rc = field_error(file, field, "each field once", "cache[\"%.200s\"].%s", key, name);
+        } else if (p >= 0) {
             long level = find_level(&rec->params[p], field);
             if (level < 0)
                 rc = field_error(file, field, "one of the values in tune_params",
