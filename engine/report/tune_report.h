@@ -1,0 +1,24 @@
+/* The files a tuning run leaves in its results folder. */
+#ifndef TFORGE_ENGINE_REPORT_TUNE_H
+#define TFORGE_ENGINE_REPORT_TUNE_H
+
+#include "loop.h"
+
+#include <stdint.h>
+
+typedef struct tforge_report_tune {
+    const char *task_arg;     /* the task file as the user named it */
+    const char *backend;      /* the backend's name as chosen */
+    const char *backend_note; /* what its numbers are, for the report: "" or " (...)" */
+    const char *strategy;
+    uint64_t seed;
+    const char *kernel, *task_path, *source;
+    const tforge_loop_outcome *outcome; /* every evaluation's config text set */
+    const char *result_json;  /* result.json's text */
+} tforge_report_tune;
+
+/* Writes best_config.py, best_variant.py, convergence.svg (when anything was timed), report.md
+ * and result.json into `dir`. */
+int tforge_report_write_tune(const char *dir, const tforge_report_tune *report);
+
+#endif
