@@ -39,8 +39,7 @@ static const char *const schema =
     " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     " configuration_id INTEGER NOT NULL REFERENCES configurations(id),"
     " seq INTEGER NOT NULL,"
-    " status TEXT NOT NULL CHECK (status IN"
-    "  ('ok', 'compile', 'runtime', 'timeout', 'wrong', 'constraint')),"
+    " status TEXT NOT NULL CHECK (status IN (%s)),"
     " median REAL, min REAL, spread REAL,"
     " repeats INTEGER NOT NULL,"
     " compile_ms REAL, wall_ms REAL,"
@@ -201,6 +200,18 @@ static int query_int(int64_t *out, tforge_store *store, const char *sql, const c
     return rc;
 }
 
+/* The schema, its status check listing the names measurement.h spells. */
+static int create_schema(tforge_store *store)
+{
+    char names[256] = "", sql[4096];
+    size_t used = 0;
+    for (uint32_t st = 0; st < TFORGE_STATUS_COUNT; st++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'", st ? ", " : "",
+                                 tforge_status_name(st));
+    snprintf(sql, sizeof sql, schema, names);
+    return exec(store, sql, "create the schema");
+}
+
 /* Creates the schema in a new file, accepts ours, refuses anything else. Inside a write
  * transaction, so that two processes creating the same file do not both create it. */
 static int check_schema(tforge_store *store)
@@ -223,7 +234,7 @@ static int check_schema(tforge_store *store)
                               "%s: a SQLite database but not a tforge store (no schema version)",
                               store->path);
     else if (version == 0) {
-        rc = exec(store, schema, "create the schema");
+        rc = create_schema(store);
         if (!rc)
             rc = exec(store, "PRAGMA user_version = 2", "set the schema version");
     } else if (version == 1) { /* version 2 adds the runs' input digests and writer lease */
