@@ -42,7 +42,11 @@ typedef struct tforge_run_record {
  *   TFORGE_RUN_RESUME the latest run of the same source; refused, naming the setting, when any of
  *                     those differ; a new one when there is none
  *   TFORGE_RUN_NEW    always a new run */
-typedef enum tforge_run_mode { TFORGE_RUN_NEW, TFORGE_RUN_EXACT, TFORGE_RUN_RESUME } tforge_run_mode;
+typedef enum tforge_run_mode {
+    TFORGE_RUN_NEW,
+    TFORGE_RUN_EXACT,
+    TFORGE_RUN_RESUME
+} tforge_run_mode;
 int tforge_run_open(int64_t *run_id, tforge_run_history *history, tforge_store *store,
                     const tforge_store_run *like, tforge_run_mode mode);
 

@@ -216,12 +216,6 @@ const char *tforge_strategy_id(const tforge_strategy *s)
     return s->descriptor->id;
 }
 
-const tforge_plugin_record *tforge_strategy_record(const tforge_strategy *s)
-{
-    return s->record;
-}
-
-
 void tforge_strategy_close(tforge_strategy *s)
 {
     if (!s)

@@ -22,8 +22,6 @@ int tforge_strategy_ask(tforge_strategy *strategy, uint32_t q, tforge_level *out
 int tforge_strategy_tell(tforge_strategy *strategy, const tforge_observation *observations,
                          uint32_t n);
 const char *tforge_strategy_id(const tforge_strategy *strategy);
-/* The factory behind it: its version, module and published options. */
-const tforge_plugin_record *tforge_strategy_record(const tforge_strategy *strategy);
 /* The effective options of strategy `id` given `options` ("key=value", NULL-terminated),
  * defaults included (see tforge_plugin_effective_options); 0 when it would be refused. */
 size_t tforge_strategy_effective(const tforge_registry *registry, const char *id,

@@ -15,8 +15,6 @@ struct tforge_replay {
     size_t *entry_of; /* enumerated space index -> recording entry */
     uint64_t *index_of_entry; /* and back */
     double *spread;   /* per entry: IQR / median of its individual runs, 0 when unknown */
-    char **keys;      /* per entry: its Kernel Tuner key */
-    size_t *by_key;   /* entries sorted by key, for resuming from a store */
     /* The objective replayed: per entry its value to minimise and its status (an entry without
      * a value of that metric is a failure for it). */
     char objective[128];
@@ -46,29 +44,6 @@ static double relative_spread(const tforge_recording_entry *e)
     double spread = median > 0 ? (t[(3 * n) / 4] - t[n / 4]) / median : 0.0;
     free(t);
     return spread;
-}
-
-static int compare_keys(const void *a, const void *b, void *keys)
-{
-    char *const *k = keys;
-    return strcmp(k[*(const size_t *)a], k[*(const size_t *)b]);
-}
-
-static int index_keys(tforge_replay *r)
-{
-    size_t n = r->rec->n_entries;
-    r->keys = calloc(n, sizeof *r->keys);
-    r->by_key = malloc(n * sizeof *r->by_key);
-    if (!r->keys || !r->by_key)
-        return tforge_error_set(TFORGE_ENOMEM, "out of memory opening a replay");
-    for (size_t i = 0; i < n; i++) {
-        int rc = tforge_recording_key(&r->keys[i], r->rec, r->rec->entries[i].levels);
-        if (rc)
-            return rc;
-        r->by_key[i] = i;
-    }
-    qsort_r(r->by_key, n, sizeof *r->by_key, compare_keys, r->keys);
-    return 0;
 }
 
 static int build_space(tforge_replay *r)
@@ -146,8 +121,6 @@ int tforge_replay_open(tforge_replay **out, const tforge_recording *rec)
         r->value[i] = rec->entries[i].time;
         r->status[i] = rec->entries[i].status;
     }
-    if ((rc = index_keys(r)))
-        goto cleanup;
     snprintf(r->objective, sizeof r->objective, "time");
     *out = r;
     r = NULL;
@@ -165,11 +138,6 @@ void tforge_replay_free(tforge_replay *r)
         for (uint32_t p = 0; p < r->rec->n_params; p++)
             free(r->level_map[p]);
     free(r->level_map);
-    if (r->keys)
-        for (size_t i = 0; i < r->rec->n_entries; i++)
-            free(r->keys[i]);
-    free(r->keys);
-    free(r->by_key);
     free(r->entry_of);
     free(r->index_of_entry);
     free(r->spread);
@@ -192,27 +160,6 @@ const tforge_recording *tforge_replay_recording(const tforge_replay *r)
 const tforge_recording_entry *tforge_replay_entry(const tforge_replay *r, uint64_t index)
 {
     return &r->rec->entries[r->entry_of[index]];
-}
-
-uint64_t tforge_replay_find_key(const tforge_replay *r, const char *key)
-{
-    size_t lo = 0, hi = r->rec->n_entries;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2, entry = r->by_key[mid];
-        int c = strcmp(r->keys[entry], key);
-        if (c == 0)
-            return r->index_of_entry[entry];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return TFORGE_NO_INDEX;
-}
-
-const char *tforge_replay_key(const tforge_replay *r, uint64_t index)
-{
-    return r->keys[r->entry_of[index]];
 }
 
 uint64_t tforge_replay_index_of_levels(const tforge_replay *r, const tforge_level *levels)
@@ -347,10 +294,15 @@ int tforge_replay_set_objective(tforge_replay *r, const char *name, int higher)
         tforge_status st = e->status;
         if (st == TFORGE_STATUS_OK && !isfinite(v))
             st = TFORGE_STATUS_RUNTIME; /* ran, but the objective was not measured */
-        if (st == TFORGE_STATUS_OK && higher && !(v > 0))
-            return tforge_error_set(TFORGE_EINPUT, "objective %s: configuration %s has %g; a "
-                                    "higher-is-better objective is replayed as its inverse and "
-                                    "must be > 0", name, r->keys[i], v);
+        if (st == TFORGE_STATUS_OK && higher && !(v > 0)) {
+            char *key = NULL;
+            tforge_recording_key(&key, rec, e->levels);
+            int rc = tforge_error_set(TFORGE_EINPUT, "objective %s: configuration %s has %g; a "
+                                      "higher-is-better objective is replayed as its inverse "
+                                      "and must be > 0", name, key ? key : "?", v);
+            free(key);
+            return rc;
+        }
         r->status[i] = st;
         r->value[i] = st != TFORGE_STATUS_OK ? NAN : higher ? 1.0 / v : v;
     }

@@ -21,12 +21,6 @@ const tforge_recording *tforge_replay_recording(const tforge_replay *replay);
 /* The recording's entry for enumerated point `index` of the space. */
 const tforge_recording_entry *tforge_replay_entry(const tforge_replay *replay, uint64_t index);
 
-/* The enumerated index of the configuration whose Kernel Tuner key ("v1,v2,...") is `key`, or
- * TFORGE_NO_INDEX. */
-uint64_t tforge_replay_find_key(const tforge_replay *replay, const char *key);
-/* The key of enumerated point `index`, owned by the replay. */
-const char *tforge_replay_key(const tforge_replay *replay, uint64_t index);
-
 /* The objective replayed: "time" (the default) or one of the recording's metrics, minimised, or,
  * when `higher` (-1: as tforge_replay_objective_higher says of its name), maximised by
  * minimising its inverse, so that ratios to the optimum keep their meaning for rates (GFLOP/s).

@@ -58,7 +58,6 @@ enum {
     ST_RUN_FIND,
     ST_WRITER,
     ST_CLAIM,
-    ST_RELEASE,
     ST_RELEASE_ALL,
     ST_HEARTBEAT,
     ST_RUN_LIKE,
@@ -84,7 +83,6 @@ static const char *const statement_sql[N_STATEMENTS] = {
                     " environment, inputs FROM runs WHERE id = ?1",
     [ST_WRITER] = "SELECT writer, heartbeat FROM runs WHERE id = ?1",
     [ST_CLAIM] = "UPDATE runs SET writer = ?2, heartbeat = ?3 WHERE id = ?1",
-    [ST_RELEASE] = "UPDATE runs SET writer = NULL WHERE id = ?1 AND writer = ?2",
     [ST_RELEASE_ALL] = "UPDATE runs SET writer = NULL WHERE writer = ?1",
     [ST_HEARTBEAT] = "UPDATE runs SET heartbeat = ?2 WHERE id = ?1 AND writer = ?3",
     [ST_RUN_LIKE] = "SELECT id FROM runs WHERE source = ?1 AND strategy IS ?2 AND settings IS ?3"
@@ -553,15 +551,6 @@ int tforge_store_claim(tforge_store *store, int64_t run_id)
     if (rc < 0)
         return rc;
     return end(store, check_lease(store, run_id, 1));
-}
-
-void tforge_store_release(tforge_store *store, int64_t run_id)
-{
-    sqlite3_stmt *st = statement(store, ST_RELEASE);
-    sqlite3_bind_int64(st, 1, run_id);
-    bind_text(st, 2, store->writer);
-    if (step_done(store, ST_RELEASE, "release a run"))
-        tforge_error_clear(); /* the lease then lapses on its own */
 }
 
 int tforge_store_record(int64_t *sequence, tforge_store *store, int64_t run_id,

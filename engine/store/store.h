@@ -80,11 +80,10 @@ int tforge_store_find_run_like(int64_t *run_id, tforge_store *store,
 int tforge_store_find_latest(int64_t *run_id, tforge_store *store, const char *source);
 
 /* One writer per run: claim makes this process the run's writer (a lease in its row, renewed by
- * every record, released by release or lapsing with its process) and refuses, naming the
- * holder, a run another live process writes. A run nobody claimed may be recorded freely; one
- * claimed by another live process may not. */
+ * every record, released when the store is closed or lapsing with its process) and refuses,
+ * naming the holder, a run another live process writes. A run nobody claimed may be recorded
+ * freely; one claimed by another live process may not. */
 int tforge_store_claim(tforge_store *store, int64_t run_id);
-void tforge_store_release(tforge_store *store, int64_t run_id);
 
 /* Records one evaluation in one transaction: its configuration is created on first sight, the
  * measurement gets the run's next sequence number (returned in `sequence`, which may be NULL). */

@@ -174,7 +174,8 @@ int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
                        cJSON_GetObjectItemCaseSensitive(shapes, "check"))) ||
         (rc = texts_of(&t->baselines, &t->n_baseline,
                        cJSON_GetObjectItemCaseSensitive(task, "baseline"))) ||
-        (rc = strings_of(&t->files, &t->n_files, cJSON_GetObjectItemCaseSensitive(task, "files")))) {
+        (rc = strings_of(&t->files, &t->n_files,
+                         cJSON_GetObjectItemCaseSensitive(task, "files")))) {
         rc = tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", path);
         goto cleanup;
     }

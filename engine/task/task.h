@@ -1,5 +1,6 @@
-/* A task (engine/task/TASK.md) as the engine holds it: loaded and validated by a worker's Python, its
- * space built here. Shapes and configs stay JSON object texts: they travel back to Python. */
+/* A task (engine/task/TASK.md) as the engine holds it: loaded and validated by a worker's Python,
+ * its space built here. Shapes and configs stay JSON object texts: they travel back to
+ * Python. */
 #ifndef TFORGE_ENGINE_TASK_H
 #define TFORGE_ENGINE_TASK_H
 

@@ -110,4 +110,5 @@ static int coordinate_create(void **state, const tforge_strategy_args *args)
 }
 
 STRAT_PLUGIN("coordinate", "Coordinate descent with random restarts (Inductor-style)",
-             coordinate_options, N_OPTIONS, coordinate_create, coordinate_ask, coordinate_tell, coordinate_destroy);
+             coordinate_options, N_OPTIONS, coordinate_create, coordinate_ask, coordinate_tell,
+             coordinate_destroy);

@@ -194,4 +194,5 @@ static int pattern_create(void **state, const tforge_strategy_args *args)
 }
 
 STRAT_PLUGIN("pattern", "Compass pattern search with step halving and restarts",
-             pattern_options, N_OPTIONS, pattern_create, pattern_ask, pattern_tell, pattern_destroy);
+             pattern_options, N_OPTIONS, pattern_create, pattern_ask, pattern_tell,
+             pattern_destroy);

@@ -63,7 +63,6 @@ static void answers_every_recorded_point_and_refuses_others(void **state)
         if (e->status == TFORGE_STATUS_OK)
             assert_true(m.value == e->time);
         assert_true(m.wall_ms >= e->compile_time);
-        assert_int_equal(tforge_replay_find_key(f->replay, tforge_replay_key(f->replay, i)), i);
         assert_int_equal(tforge_replay_index_of_levels(f->replay, e->levels), i);
     }
     /* noise: every value drawn is one of the recorded runs */
@@ -97,7 +96,6 @@ static void answers_every_recorded_point_and_refuses_others(void **state)
     assert_int_equal(tforge_backend_evaluate(&backend, &c, 1, &m), 0);
     assert_true(m.status != TFORGE_STATUS_OK || m.value == e->time);
     tforge_backend_close(&backend);
-    assert_int_equal(tforge_replay_find_key(f->replay, "no,such,key"), TFORGE_NO_INDEX);
 }
 
 /* Random search run through the lab against the exact expectation: at every budget the mean of

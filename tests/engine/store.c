@@ -417,7 +417,8 @@ static int check_row(void *context, const tforge_store_measurement *m)
         strcmp(m->params_json, params) != 0 || m->m.status != want.m.status ||
         m->m.value != want.m.value || m->m.min_ms != want.m.min_ms ||
         m->m.spread != want.m.spread || m->m.repeats != want.m.repeats ||
-        m->m.compile_ms != want.m.compile_ms || m->m.wall_ms != want.m.wall_ms || !m->metrics_json || strcmp(m->metrics_json, metrics) != 0 ||
+        m->m.compile_ms != want.m.compile_ms || m->m.wall_ms != want.m.wall_ms ||
+        !m->metrics_json || strcmp(m->metrics_json, metrics) != 0 ||
         !m->timestamp)
         c->bad++;
     return 0;
