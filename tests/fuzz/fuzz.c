@@ -36,6 +36,14 @@ static void add(corpus *c, const char *text, size_t len)
     c->lengths[c->n++] = len;
 }
 
+static void dispose(corpus *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->texts[i]);
+    free(c->texts);
+    free(c->lengths);
+}
+
 static double now_s(void)
 {
     struct timespec t;
@@ -249,6 +257,8 @@ int main(int argc, char **argv)
     }
     if (!constraints.n || !recordings.n) {
         fprintf(stderr, "fuzz: give seed constraints and seed recordings\n");
+        dispose(&constraints);
+        dispose(&recordings);
         return 2;
     }
     char dir[] = "/tmp/tforge-fuzz-XXXXXX";
@@ -263,6 +273,8 @@ int main(int argc, char **argv)
         if (system(cmd) != 0)
             fprintf(stderr, "fuzz: could not remove %s\n", dir);
     }
+    dispose(&constraints);
+    dispose(&recordings);
     printf("fuzz: %lu failed\n", failures);
     return failures ? 1 : 0;
 }
