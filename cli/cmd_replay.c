@@ -22,13 +22,15 @@ static const char help[] =
     ".json or .json.gz, or a T4 results file) instead of a GPU, and scores it with the\n"
     "methodology of Willemsen et al. (FGCS 2024).\n\n"
     "  --cache FILE        the recorded space\n"
-    "  --strategy LIST     strategy ids, comma-separated (see `tforge plugins`)\n"
+    "  --strategy LIST     strategy ids, comma-separated (see `tforge plugins`); ID@NAME runs\n"
+    "                      ID under options of its own (--option ID@NAME.K=V), so that one\n"
+    "                      replay compares option sets\n"
     "  --budget N          evaluations per run (default 100); runs go on to the budget at which\n"
     "                      random search is expected to reach the 96%% cut-off when that is\n"
     "                      larger, so that the score is defined; the summary is taken at N\n"
     "  --seeds K           runs per strategy, seeds 1..K (default 20)\n"
     "  --batch Q           points asked at once (default 1)\n"
-    "  --option S.K=V      a setting K=V for strategy S (repeatable)\n"
+    "  --option S.K=V      a setting K=V for strategy S of the list (repeatable)\n"
     "  --noise             draw each value from the recorded individual runs (time only)\n"
     "  --objective NAME[:min|:max]  what to optimise: time, or a recorded metric (default:\n"
     "                      the recording's objective); rates such as GFLOP/s are maximised\n"
@@ -83,6 +85,14 @@ static size_t options_for(const settings *s, const char *id, const char **out, s
     return n;
 }
 
+/* The strategy's id in a label: "bo@warped" is bo, under options of its own
+ * (--option bo@warped.warping=kumaraswamy), so that one replay compares option sets. */
+static const char *base_id(const char *label, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.*s", (int)strcspn(label, "@"), label);
+    return buf;
+}
+
 /* Every strategy and every option checked before anything runs or is stored: an --option for a
  * strategy not asked for, or one its table lacks, is bad usage. */
 static int check_strategies(const settings *s, const tforge_registry *reg, const char *list)
@@ -93,8 +103,9 @@ static int check_strategies(const settings *s, const tforge_registry *reg, const
     int rc = 0;
     for (char *id = strtok_r(copy, ",", &save); id && !rc; id = strtok_r(NULL, ",", &save)) {
         const char *options[65];
+        char base[64];
         options_for(s, id, options, 65);
-        rc = tforge_strategy_check(reg, id, options);
+        rc = tforge_strategy_check(reg, base_id(id, base, sizeof base), options);
     }
     free(copy);
     if (!rc && (list[0] == '\0' || list[0] == ',' || strstr(list, ",,") ||
@@ -148,12 +159,13 @@ static int run_strategy(strategy_result *out, const settings *s, const tforge_re
                         const char *id)
 {
     const char *options[64];
+    char base[64];
     options_for(s, id, options, 64);
     double start = now_seconds();
     for (uint32_t k = 0; k < s->seeds; k++) {
         uint64_t seed = k + 1;
         tforge_lab_run_options o = TFORGE_LAB_RUN_OPTIONS_INIT;
-        o.strategy = id;
+        o.strategy = base_id(id, base, sizeof base);
         o.options = options;
         o.seed = seed;
         o.budget = run_budget;
@@ -214,11 +226,13 @@ static cJSON *numbers(const double *v, size_t n)
 static void add_strategy_identity(cJSON *o, const settings *s, const tforge_registry *reg,
                                   const char *id)
 {
-    const tforge_plugin_record *r = tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, id);
+    char base[64];
+    base_id(id, base, sizeof base);
+    const tforge_plugin_record *r = tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, base);
     cJSON_AddStringToObject(o, "version", r ? r->descriptor->version : "?");
     const char *given[65];
     options_for(s, id, given, 65);
-    cJSON_AddItemToObject(o, "options", cli_strategy_options(reg, id, given));
+    cJSON_AddItemToObject(o, "options", cli_strategy_options(reg, base, given));
 }
 
 static void print_json(const settings *s, const tforge_registry *reg, const tforge_replay *replay,

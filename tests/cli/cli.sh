@@ -46,6 +46,13 @@ expect 2 "expected ids separated by commas" -- replay --cache "$space" --strateg
 expect 2 "expected ids separated by commas" -- replay --cache "$space" --strategy random,
 expect 2 "no strategy named"             -- tune no-such-task.json --strategy ''
 expect 2 "has no option 'kapa'"          -- tune no-such-task.json --option kapa=1
+expect 0 '^annealing@hot +[0-9.-]+ ' -- replay --cache "$space" --strategy annealing,annealing@hot --option annealing@hot.t0=5 --seeds 2
+expect 2 "option 'bogus'"               -- replay --cache "$space" --strategy annealing@x --option annealing@x.bogus=1
+expect 2 "seed expects an integer from 0 to 18446744073709551615, not '-1'" -- tune no-such-task.json --seed -1
+refused=$(mktemp -u).db
+expect 2 "option 'bogus'"               -- replay --cache "$space" --strategy annealing --option annealing.bogus=1 --store "$refused"
+if [ ! -e "$refused" ]; then passed=$((passed + 1)); else echo "FAIL: a refused option left a store"; failures=$((failures + 1)); fi
+rm -f "$refused"
 expect 0 'warn: --plugin-dir /no/such/folder: No such file' -- plugins --plugin-dir /no/such/folder
 expect 0 '^ +level +3 +integer in \[1, 9\] +how much nothing' -- plugins --options --plugin-dir "$fixtures"
 expect 0 '^ +neighbour_ls +0.75 '         -- plugins --options

@@ -137,6 +137,22 @@ def test_a_failing_reference_is_a_task_error(add_task, write_task):
         run_check(spec, BASE, CHECK, seed=1)
 
 
+def test_an_inputs_fn_that_raises_is_a_task_error(add_task, write_task):
+    from tforge_worker import TaskError
+    del add_task["inputs"]
+    spec = _load(write_task, add_task, inputs_fn="planted:reference")  # wrong signature
+    with pytest.raises(TaskError, match="inputs_fn: planted:reference failed at shape"):
+        run_check(spec, BASE, CHECK, seed=1)
+
+
+def test_a_failing_launch_expression_is_a_task_error(add_task, write_task):
+    from tforge_worker import TaskError
+    spec = _load(write_task, add_task,
+                 launch={"grid": "(N // 0,)", "args": ["x", "y", "out", "N"]})
+    with pytest.raises(TaskError, match=r"launch.grid: '\(N // 0,\)' failed: ZeroDivisionError"):
+        run_check(spec, BASE, CHECK, seed=1)
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the answer without a GPU")
 def test_time_without_cuda_is_unsupported(add_task, write_task):
     result = time(_load(write_task, add_task), BASE, CHECK)
