@@ -67,7 +67,7 @@ enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED
 
 typedef struct settings {
     const char *task, *backend_text, *strategy, *out, *replay_file;
-    const char *options[65];
+    const char *options[65]; /* NULL-terminated: at most 64 are taken */
     size_t n_options;
     const tforge_backend_type *backend;
     uint32_t budget, batch, workers, shape, timeout;
@@ -291,10 +291,8 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
     const tforge_plugin_record *plugin =
         tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, s->strategy);
     cJSON_AddStringToObject(r, "strategy_version", plugin ? plugin->descriptor->version : "?");
-    const char *given[65];
-    for (size_t i = 0; i <= s->n_options; i++)
-        given[i] = i < s->n_options ? s->options[i] : NULL;
-    cJSON_AddItemToObject(r, "strategy_options", cli_strategy_options(reg, s->strategy, given));
+    cJSON_AddItemToObject(r, "strategy_options",
+                          cli_strategy_options(reg, s->strategy, s->options));
     cJSON_AddNumberToObject(r, "seed", (double)s->seed);
     cJSON_AddNumberToObject(r, "evaluations", (double)o->n_evals);
     cJSON_AddNumberToObject(r, "resumed", (double)o->n_resumed);
@@ -456,12 +454,9 @@ static int run(const cli_command *command, int argc, char **argv)
     tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
     wo.name = "task";
     wo.env = s.backend == &tforge_backend_cuda ? compiling : interpreting;
-    const char *strategy_options[65];
-    for (size_t i = 0; i <= s.n_options; i++)
-        strategy_options[i] = i < s.n_options ? s.options[i] : NULL;
     /* the strategy and its options before anything is started or stored */
     if (cli_load_plugins(&common, &reg) ||
-        tforge_strategy_check(reg, s.strategy, strategy_options) ||
+        tforge_strategy_check(reg, s.strategy, s.options) ||
         tforge_worker_start(&loader, &wo) ||
         tforge_task_load(&task, loader, s.task, s.timeout ? timeout_ms(s.timeout) : 300000))
         goto failed;
@@ -508,7 +503,7 @@ static int run(const cli_command *command, int argc, char **argv)
         goto failed;
     tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
     lo.strategy = s.strategy;
-    lo.strategy_options = strategy_options;
+    lo.strategy_options = s.options;
     lo.seed = s.seed;
     lo.budget = s.budget;
     lo.time_limit_s = s.time_limit;

@@ -90,8 +90,9 @@ int pool_open(pool **out, const tforge_backend_args *o, pool_mode mode)
     return 0;
 }
 
-void pool_close(pool *e)
+void pool_close(void *state)
 {
+    pool *e = state;
     if (!e)
         return;
     for (unsigned i = 0; e->compilers && i < e->o.compile_workers; i++)
@@ -106,11 +107,6 @@ void pool_close(pool *e)
 unsigned pool_restarts(const void *state)
 {
     return ((const pool *)state)->restarts;
-}
-
-void pool_free(void *state)
-{
-    pool_close(state);
 }
 
 int pool_retime_untimed(void *state, const tforge_candidate *candidate, uint64_t seed,

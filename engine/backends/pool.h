@@ -16,7 +16,8 @@ typedef enum pool_mode {
 } pool_mode;
 
 int pool_open(pool **out, const tforge_backend_args *args, pool_mode mode);
-void pool_close(pool *p);
+/* Also the type tables' close (`state` is a pool); NULL is allowed. */
+void pool_close(void *state);
 
 /* The config text the worker is sent: the candidate's own, or its point's; the caller frees. */
 int pool_config(char **out, const pool *p, const tforge_candidate *candidate);
@@ -40,6 +41,5 @@ unsigned pool_restarts(const void *state);
 /* TFORGE_EINPUT with the worker's message when a worker raised a TaskError (the task itself is
  * broken: its reference, inputs or launch expressions), else 0. pool_run checks it itself. */
 int pool_task_error(pool *p);
-void pool_free(void *state);
 
 #endif

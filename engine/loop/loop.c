@@ -102,22 +102,26 @@ typedef struct loop {
     double start, best, best_noise, best_plain;
 } loop;
 
-/* The store's key and parameters of a candidate: derived from its levels, or its own text. */
+/* The store's key of a candidate and (when `params` is not NULL) its parameters: derived from its
+ * levels, or its own text. */
 static int describe(char **key, char **params, const loop *l, const tforge_candidate *c)
 {
-    *key = *params = NULL;
+    *key = NULL;
+    if (params)
+        *params = NULL;
     const tforge_recording *codec = l->o->record ? l->o->record->space : NULL;
     if (c->point && codec) {
         int rc = tforge_recording_key(key, codec, c->point);
-        if (!rc)
+        if (!rc && params)
             rc = tforge_recording_config_json(params, codec, c->point);
         return rc;
     }
     if (!c->config)
         return tforge_error_set(TFORGE_ERROR, "a candidate with neither point nor config");
     *key = strdup(c->config);
-    *params = strdup(c->config);
-    return *key && *params ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    if (params)
+        *params = strdup(c->config);
+    return *key && (!params || *params) ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
 }
 
 static int record(loop *l, const tforge_candidate *c, const tforge_measurement *m)
@@ -193,8 +197,8 @@ static int evaluate(loop *l, const tforge_candidate *c, size_t n, int baseline)
     size_t first = l->out->n_evals, from_store = 0;
     int rc = 0;
     while (!rc && h && from_store < n && first + from_store < h->n) {
-        char *key, *params;
-        if ((rc = describe(&key, &params, l, &c[from_store])))
+        char *key;
+        if ((rc = describe(&key, NULL, l, &c[from_store])))
             break;
         if (strcmp(key, h->keys[first + from_store]) != 0)
             rc = tforge_error_set(TFORGE_EINPUT, "resume: evaluation %zu of the stored run is %s, "
@@ -203,7 +207,6 @@ static int evaluate(loop *l, const tforge_candidate *c, size_t n, int baseline)
         else
             m[from_store] = h->measurements[first + from_store];
         free(key);
-        free(params);
         from_store += rc == 0;
     }
     if (!rc && from_store < n)

@@ -46,34 +46,31 @@ static int same_text(const char *a, const char *b)
 /* Refuses to resume `stored` as `like`, naming the first setting that differs. */
 static int compare_runs(const tforge_store_run *stored, const tforge_store_run *like)
 {
-    const char *what = !same_text(stored->strategy, like->strategy) ? "strategy"
-                       : stored->seed != like->seed                 ? "seed"
-                       : stored->budget != like->budget             ? "budget"
-                       : !same_text(stored->settings_json, like->settings_json) ? "settings"
-                       : !same_text(stored->space_json, like->space_json)       ? "space"
-                                                                                 : NULL;
-    if (!what)
-        return 0;
-    char was[512], now[512];
-    if (strcmp(what, "seed") == 0 || strcmp(what, "budget") == 0) {
-        int seed = strcmp(what, "seed") == 0;
-        snprintf(was, sizeof was, "%llu",
-                 (unsigned long long)(seed ? stored->seed : stored->budget));
-        snprintf(now, sizeof now, "%llu", (unsigned long long)(seed ? like->seed : like->budget));
-    } else {
-        const char *a = strcmp(what, "strategy") == 0   ? stored->strategy
-                        : strcmp(what, "settings") == 0 ? stored->settings_json
-                                                        : "(another space)";
-        const char *b = strcmp(what, "strategy") == 0   ? like->strategy
-                        : strcmp(what, "settings") == 0 ? like->settings_json
-                                                        : "(this task's space)";
-        snprintf(was, sizeof was, "%s", a ? a : "(none)");
-        snprintf(now, sizeof now, "%s", b ? b : "(none)");
-    }
-    return tforge_error_set(TFORGE_EINPUT, "--resume: the stored run %lld of %s has %s %s, this "
-                            "run asks for %s: run without --resume to start a new run, or with "
-                            "the stored run's settings", (long long)stored->id, stored->source,
-                            what, was, now);
+    char seeds[2][24], budgets[2][24];
+    snprintf(seeds[0], sizeof seeds[0], "%llu", (unsigned long long)stored->seed);
+    snprintf(seeds[1], sizeof seeds[1], "%llu", (unsigned long long)like->seed);
+    snprintf(budgets[0], sizeof budgets[0], "%u", stored->budget);
+    snprintf(budgets[1], sizeof budgets[1], "%u", like->budget);
+    const struct {
+        const char *what, *was, *now, *was_shown, *now_shown;
+    } settings[] = {
+        {"strategy", stored->strategy, like->strategy, stored->strategy, like->strategy},
+        {"seed", seeds[0], seeds[1], seeds[0], seeds[1]},
+        {"budget", budgets[0], budgets[1], budgets[0], budgets[1]},
+        {"settings", stored->settings_json, like->settings_json, stored->settings_json,
+         like->settings_json},
+        {"space", stored->space_json, like->space_json, "(another space)",
+         "(this task's space)"},
+    };
+    for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
+        if (!same_text(settings[i].was, settings[i].now))
+            return tforge_error_set(TFORGE_EINPUT, "--resume: the stored run %lld of %s has %s "
+                                    "%s, this run asks for %s: run without --resume to start a "
+                                    "new run, or with the stored run's settings",
+                                    (long long)stored->id, stored->source, settings[i].what,
+                                    settings[i].was_shown ? settings[i].was_shown : "(none)",
+                                    settings[i].now_shown ? settings[i].now_shown : "(none)");
+    return 0;
 }
 
 /* Whether the stored run measured the same inputs: TFORGE_EINPUT naming the file that changed

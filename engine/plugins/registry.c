@@ -8,10 +8,10 @@
 #include "tforge/log.h"
 
 #include <dirent.h>
-#include <errno.h>
-#include <math.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
