@@ -52,7 +52,8 @@ static const char help[] =
     "  --batch Q          candidates proposed and compiled at once (default: the compile\n"
     "                     workers, at most 4)\n"
     "  --compile-workers N  compile processes (default: the CPU cores)\n"
-    "  --shape I          which of the task's tuning shapes (default 0)\n"
+    "  --shape I|all      which of the task's tuning shapes (default 0); all: each in turn,\n"
+    "                     into DIR/shape-I/, with a summary per shape and overall in DIR\n"
     "  --out DIR          where the results go (default tforge-out/<kernel>): best_config.py,\n"
     "                     best_variant.py, result.json, report.md, convergence.svg, tforge.db\n"
     "  --resume           continue the run with the same settings stored in DIR/tforge.db\n"
@@ -71,6 +72,7 @@ typedef struct settings {
     size_t n_options;
     const tforge_backend_type *backend;
     uint32_t budget, batch, workers, shape, timeout;
+    int all_shapes;
     uint64_t seed;
     double time_limit;
     int resume, check;
@@ -158,7 +160,12 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         case OPT_SEED: rc = parse_seed(c, optarg, &s->seed); break;
         case OPT_BATCH: rc = parse_uint(c, "--batch", optarg, &s->batch, 1); break;
         case OPT_WORKERS: rc = parse_uint(c, "--compile-workers", optarg, &s->workers, 1); break;
-        case OPT_SHAPE: rc = parse_uint(c, "--shape", optarg, &s->shape, 0); break;
+        case OPT_SHAPE:
+            if (strcmp(optarg, "all") == 0)
+                s->all_shapes = 1;
+            else
+                rc = parse_uint(c, "--shape", optarg, &s->shape, 0);
+            break;
         case OPT_OUT: s->out = optarg; break;
         case OPT_RESUME: s->resume = 1; break;
         case OPT_CHECK: s->check = 1; break;
@@ -427,16 +434,45 @@ static int open_run(tforge_run_record *record, tforge_run_history *history, tfor
     return rc;
 }
 
-static int run(const cli_command *command, int argc, char **argv)
+/* The first failure among the baselines (or, with `baselines_only` 0, among all evaluations)
+ * as "status: message", for the message of a run that tuned nothing. */
+static void first_failure(char *out, size_t size, const tforge_loop_outcome *o,
+                          int baselines_only)
 {
-    settings s;
-    cli_common common = {0};
-    int rc = parse(command, argc, argv, &s, &common);
-    if (rc)
-        return rc < 0 ? TFORGE_EXIT_OK : rc;
-    tforge_registry *reg = NULL;
-    tforge_worker *loader = NULL;
-    tforge_task *task = NULL;
+    snprintf(out, size, "none recorded");
+    for (size_t i = 0; i < o->n_evals; i++)
+        if (o->evals[i].m.status != TFORGE_STATUS_OK &&
+            (!baselines_only || o->evals[i].baseline)) {
+            snprintf(out, size, "%s %s: %s", o->evals[i].config,
+                     tforge_status_name(o->evals[i].m.status),
+                     o->evals[i].m.message[0] ? o->evals[i].m.message : "(no message)");
+            return;
+        }
+}
+
+static int baseline_ok(const tforge_loop_outcome *o)
+{
+    int any = 0;
+    for (size_t i = 0; i < o->n_evals; i++)
+        if (o->evals[i].baseline) {
+            if (o->evals[i].m.status == TFORGE_STATUS_OK)
+                return 1;
+            any = 1;
+        }
+    return !any;
+}
+
+/* What one shape's run gave, for the summary of --shape all. */
+typedef struct shape_outcome {
+    int exit_code;
+    double baseline_ms, best_ms, speedup;
+} shape_outcome;
+
+/* Tunes the task's selected shape into `dir`. */
+static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
+                      const cli_common *common, tforge_registry *reg, tforge_task *task,
+                      const char *env, const char *dir)
+{
     tforge_recording *rec = NULL;
     tforge_recording *described = NULL;
     tforge_backend backend = {0};
@@ -445,28 +481,10 @@ static int run(const cli_command *command, int argc, char **argv)
     tforge_run_history history = {0};
     tforge_store *store = NULL;
     tforge_loop_outcome outcome = {0};
-    char *env = NULL, *set = NULL, dir[4096], db[4200];
+    char *set = NULL, db[4200];
     cJSON *result = NULL;
-    int exit_code = TFORGE_EXIT_OK, lock = -1;
+    int exit_code = TFORGE_EXIT_OK, lock = -1, rc;
 
-    static const char *const interpreting[] = {"TRITON_INTERPRET=1", NULL};
-    static const char *const compiling[] = {"TRITON_INTERPRET=0", NULL};
-    tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
-    wo.name = "task";
-    wo.env = s.backend == &tforge_backend_cuda ? compiling : interpreting;
-    /* the strategy and its options before anything is started or stored */
-    if (cli_load_plugins(&common, &reg) ||
-        tforge_strategy_check(reg, s.strategy, s.options) ||
-        tforge_worker_start(&loader, &wo) ||
-        tforge_task_load(&task, loader, s.task, s.timeout ? timeout_ms(s.timeout) : 300000))
-        goto failed;
-    if (s.shape >= task->n_tune) {
-        tforge_error_set(TFORGE_EINPUT, "--shape %u: the task has %zu tuning shapes", s.shape,
-                         task->n_tune);
-        goto failed;
-    }
-    if (!(env = environment(loader, &s)))
-        goto failed;
     char recorded[4096];
     choose_backend(&s, task, strstr(env, "\"gpu\"") != NULL, recorded, sizeof recorded);
     /* Batches trade evaluations for wall time: bo's replayed score on the H200 matmul space at
@@ -475,12 +493,6 @@ static int run(const cli_command *command, int argc, char **argv)
         s.batch = s.backend == &tforge_backend_replay ? 1 : s.workers < 4 ? s.workers : 4;
     if (!(set = settings_json(&s)))
         goto failed;
-    tforge_worker_free(loader);
-    loader = NULL;
-    if (s.out)
-        snprintf(dir, sizeof dir, "%s", s.out);
-    else
-        snprintf(dir, sizeof dir, "tforge-out/%s", task->kernel);
     snprintf(db, sizeof db, "%s/tforge.db", dir);
     if (s.replay_file && tforge_recording_read(&rec, s.replay_file))
         goto failed;
@@ -512,7 +524,7 @@ static int run(const cli_command *command, int argc, char **argv)
     lo.n_baselines = task->n_baseline;
     lo.record = &record;
     lo.history = &history;
-    lo.progress = isatty(2) && common.verbosity >= 0;
+    lo.progress = isatty(2) && common->verbosity >= 0;
     if (!s.backend->timed)
         lo.final_rounds = 0; /* nothing to re-time */
     if (tforge_loop_run(&outcome, reg, task->space, &backend, &lo) ||
@@ -526,7 +538,7 @@ static int run(const cli_command *command, int argc, char **argv)
     free(result_text);
     if (rc)
         goto failed;
-    if (common.json) {
+    if (common->json) {
         char *text = cJSON_Print(result);
         puts(text ? text : "{}");
         free(text);
@@ -547,16 +559,28 @@ static int run(const cli_command *command, int argc, char **argv)
             ok += outcome.evals[i].m.status == TFORGE_STATUS_OK;
         printf("%zu of %zu evaluations ok; results in %s/\n", ok, outcome.n_evals, dir);
     }
+    so->baseline_ms = outcome.baseline_ms;
+    so->best_ms = outcome.best_ms;
+    so->speedup = outcome.speedup;
+    /* the results are written (they say why each failed), but the run did not do its work */
+    char why[1400];
     if (!any_ok(&outcome)) {
-        /* the results are written (they say why each failed), but nothing was tuned */
-        tforge_error_set(TFORGE_ERROR, "%s: no evaluation ran correctly (%zu tried); see "
-                         "%s/report.md", task->path, outcome.n_evals, dir);
+        first_failure(why, sizeof why, &outcome, 0);
+        tforge_error_set(TFORGE_ERROR, "%s: no evaluation ran correctly (%zu tried); the first "
+                         "failure: %s; see %s/report.md", task->path, outcome.n_evals, why, dir);
+        goto failed;
+    }
+    if (!baseline_ok(&outcome)) {
+        first_failure(why, sizeof why, &outcome, 1);
+        tforge_error_set(TFORGE_ERROR, "%s: the baseline failed, so nothing was measured against "
+                         "it: %s; see %s/report.md", task->path, why, dir);
         goto failed;
     }
     goto cleanup;
 failed:
     exit_code = cli_fail(command);
 cleanup:
+    so->exit_code = exit_code;
     cJSON_Delete(result);
     tforge_loop_outcome_dispose(&outcome);
     tforge_backend_close(&backend);
@@ -568,11 +592,132 @@ cleanup:
     if (lock >= 0)
         close(lock);
     tforge_recording_free(rec);
+    free(set);
+    return exit_code;
+}
+
+/* --shape all: one line a shape and the geometric mean of the speedups, also as summary.json. */
+static int write_summary(const char *dir, const tforge_task *task, const shape_outcome *so,
+                         int json)
+{
+    cJSON *o = cJSON_CreateObject(), *shapes = cJSON_AddArrayToObject(o, "shapes");
+    double log_sum = 0;
+    size_t n = 0;
+    if (!json)
+        printf("\n%-4s %-40s %12s %12s %8s\n", "", "shape", "baseline ms", "best ms", "speedup");
+    for (size_t i = 0; i < task->n_tune; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "shape", cJSON_Parse(task->tune_shapes[i]));
+        cJSON_AddBoolToObject(e, "ok", so[i].exit_code == TFORGE_EXIT_OK);
+        if (!isnan(so[i].speedup) && so[i].speedup > 0) {
+            cJSON_AddNumberToObject(e, "baseline_ms", so[i].baseline_ms);
+            cJSON_AddNumberToObject(e, "best_ms", so[i].best_ms);
+            cJSON_AddNumberToObject(e, "speedup", so[i].speedup);
+            log_sum += log(so[i].speedup);
+            n++;
+        }
+        cJSON_AddItemToArray(shapes, e);
+        if (!json)
+            printf("%-4zu %-40s %12.4g %12.4g %7.2fx%s\n", i, task->tune_shapes[i],
+                   so[i].baseline_ms, so[i].best_ms, so[i].speedup,
+                   so[i].exit_code == TFORGE_EXIT_OK ? "" : "  (failed)");
+    }
+    if (n)
+        cJSON_AddNumberToObject(o, "geomean_speedup", exp(log_sum / (double)n));
+    if (!json && n)
+        printf("geometric mean speedup over %zu shape(s): %.2fx\n", n, exp(log_sum / (double)n));
+    char path[4200], *text = cJSON_Print(o);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    FILE *f = text ? fopen(path, "w") : NULL;
+    int rc = f && fputs(text, f) >= 0 ? 0 : -1;
+    if (f && fclose(f))
+        rc = -1;
+    if (json && text)
+        puts(text);
+    free(text);
+    cJSON_Delete(o);
+    return rc ? tforge_error_set(TFORGE_EIO, "%s: cannot write it", path) : 0;
+}
+
+static int run(const cli_command *command, int argc, char **argv)
+{
+    settings s;
+    cli_common common = {0};
+    int rc = parse(command, argc, argv, &s, &common);
+    if (rc)
+        return rc < 0 ? TFORGE_EXIT_OK : rc;
+    tforge_registry *reg = NULL;
+    tforge_worker *loader = NULL;
+    tforge_task *task = NULL;
+    shape_outcome *outcomes = NULL;
+    char *env = NULL, dir[4096];
+    int exit_code = TFORGE_EXIT_OK;
+
+    static const char *const interpreting[] = {"TRITON_INTERPRET=1", NULL};
+    static const char *const compiling[] = {"TRITON_INTERPRET=0", NULL};
+    tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
+    wo.name = "task";
+    wo.env = s.backend == &tforge_backend_cuda ? compiling : interpreting;
+    /* the strategy and its options before anything is started or stored */
+    if (cli_load_plugins(&common, &reg) ||
+        tforge_strategy_check(reg, s.strategy, s.options) ||
+        tforge_worker_start(&loader, &wo) ||
+        tforge_task_load(&task, loader, s.task, s.timeout ? timeout_ms(s.timeout) : 300000))
+        goto failed;
+    if (s.shape >= task->n_tune) {
+        tforge_error_set(TFORGE_EINPUT, "--shape %u: the task has %zu tuning shapes", s.shape,
+                         task->n_tune);
+        goto failed;
+    }
+    if (!(env = environment(loader, &s)))
+        goto failed;
+    tforge_worker_free(loader);
+    loader = NULL;
+    if (s.out)
+        snprintf(dir, sizeof dir, "%s", s.out);
+    else
+        snprintf(dir, sizeof dir, "tforge-out/%s", task->kernel);
+    if (!s.all_shapes) {
+        shape_outcome so;
+        exit_code = tforge_task_select(task, s.shape)
+                        ? cli_fail(command)
+                        : tune_shape(&so, command, s, &common, reg, task, env, dir);
+        goto cleanup;
+    }
+    if (!(outcomes = calloc(task->n_tune, sizeof *outcomes)) || make_dir(dir)) {
+        if (!outcomes)
+            tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        goto failed;
+    }
+    for (size_t i = 0; i < task->n_tune; i++) {
+        char sub[4200];
+        snprintf(sub, sizeof sub, "%s/shape-%zu", dir, i);
+        s.shape = (uint32_t)i;
+        if (!common.json)
+            printf("%sshape %zu: %s\n", i ? "\n" : "", i, task->tune_shapes[i]);
+        outcomes[i].speedup = NAN;
+        outcomes[i].exit_code = tforge_task_select(task, i)
+                                    ? cli_fail(command)
+                                    : tune_shape(&outcomes[i], command, s, &common, reg, task,
+                                                 env, sub);
+        if (outcomes[i].exit_code == TFORGE_EXIT_USAGE) { /* the task is wrong: stop */
+            exit_code = TFORGE_EXIT_USAGE;
+            goto cleanup;
+        }
+        if (outcomes[i].exit_code)
+            exit_code = TFORGE_EXIT_FAILED;
+    }
+    if (write_summary(dir, task, outcomes, common.json))
+        goto failed;
+    goto cleanup;
+failed:
+    exit_code = cli_fail(command);
+cleanup:
+    free(outcomes);
     tforge_task_free(task);
     tforge_worker_free(loader);
     tforge_registry_free(reg);
     free(env);
-    free(set);
     return exit_code;
 }
 

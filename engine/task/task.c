@@ -12,9 +12,9 @@ void tforge_task_free(tforge_task *t)
 {
     if (!t)
         return;
-    char **lists[] = {t->tune_shapes, t->check_shapes, t->baselines, t->files};
-    size_t counts[] = {t->n_tune, t->n_check, t->n_baseline, t->n_files};
-    for (int l = 0; l < 4; l++) {
+    char **lists[] = {t->tune_shapes, t->check_shapes, t->baselines, t->files, t->plans};
+    size_t counts[] = {t->n_tune, t->n_check, t->n_baseline, t->n_files, t->n_plans};
+    for (int l = 0; l < 5; l++) {
         for (size_t i = 0; lists[l] && i < counts[l]; i++)
             free(lists[l][i]);
         free(lists[l]);
@@ -96,6 +96,8 @@ static int add_param(tforge_space *space, const char *path, const cJSON *param)
 
 static int build_space(tforge_task *t, const cJSON *space)
 {
+    tforge_space_free(t->space);
+    t->space = NULL;
     int rc = tforge_space_new(&t->space);
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(space, "params");
     if (!rc && (!cJSON_IsObject(params) || !params->child))
@@ -172,14 +174,18 @@ int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
                        cJSON_GetObjectItemCaseSensitive(shapes, "tune"))) ||
         (rc = texts_of(&t->check_shapes, &t->n_check,
                        cJSON_GetObjectItemCaseSensitive(shapes, "check"))) ||
-        (rc = texts_of(&t->baselines, &t->n_baseline,
-                       cJSON_GetObjectItemCaseSensitive(task, "baseline"))) ||
+        (rc = texts_of(&t->plans, &t->n_plans, cJSON_GetObjectItemCaseSensitive(task, "plans"))) ||
         (rc = strings_of(&t->files, &t->n_files,
                          cJSON_GetObjectItemCaseSensitive(task, "files")))) {
         rc = tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", path);
         goto cleanup;
     }
-    if ((rc = build_space(t, cJSON_GetObjectItemCaseSensitive(task, "space"))))
+    if (t->n_plans != t->n_tune) {
+        rc = tforge_error_set(TFORGE_ERROR, "%s: the worker planned %zu of %zu tuning shapes",
+                              path, t->n_plans, t->n_tune);
+        goto cleanup;
+    }
+    if ((rc = tforge_task_select(t, 0)))
         goto cleanup;
     *out = t;
     t = NULL;
@@ -188,6 +194,32 @@ cleanup:
     free(response);
     free(text);
     tforge_task_free(t);
+    return rc;
+}
+
+int tforge_task_select(tforge_task *t, size_t shape)
+{
+    if (shape >= t->n_tune)
+        return tforge_error_set(TFORGE_EINPUT, "%s: tuning shape %zu: the task has %zu", t->path,
+                                shape, t->n_tune);
+    cJSON *plan = cJSON_Parse(t->plans[shape]);
+    if (!plan)
+        return tforge_error_set(TFORGE_ERROR, "%s: the worker's plan for shape %zu is not JSON",
+                                t->path, shape);
+    for (size_t i = 0; i < t->n_baseline; i++)
+        free(t->baselines[i]);
+    free(t->baselines);
+    t->baselines = NULL;
+    t->n_baseline = 0;
+    int rc = texts_of(&t->baselines, &t->n_baseline,
+                      cJSON_GetObjectItemCaseSensitive(plan, "baseline"));
+    if (rc)
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", t->path);
+    if (!rc)
+        rc = build_space(t, cJSON_GetObjectItemCaseSensitive(plan, "space"));
+    if (!rc)
+        t->shape = shape;
+    cJSON_Delete(plan);
     return rc;
 }
 

@@ -19,8 +19,11 @@ typedef struct tforge_task {
                               and inputs' modules (their digests tell a stale stored run) */
     char **tune_shapes;    /* {"M": 4096, ...} */
     char **check_shapes;
-    char **baselines;      /* configs: {"BLOCK_M": 32, "num_warps": 4, ...} */
-    tforge_space *space;   /* built */
+    size_t n_plans;
+    char **plans;          /* per tuning shape (n_plans == n_tune): {"baseline": [...], "space": {...}} */
+    size_t shape;          /* the tuning shape selected (0 after loading) */
+    char **baselines;      /* the selected shape's configs: {"BLOCK_M": 32, "num_warps": 4} */
+    tforge_space *space;   /* the selected shape's space, built */
 } tforge_task;
 
 /* Asks `worker` to load and validate the task file, then builds its space. Errors that the
@@ -28,6 +31,10 @@ typedef struct tforge_task {
 int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
                      int timeout_ms);
 void tforge_task_free(tforge_task *task);
+
+/* Selects tuning shape `shape`: its baselines and its space (constraints over shape symbols take
+ * its sizes) replace the current ones. */
+int tforge_task_select(tforge_task *task, size_t shape);
 
 /* The config of a point, as a JSON object text the caller frees. */
 int tforge_task_config(char **out, const tforge_task *task, const tforge_level *point);

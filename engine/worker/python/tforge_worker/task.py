@@ -204,44 +204,90 @@ def _check_outputs(p, outputs):
     return out
 
 
-def _check_launch(p, launch):
-    if not isinstance(launch, dict) or ("wrapper" in launch) == ("grid" in launch):
-        p.add("launch", "an object with either \"wrapper\" or \"grid\" and \"args\"", launch)
-        return None
-    if "wrapper" in launch:
-        for k in launch:
-            if k != "wrapper":
-                p.add(f"launch.{k}", "nothing beside launch.wrapper (unknown field)",
-                      has_got=False)
-        return {"wrapper": _check_ref(p, "launch.wrapper", launch["wrapper"])}
-    for k in launch:
-        if k not in ("grid", "args"):
-            p.add(f"launch.{k}", "grid or args (unknown field)", has_got=False)
-    grid = launch["grid"]
-    if not isinstance(grid, str):
-        p.add("launch.grid", "a Python expression giving the grid tuple", grid)
-    else:
-        try:
-            _python_expression(grid)
-        except ValueError as e:
-            p.add("launch.grid", f"a Python expression giving the grid tuple ({e})", grid)
-    args = launch.get("args")
-    if not isinstance(args, list):
-        p.add("launch.args", "a list of argument expressions", args)
-        return {"grid": grid, "args": []}
+def _check_expressions(p, field, values):
+    """A list of Python expressions (numbers allowed) -> their texts."""
+    if not isinstance(values, list):
+        p.add(field, "a list of argument expressions", values)
+        return []
     out = []
-    for i, a in enumerate(args):
+    for i, a in enumerate(values):
         if isinstance(a, (int, float)) and not isinstance(a, bool):
             a = repr(a)
         if not isinstance(a, str):
-            p.add(f"launch.args[{i}]", "a Python expression (string) or a number", a)
+            p.add(f"{field}[{i}]", "a Python expression (string) or a number", a)
             continue
         try:
             _python_expression(a)
         except ValueError as e:
-            p.add(f"launch.args[{i}]", f"a Python expression ({e})", a)
+            p.add(f"{field}[{i}]", f"a Python expression ({e})", a)
         out.append(a)
-    return {"grid": grid, "args": out}
+    return out
+
+
+def _check_keywords(p, field, values):
+    """{name: expression} -> the same with texts."""
+    if not isinstance(values, dict):
+        p.add(field, "an object {parameter: expression}", values)
+        return {}
+    out = {}
+    for name, a in values.items():
+        if not _IDENT.match(name):
+            p.add(f"{field}.{name}", "a parameter name (identifier)", name)
+        texts = _check_expressions(p, f"{field}.{name}", [a])
+        if texts:
+            out[name] = texts[0]
+    return out
+
+
+def _check_grid(p, field, grid):
+    if not isinstance(grid, str):
+        p.add(field, "a Python expression giving the grid tuple", grid)
+        return grid
+    try:
+        _python_expression(grid)
+    except ValueError as e:
+        p.add(field, f"a Python expression giving the grid tuple ({e})", grid)
+    return grid
+
+
+_LAUNCH_FORMS = {"grid": ("grid", "args", "kwargs"), "call": ("call", "args", "kwargs",
+                                                             "returns", "grid"),
+                 "wrapper": ("wrapper",)}
+
+
+def _check_launch(p, launch):
+    forms = [f for f in ("call", "wrapper") if isinstance(launch, dict) and f in launch]
+    if isinstance(launch, dict) and not forms and "grid" in launch:
+        forms = ["grid"]
+    if len(forms) != 1:
+        p.add("launch", "an object with one of \"call\" (the file's own function), \"grid\" "
+              "and \"args\" (the kernel itself), or \"wrapper\"", launch)
+        return None
+    form = forms[0]
+    for k in launch:
+        if k not in _LAUNCH_FORMS[form]:
+            p.add(f"launch.{k}", f"one of {', '.join(_LAUNCH_FORMS[form])} with launch.{form} "
+                  "(unknown field)", has_got=False)
+    if form == "wrapper":
+        return {"wrapper": _check_ref(p, "launch.wrapper", launch["wrapper"])}
+    out = {"args": _check_expressions(p, "launch.args", launch.get("args", [])),
+           "kwargs": _check_keywords(p, "launch.kwargs", launch.get("kwargs", {}))}
+    if form == "grid":
+        if "args" not in launch:
+            p.add("launch.args", "a list of argument expressions", has_got=False)
+        return {"grid": _check_grid(p, "launch.grid", launch["grid"]), **out}
+    out["call"] = _check_ref(p, "launch.call", launch["call"])
+    out["grid"] = _check_grid(p, "launch.grid", launch["grid"]) if "grid" in launch else None
+    returns = launch.get("returns", [])
+    if isinstance(returns, str):
+        returns = [returns]
+    if not isinstance(returns, list) or not all(r is None or (isinstance(r, str) and
+                                                              _IDENT.match(r)) for r in returns):
+        p.add("launch.returns", "a list of names (null for a returned value not compared)",
+              returns)
+        returns = []
+    out["returns"] = list(returns)
+    return out
 
 
 def _check_shapes(p, shapes, symbols):
@@ -273,21 +319,58 @@ def _check_shapes(p, shapes, symbols):
     return out
 
 
-def _check_config(p, field, cfg):
+def check_config(p, field, cfg):
+    """A config: values are numbers, booleans, strings, or {"expr": EXPR}, a Python expression
+    over the shape's symbols (with triton, math, cdiv) evaluated per shape."""
     if not isinstance(cfg, dict):
         p.add(field, "an object {parameter: value}", cfg)
         return None
     for k, v in cfg.items():
         if not _IDENT.match(k):
             p.add(f"{field}.{k}", "a parameter name (identifier)", k)
-        if not _is_scalar(v):
-            p.add(f"{field}.{k}", "a number, boolean or string", v)
+        if isinstance(v, dict):
+            if set(v) != {"expr"} or not isinstance(v["expr"], str):
+                p.add(f"{field}.{k}", "{\"expr\": \"expression over shape symbols\"}", v)
+            else:
+                try:
+                    _python_expression(v["expr"])
+                except ValueError as e:
+                    p.add(f"{field}.{k}.expr", f"a Python expression ({e})", v["expr"])
+        elif not _is_scalar(v):
+            p.add(f"{field}.{k}", "a number, boolean, string or {\"expr\": ...}", v)
         elif k in LAUNCH_OPTIONS and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             p.add(f"{field}.{k}", "an integer >= 1", v)
     return dict(cfg)
 
 
-def _check_space(p, space):
+def _check_baseline(p, baseline):
+    """None, a config, a list of configs, or "module:function" (called with the shape)."""
+    if baseline is None:
+        return None
+    if isinstance(baseline, str):
+        return _check_ref(p, "baseline", baseline)
+    if isinstance(baseline, dict):
+        return [check_config(p, "baseline", baseline)]
+    if isinstance(baseline, list) and baseline:
+        return [check_config(p, f"baseline[{i}]", c) for i, c in enumerate(baseline)]
+    p.add("baseline", "a config object, a non-empty list of them, or \"module:function\"",
+          baseline)
+    return None
+
+
+def substitute(text, values):
+    """An expression of the restricted subset with some names replaced by numbers."""
+    tree = ast.parse(text, mode="eval")
+
+    class Bind(ast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in values:
+                return ast.copy_location(ast.Constant(values[node.id]), node)
+            return node
+    return ast.unparse(Bind().visit(tree))
+
+
+def _check_space(p, space, symbols):
     out = {"params": {}, "constraints": []}
     if space is None:
         return out
@@ -326,10 +409,10 @@ def _check_space(p, space):
         try:
             _, names = parse_expression(c, _LOGIC)
         except ValueError as e:
-            p.add(f, f"an expression over parameter names ({e})", c)
+            p.add(f, f"an expression over parameters and shape symbols ({e})", c)
             continue
-        for n in sorted(names - set(params)):
-            p.add(f, f"names of space.params only; '{n}' is not a parameter", c)
+        for n in sorted(names - set(params) - symbols):
+            p.add(f, f"names of space.params and shape symbols; '{n}' is neither", c)
         out["constraints"].append(c)
     return out
 
@@ -369,10 +452,6 @@ def validate(doc, path):
     elif "inputs" in doc:
         inputs = _check_inputs(p, doc["inputs"], out_names)
         names = {i["name"] for i in inputs}
-        for i, o in enumerate(outputs):
-            if isinstance(o["name"], str) and o["name"] not in names:
-                p.add(f"outputs[{i}].name", f"the name of an input ({', '.join(sorted(names))})",
-                      o["name"])
     else:
         inputs_fn = _check_ref(p, "inputs_fn", doc["inputs_fn"])
 
@@ -383,22 +462,28 @@ def validate(doc, path):
                 symbols |= parse_expression(d, _ARITH)[1]
 
     launch = _check_launch(p, doc.get("launch"))
-    reference = _check_ref(p, "reference", doc.get("reference"))
+    returned = [r for r in (launch or {}).get("returns", []) if r]
+    if inputs is not None:
+        known = names | set(returned)
+        for i, o in enumerate(outputs):
+            if isinstance(o["name"], str) and o["name"] not in known:
+                p.add(f"outputs[{i}].name", "the name of an input or of launch.returns "
+                      f"({', '.join(sorted(known))})", o["name"])
+    for i, o in enumerate(outputs):
+        if o["name"] in returned and o["name"] in (names if inputs is not None else ()):
+            p.add(f"outputs[{i}].name", "a name used by one of inputs and launch.returns only",
+                  o["name"])
+    reference = doc.get("reference")
+    if reference != "baseline":
+        reference = _check_ref(p, "reference", reference)
     shapes = _check_shapes(p, doc.get("shapes"), symbols)
 
-    baseline = doc.get("baseline")
-    if baseline is not None:
-        if isinstance(baseline, dict):
-            baseline = [_check_config(p, "baseline", baseline)]
-        elif isinstance(baseline, list) and baseline:
-            baseline = [_check_config(p, f"baseline[{i}]", c) for i, c in enumerate(baseline)]
-        else:
-            p.add("baseline", "a config object or a non-empty list of them", baseline)
-
+    baseline = _check_baseline(p, doc.get("baseline"))
     writes_inputs = doc.get("writes_inputs", any(not o["poison"] for o in outputs))
     if not isinstance(writes_inputs, bool):
         p.add("writes_inputs", "true or false", writes_inputs)
-    space = _check_space(p, doc.get("space"))
+    shape_symbols = symbols | {k for lst in shapes.values() for sh in lst for k in sh}
+    space = _check_space(p, doc.get("space"), shape_symbols)
     p.raise_if_any()
     return {
         "id": path, "dir": folder, "source": source, "kernel": kernel, "inputs": inputs,

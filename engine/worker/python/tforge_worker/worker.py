@@ -18,7 +18,8 @@ from triton.runtime.autotuner import Autotuner, Config, Heuristics
 from triton.runtime.errors import OutOfResources, PTXASError
 
 from . import loader
-from .task import LAUNCH_OPTIONS, Problems, TaskError, eval_expression, python_names, read
+from .task import (LAUNCH_OPTIONS, Problems, TaskError, check_config, eval_expression,
+                   python_names, read, substitute)
 
 # Triton's own defaults for a launch that names no options (CUDA backend).
 DEFAULT_NUM_WARPS = 4
@@ -101,52 +102,66 @@ def _resolve(spec, ref, module, extra):
     return getattr(mod, func, None)
 
 
+def _default_baseline(spec, kernel, params):
+    """The baseline a task that names none starts from, and where it came from."""
+    if isinstance(kernel, Autotuner):
+        return [_config_dict(c) for c in kernel.configs], "autotune"
+    if "grid" not in spec["launch"] or "call" in spec["launch"]:
+        return [{}], "wrapper"  # the file's own function applies its own choices
+    baseline = {n: _scalar(d) for n, c, has, d in params if c and has}
+    baseline.update(num_warps=DEFAULT_NUM_WARPS, num_stages=DEFAULT_NUM_STAGES)
+    return [baseline], "defaults"
+
+
 def _check_semantics(p, spec, kernel):
-    """Checks that need the imported kernel: configs, launch names, baseline."""
+    """Checks that need the imported kernel: configs and launch names."""
     params = kernel_params(kernel)
     names = [n for n, *_ in params]
     autotuned = isinstance(kernel, Autotuner)
-    baseline, source = spec["baseline"], "task"
-    if baseline is None and autotuned:
-        baseline, source = [_config_dict(c) for c in kernel.configs], "autotune"
-    elif baseline is None and "wrapper" in spec["launch"]:
-        baseline, source = [{}], "wrapper"  # the wrapper applies its own defaults
-    elif baseline is None:
-        baseline = [{n: _scalar(d) for n, c, has, d in params if c and has}]
-        baseline[0].update(num_warps=DEFAULT_NUM_WARPS, num_stages=DEFAULT_NUM_STAGES)
-        source = "defaults"
-    if "grid" not in spec["launch"]:
-        return baseline, source
+    if "wrapper" in spec["launch"]:
+        return
     allowed = f"a constexpr parameter of kernel '{spec['kernel']}' " \
               f"({', '.join(n for n, c, *_ in params if c)}) or a launch option"
     known = set(names) | set(LAUNCH_OPTIONS)
     for name in spec["space"]["params"]:
         if name not in known:
             p.add(f"space.params.{name}", allowed, has_got=False)
-    for i, cfg in enumerate(baseline if source != "autotune" else []):
-        for name in cfg:
+    for i, cfg in enumerate(spec["baseline"] if isinstance(spec["baseline"], list) else []):
+        for name in cfg or {}:
             if name not in known:
                 p.add(f"baseline[{i}].{name}", allowed, has_got=False)
-    args = spec["launch"]["args"]
+    if "call" in spec["launch"]:
+        return
+    args, kwargs = spec["launch"]["args"], spec["launch"]["kwargs"]
     if len(args) > len(names):
         p.add("launch.args", f"at most {len(names)} arguments (kernel '{spec['kernel']}' takes "
               f"{', '.join(names)})", len(args))
-    config_names = set(spec["space"]["params"]) | {k for c in baseline for k in c}
+    for name in kwargs:
+        if name not in names:
+            p.add(f"launch.kwargs.{name}", f"a parameter of kernel '{spec['kernel']}' "
+                  f"({', '.join(names)})", has_got=False)
+        elif names.index(name) < len(args):
+            p.add(f"launch.kwargs.{name}", "a parameter not already given by launch.args",
+                  has_got=False)
+    config_names = set(spec["space"]["params"])
+    if isinstance(spec["baseline"], list):
+        config_names |= {k for c in spec["baseline"] for k in c or {}}
     for n, c, has_default, _ in params[len(args):]:
-        if not has_default and n not in config_names and not (autotuned and c):
-            p.add("launch.args", f"a value for kernel parameter '{n}' (in launch.args, or as a "
-                  "config parameter if it is a constexpr)", has_got=False)
+        if not has_default and n not in config_names | set(kwargs) and not (autotuned and c):
+            p.add("launch.args", f"a value for kernel parameter '{n}' (in launch.args or "
+                  "launch.kwargs, or as a config parameter if it is a constexpr)", has_got=False)
     symbols = {k for s in spec["shapes"]["tune"] + spec["shapes"]["check"] for k in s}
     inputs = {i["name"] for i in spec["inputs"] or []}
     env = symbols | inputs | config_names | set(LAUNCH_OPTIONS) | _GRID_NAMES
     if spec["inputs"] is None:
-        return baseline, source  # inputs_fn: the input names are known only once it runs
-    for field, text in [("launch.grid", spec["launch"]["grid"])] + \
-            [(f"launch.args[{i}]", a) for i, a in enumerate(args)]:
+        return  # inputs_fn: the input names are known only once it runs
+    exprs = [("launch.grid", spec["launch"]["grid"])] + \
+        [(f"launch.args[{i}]", a) for i, a in enumerate(args)] + \
+        [(f"launch.kwargs.{k}", a) for k, a in kwargs.items()]
+    for field, text in exprs:
         for n in sorted(python_names(text) - env):
             p.add(field, f"names of shape symbols, inputs, config parameters or "
                   f"triton/tl/torch/math/cdiv; '{n}' is none of these", text)
-    return baseline, source
 
 
 def load_task(path):
@@ -167,9 +182,11 @@ def load_task(path):
         p.raise_if_any()
     funcs, extra = {}, {}
     refs = [("reference", spec["reference"]), ("inputs_fn", spec["inputs_fn"]),
-            ("launch.wrapper", spec["launch"].get("wrapper"))]
+            ("launch.wrapper", spec["launch"].get("wrapper")),
+            ("launch.call", spec["launch"].get("call")),
+            ("baseline", spec["baseline"] if isinstance(spec["baseline"], str) else None)]
     for field, ref in refs:
-        if ref is None:
+        if ref is None or (field == "reference" and ref == "baseline"):
             continue
         try:
             fn = _resolve(spec, ref, module, extra)
@@ -179,20 +196,77 @@ def load_task(path):
         if not callable(fn):
             p.add(field, "\"module:function\" naming a function", ref)
         funcs[field.split(".")[-1]] = fn
-    baseline, source = _check_semantics(p, spec, kernel)
+    _check_semantics(p, spec, kernel)
     p.raise_if_any()
+    loaded = _Loaded(spec, module, funcs, kernel)
+    plans = [shape_plan(loaded, s) for s in spec["shapes"]["tune"]]
     files = [spec["id"], spec["source"]]
     for fn in funcs.values():  # the modules the reference, inputs and wrapper come from
         name = getattr(getattr(fn, "__code__", None), "co_filename", "")
         if os.path.isfile(name) and os.path.abspath(name) not in files:
             files.append(os.path.abspath(name))
-    spec = dict(spec, baseline=baseline, baseline_from=source, dropped=dropped, files=files,
+    source = "function" if isinstance(spec["baseline"], str) else \
+        "task" if spec["baseline"] is not None else \
+        _default_baseline(spec, kernel, kernel_params(kernel))[1]
+    spec = dict(spec, baseline=plans[0]["baseline"], baseline_from=source, plans=plans,
+                dropped=dropped, files=files,
                 kernel_kind=("autotune" if isinstance(kernel, Autotuner) else
                              "heuristics" if isinstance(kernel, Heuristics) else "jit"),
                 kernel_params=[{"name": n, "constexpr": c, **({"default": _scalar(d)} if h else {})}
                                for n, c, h, d in kernel_params(kernel)])
-    _tasks[spec["id"]] = _Loaded(spec, module, funcs, kernel)
+    loaded.spec = spec
+    _tasks[spec["id"]] = loaded
     return spec
+
+
+_BASELINE_NAMES = {"triton": triton, "math": math, "cdiv": triton.cdiv}
+
+
+def _baselines_at(loaded, shape):
+    """The task's baseline configs at one tuning shape: a function's, or the task's own with
+    their {"expr": ...} values evaluated over the shape."""
+    spec = loaded.spec
+    where = f"{spec['id']}: baseline"
+    if isinstance(spec["baseline"], str):
+        try:
+            got = loaded.funcs["baseline"](dict(shape))
+        except Exception as e:
+            raise TaskError([f"{where}: {spec['baseline']} failed at shape {shape}: "
+                             f"{type(e).__name__}: {e}"]) from None
+        got = [got] if isinstance(got, dict) else got
+        p = Problems(spec["id"])
+        if not isinstance(got, list) or not got:
+            p.add(f"baseline ({spec['baseline']} at shape {shape})", "a config or a list of "
+                  "configs", got)
+        else:
+            for i, c in enumerate(got):
+                check_config(p, f"baseline ({spec['baseline']} at shape {shape})[{i}]", c)
+        p.raise_if_any()
+        return [dict(c) for c in got]
+    if spec["baseline"] is None:
+        return _default_baseline(spec, loaded.kernel, kernel_params(loaded.kernel))[0]
+    out = []
+    for i, cfg in enumerate(spec["baseline"]):
+        resolved = {}
+        for k, v in cfg.items():
+            if isinstance(v, dict):
+                try:
+                    v = eval(v["expr"], {"__builtins__": builtins, **_BASELINE_NAMES}, dict(shape))
+                except Exception as e:
+                    raise TaskError([f"{where}[{i}].{k}: {v['expr']!r} failed at shape {shape}: "
+                                     f"{type(e).__name__}: {e}"]) from None
+            resolved[k] = _scalar(v)
+        out.append(resolved)
+    return out
+
+
+def shape_plan(loaded, shape):
+    """What a run at one tuning shape starts from: its baselines and its space (the task's
+    parameters, its constraints with the shape's sizes put in)."""
+    space = loaded.spec["space"]
+    constraints = [substitute(c, shape) for c in space["constraints"]]
+    return {"shape": dict(shape), "baseline": _baselines_at(loaded, shape),
+            "space": {"params": space["params"], "constraints": constraints}}
 
 
 def get(task):
@@ -269,20 +343,17 @@ def _make_tensor(spec, shape, gen, dev, field):
 
 def make_inputs(task, shape, seed, dev=None):
     """Fresh inputs for one shape, drawn from `seed` on `dev` (the GPU when there is one: drawing
-    a large input on the CPU costs seconds). An `inputs_fn` gets a CPU generator; what it makes
-    is moved to `dev`."""
+    a large input on the CPU costs seconds). An `inputs_fn` runs with `dev` as torch's default
+    device and a generator on it (one that insists on the CPU gets a CPU generator); what it
+    makes is moved to `dev`."""
     loaded = get(task)
     spec = loaded.spec
     dev = dev or device()
     if spec["inputs_fn"] is not None:
-        gen = torch.Generator().manual_seed(seed)
-        try:
-            made = loaded.funcs["inputs_fn"](dict(shape), gen)
-        except Exception as e:
-            raise TaskError([f"{spec['id']}: inputs_fn: {spec['inputs_fn']} failed at shape "
-                             f"{shape}: {type(e).__name__}: {e}"]) from None
-        missing = [o["name"] for o in spec["outputs"]
-                   if not isinstance(made, dict) or o["name"] not in made]
+        made = _inputs_from_function(loaded, shape, seed, dev)
+        returned = set(spec["launch"].get("returns") or [])
+        missing = [o["name"] for o in spec["outputs"] if o["name"] not in returned and
+                   (not isinstance(made, dict) or o["name"] not in made)]
         if missing:
             raise TaskError([f"{spec['id']}: inputs_fn: expected a dict of tensors holding the "
                              f"outputs {', '.join(missing)}"])
@@ -293,6 +364,20 @@ def make_inputs(task, shape, seed, dev=None):
             gen = torch.Generator(device=dev).manual_seed((seed * 1000003 + i) % (1 << 63))
             made[s["name"]] = _make_tensor(s, shape, gen, dev, f"{spec['id']}: inputs[{i}]")
     return {k: v.to(dev) if isinstance(v, torch.Tensor) else v for k, v in made.items()}
+
+
+def _inputs_from_function(loaded, shape, seed, dev):
+    spec = loaded.spec
+    failure = None
+    for where in dict.fromkeys([dev, "cpu"]):
+        gen = torch.Generator(device=where).manual_seed(seed)
+        try:
+            with torch.device(where):
+                return loaded.funcs["inputs_fn"](dict(shape), gen)
+        except Exception as e:
+            failure = failure or e
+    raise TaskError([f"{spec['id']}: inputs_fn: {spec['inputs_fn']} failed at shape {shape}: "
+                     f"{type(failure).__name__}: {failure}"]) from None
 
 
 class _pinned:
@@ -324,9 +409,11 @@ def _launch_code(loaded):
     """The launch's grid and argument expressions, compiled once per task."""
     if "launch_code" not in loaded.cache:
         launch = loaded.spec["launch"]
+        grid = launch.get("grid")
         loaded.cache["launch_code"] = (
-            compile(launch["grid"], "launch.grid", "eval"),
-            [compile(a, f"launch.args[{i}]", "eval") for i, a in enumerate(launch["args"])])
+            compile(grid, "launch.grid", "eval") if grid else None,
+            [compile(a, f"launch.args[{i}]", "eval") for i, a in enumerate(launch["args"])],
+            {k: compile(a, f"launch.kwargs.{k}", "eval") for k, a in launch["kwargs"].items()})
     return loaded.cache["launch_code"]
 
 
@@ -340,10 +427,118 @@ def _evaluate(spec, field, text, code, env):
             from None
 
 
+def _launch_env(**names):
+    return {"triton": triton, "tl": tl, "torch": torch, "math": math, "cdiv": triton.cdiv,
+            **names}
+
+
+def _arguments(loaded, env):
+    """launch.args and launch.kwargs evaluated over `env`."""
+    spec = loaded.spec
+    launch_spec = spec["launch"]
+    _, arg_codes, kwarg_codes = _launch_code(loaded)
+    args = [_evaluate(spec, f"launch.args[{i}]", launch_spec["args"][i], c, env)
+            for i, c in enumerate(arg_codes)]
+    kwargs = {k: _evaluate(spec, f"launch.kwargs.{k}", launch_spec["kwargs"][k], c, env)
+              for k, c in kwarg_codes.items()}
+    return args, kwargs
+
+
+class _injected:
+    """While the file's own function runs, every launch of the task's kernel gets `config`:
+    its values replace what the function passes (constexprs and launch options), and with
+    launch.grid the grid is recomputed from the kernel's arguments by name. An autotuned kernel
+    is pinned to the config; heuristics see the config's values. Each launch is recorded as
+    (args, kwargs, grid), so that timing can replay the kernel alone."""
+
+    def __init__(self, loaded, config):
+        self.loaded = loaded
+        self.pinned = _pinned(loaded.kernel, config)
+        self.config = dict(config)
+        self.launches = []
+
+    def _jit_run(self, base, inner):
+        spec = self.loaded.spec
+        grid_code = _launch_code(self.loaded)[0]
+        params = kernel_params(base)
+
+        def run(*args, grid, warmup, **kwargs):
+            kwargs.update(self.config)
+            if grid_code is not None:
+                bound = {n: d for n, _, has, d in params if has}
+                bound.update(zip((n for n, *_ in params), args))
+                bound.update(kwargs)
+                grid = _evaluate(spec, "launch.grid", spec["launch"]["grid"], grid_code,
+                                 _launch_env(**bound))
+                grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+            self.launches.append((inner, args, kwargs, grid))
+            return inner(*args, grid=grid, warmup=warmup, **kwargs)
+        return run
+
+    def _heuristics_run(self, level, inner):
+        def run(*args, **kwargs):
+            kwargs.update(self.config)
+            return inner(*args, **kwargs)
+        return run
+
+    def __enter__(self):
+        self.pinned.__enter__()
+        self.patched = []
+        chain, kernel = [], self.loaded.kernel
+        while isinstance(kernel, (Autotuner, Heuristics)):
+            chain.append(kernel)
+            kernel = kernel.fn
+        # Heuristics above an autotuner must not pass the config: the autotuner adds it, and a
+        # value given twice is an error.
+        for i, level in enumerate(chain):
+            if isinstance(level, Heuristics) and \
+                    not any(isinstance(k, Autotuner) for k in chain[i:]):
+                self._patch(level, self._heuristics_run)
+        self._patch(kernel, self._jit_run)
+        return self
+
+    def _patch(self, obj, make):
+        saved = obj.__dict__.get("run")  # compile-only intercepts runs the same way
+        inner = saved or getattr(type(obj), "run").__get__(obj)
+        obj.run = make(obj, inner)
+        self.patched.append((obj, saved))
+
+    def __exit__(self, *exc):
+        for obj, saved in reversed(self.patched):
+            if saved is None:
+                del obj.run
+            else:
+                obj.run = saved
+        self.pinned.__exit__(*exc)
+
+
+def _call(loaded, inputs, config, shape, injected=None):
+    """The file's own function called on `inputs` with `config` in its kernel's launches;
+    returns its return value."""
+    spec = loaded.spec
+    args, kwargs = _arguments(loaded, _launch_env(**shape, **inputs))
+    with injected or _injected(loaded, config):
+        return loaded.funcs["call"](*args, **kwargs)
+
+
 def bind(loaded, inputs, config, shape):
     """The launch of the kernel with `config` on `inputs`, its grid and arguments evaluated once:
-    each call of the returned function launches it (no synchronisation)."""
+    each call of the returned function launches it (no synchronisation). Through the file's own
+    function, that function runs once here, and the returned function replays its launches of
+    the kernel (its other work, such as allocating outputs, is not timed)."""
     spec = loaded.spec
+    if "call" in spec["launch"]:
+        injected = _injected(loaded, config)
+        _call(loaded, inputs, config, shape, injected)
+        launches = injected.launches
+        if not launches:
+            raise TaskError([f"{spec['id']}: launch.call: {spec['launch']['call']} did not "
+                             f"launch kernel '{spec['kernel']}' at shape {shape}"])
+
+        def replay():
+            for inner, args, kwargs, grid in launches:
+                inner(*args, grid=grid, warmup=False, **kwargs)
+        return replay
     pinned = _pinned(loaded.kernel, config)
     if "wrapper" in spec["launch"]:
         wrapper, cfg = loaded.funcs["wrapper"], dict(config)
@@ -352,19 +547,16 @@ def bind(loaded, inputs, config, shape):
             with pinned:
                 return wrapper(inputs, cfg)
         return call
-    grid_code, arg_codes = _launch_code(loaded)
-    env = {"triton": triton, "tl": tl, "torch": torch, "math": math, "cdiv": triton.cdiv,
-           **shape, **inputs, **config}
-    launch_spec = spec["launch"]
-    grid = _evaluate(spec, "launch.grid", launch_spec["grid"], grid_code, env)
+    env = _launch_env(**shape, **inputs, **config)
+    grid_code = _launch_code(loaded)[0]
+    grid = _evaluate(spec, "launch.grid", spec["launch"]["grid"], grid_code, env)
     grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
-    args = [_evaluate(spec, f"launch.args[{i}]", launch_spec["args"][i], c, env)
-            for i, c in enumerate(arg_codes)]
+    args, fixed = _arguments(loaded, env)
     if isinstance(loaded.kernel, Autotuner):
-        kwargs = {}  # the pinned config carries them
+        kwargs = fixed  # the pinned config carries the rest
     else:
         names = {n for n, *_ in kernel_params(loaded.kernel)} | set(LAUNCH_OPTIONS)
-        kwargs = {k: v for k, v in config.items() if k in names}
+        kwargs = {**fixed, **{k: v for k, v in config.items() if k in names}}
     kernel = loaded.kernel[grid]
 
     def call():
@@ -374,8 +566,12 @@ def bind(loaded, inputs, config, shape):
 
 
 def launch(loaded, inputs, config, shape):
-    """Launch the kernel once with `config` (no synchronisation)."""
-    return bind(loaded, inputs, config, shape)()
+    """Launch the kernel once with `config` (no synchronisation). Returns what the file's own
+    function returned (launch.call), else None."""
+    if "call" in loaded.spec["launch"]:
+        return _call(loaded, inputs, config, shape)
+    bind(loaded, inputs, config, shape)()
+    return None
 
 
 def classify(exc):
@@ -396,14 +592,84 @@ def _poison(t):
         t.fill_(torch.iinfo(t.dtype).min if t.dtype != torch.uint8 else 0xA5)
 
 
-def _reference(loaded, inputs, outputs):
+def _returned(loaded, value):
+    """The tensors the file's own function returned, by the names of launch.returns."""
     spec = loaded.spec
+    names = spec["launch"].get("returns") or []
+    if not names:
+        return {}
+    values = [value] if len(names) == 1 and not isinstance(value, (tuple, list)) else value
+    if not isinstance(values, (tuple, list)) or len(values) < len(names):
+        raise TaskError([f"{spec['id']}: launch.returns: expected {spec['launch']['call']} to "
+                         f"return {len(names)} value(s) ({', '.join(map(str, names))}), got "
+                         f"{type(value).__name__}"])
+    return {n: v for n, v in zip(names, values) if n}
+
+
+class _poisoned_allocations:
+    """Tensors the file's own function allocates with torch.empty* start as NaN (or the most
+    negative integer): a kernel that leaves part of its output unwritten then fails the check
+    instead of passing on the memory of an earlier run."""
+
+    _NAMES = ("empty", "empty_like", "empty_strided")
+
+    def __enter__(self):
+        self.saved = {n: getattr(torch, n) for n in self._NAMES}
+        self.saved_new = torch.Tensor.new_empty
+        for n, fn in self.saved.items():
+            setattr(torch, n, self._poisoning(fn))
+        torch.Tensor.new_empty = self._poisoning(self.saved_new)
+
+    @staticmethod
+    def _poisoning(fn):
+        def allocate(*args, **kwargs):
+            t = fn(*args, **kwargs)
+            if isinstance(t, torch.Tensor) and t.device.type != "meta":
+                _poison(t)
+            return t
+        return allocate
+
+    def __exit__(self, *exc):
+        for n, fn in self.saved.items():
+            setattr(torch, n, fn)
+        torch.Tensor.new_empty = self.saved_new
+
+
+def _outputs(loaded, inputs, returned):
+    spec = loaded.spec
+    got = dict(inputs, **_returned(loaded, returned))
+    missing = [o["name"] for o in spec["outputs"] if not isinstance(got.get(o["name"]),
+                                                                    torch.Tensor)]
+    if missing:
+        raise TaskError([f"{spec['id']}: outputs: {', '.join(missing)} did not come back as "
+                         "tensors"])
+    return got
+
+
+def _reference(loaded, inputs, shape):
+    """The expected outputs: the reference function's, or (reference "baseline") the launch's
+    with the shape's first baseline config, on its own copy of the inputs."""
+    spec = loaded.spec
+    names = [o["name"] for o in spec["outputs"]]
+    if spec["reference"] == "baseline":
+        copies = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+        config = shape_plan(loaded, shape)["baseline"][0]
+        try:
+            with _poisoned_allocations():
+                got = _outputs(loaded, copies, launch(loaded, copies, config, shape))
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+        except TaskError:
+            raise
+        except Exception as e:
+            raise TaskError([f"{spec['id']}: reference: the baseline {config} (the reference) "
+                             f"failed: {classify(e)['message']}"]) from e
+        return {n: got[n] for n in names}
     try:
         got = loaded.funcs["reference"](inputs)
     except Exception as e:
         raise TaskError([f"{spec['id']}: reference: {spec['reference']} failed: "
                          f"{type(e).__name__}: {e}"]) from e
-    names = [o["name"] for o in spec["outputs"]]
     if isinstance(got, torch.Tensor):
         got = [got]
     if isinstance(got, (list, tuple)) and len(got) == len(names):
@@ -411,15 +677,20 @@ def _reference(loaded, inputs, outputs):
     if not isinstance(got, dict) or any(not isinstance(got.get(n), torch.Tensor) for n in names):
         raise TaskError([f"{spec['id']}: reference: expected {spec['reference']} to return a "
                          f"tensor per output ({', '.join(names)}) as a dict, a tuple or a tensor"])
-    for n in names:  # what the kernel writes is the task's shape: the reference must match it
-        want, have = outputs[n], got[n]
-        if isinstance(want, torch.Tensor) and (
-                tuple(have.shape) != tuple(want.shape) or
-                have.dtype.is_floating_point != want.dtype.is_floating_point):
+    return got
+
+
+def _check_reference_shapes(loaded, expected, outputs):
+    """What the kernel writes is the task's shape: the reference must match it."""
+    spec = loaded.spec
+    for o in spec["outputs"]:
+        n = o["name"]
+        want, have = outputs[n], expected[n]
+        if tuple(have.shape) != tuple(want.shape) or \
+                have.dtype.is_floating_point != want.dtype.is_floating_point:
             raise TaskError([f"{spec['id']}: reference: {spec['reference']} returned {n} as "
                              f"{have.dtype} {tuple(have.shape)}, the output is {want.dtype} "
                              f"{tuple(want.shape)}"])
-    return got
 
 
 def compare(actual, expected, atol, rtol):
@@ -456,26 +727,29 @@ def run_check(task, config, shape, seed=0):
     inputs = make_inputs(loaded, shape, seed)
     ref_inputs = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()} \
         if spec["writes_inputs"] else inputs
-    expected = _reference(loaded, ref_inputs, inputs)
+    expected = _reference(loaded, ref_inputs, shape)
     for o in spec["outputs"]:
-        if o["poison"]:
+        if o["poison"] and o["name"] in inputs:
             _poison(inputs[o["name"]])
     try:
-        launch(loaded, inputs, config, shape)
+        with _poisoned_allocations():
+            returned = launch(loaded, inputs, config, shape)
         if torch.cuda.is_available():
             torch.cuda.synchronize()
+        actual = _outputs(loaded, inputs, returned)
     except TaskError:
         raise
     except Exception as e:
         return classify(e)
+    _check_reference_shapes(loaded, expected, actual)
     result = {"status": "ok", "message": "", "fatal": False, "max_abs_err": {}, "bad": {}}
     problems = []
     for o in spec["outputs"]:
-        c = compare(inputs[o["name"]], expected[o["name"]], o["atol"], o["rtol"])
+        c = compare(actual[o["name"]], expected[o["name"]], o["atol"], o["rtol"])
         result["max_abs_err"][o["name"]] = c["max_abs_err"]
         result["bad"][o["name"]] = c["bad"]
         if c["bad"]:
-            why = c.get("shape") or (f"{c['bad']} of {inputs[o['name']].numel()} elements "
+            why = c.get("shape") or (f"{c['bad']} of {actual[o['name']].numel()} elements "
                                      f"outside atol={o['atol']} rtol={o['rtol']} (max abs err "
                                      f"{c['max_abs_err']}, {c['nonfinite']} not finite)")
             problems.append(f"{o['name']}: {why}")
