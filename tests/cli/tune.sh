@@ -156,5 +156,29 @@ rc=$? took=$(( $(date +%s) - start ))
 if [ "$rc" -eq 2 ] && [ "$took" -lt 60 ] && grep -q "$work/hang/task.json: the worker loading it" "$work/hang.txt"
 then ok; else bad "import timeout (exit $rc after $took s)"; cat "$work/hang.txt"; fi
 
+# The file's own wrapper as the launch, every tuning shape in turn: a summary per shape.
+real=$src/tests/python/fixtures/real_shapes
+if "$tforge" tune "$real/scale_rows_task.json" --backend interpret --shape all --budget 2 \
+     --compile-workers 2 --out "$work/all" > "$work/all.txt" 2>&1 &&
+   json "$work/all/summary.json" 'len(r["shapes"]) == 2 and all(s["ok"] for s in r["shapes"])' &&
+   json "$work/all/shape-1/result.json" 'r["baseline"]["config"] == {"BLOCK_SIZE": 4096, "num_warps": 8}' &&
+   grep -q '^shape 1: {"R":8,"C":3000}' "$work/all.txt"; then ok; else bad "--shape all"; cat "$work/all.txt"; fi
+
+# A baseline that fails: exit 1, naming the first failure; the results are still written.
+mkdir -p "$work/nobase" && cp "$real/"* "$work/nobase/"
+"$python" - "$work/nobase/add_task.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["reference"] = "ref:expected"
+t["baseline"] = {"BLOCK": 100}  # not a power of two: tl.arange refuses it
+json.dump(t, open(sys.argv[1], "w"))
+PY
+printf 'def expected(inputs):\n    return inputs["a"] + inputs["b"]\n' > "$work/nobase/ref.py"
+"$tforge" tune "$work/nobase/add_task.json" --backend interpret --budget 2 --compile-workers 2 \
+  --out "$work/nobase/out" -q > "$work/nobase.txt" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'the baseline failed, so nothing was measured against it: {"BLOCK":100} ' "$work/nobase.txt" &&
+   [ -f "$work/nobase/out/report.md" ]; then ok; else bad "failing baseline (exit $rc)"; cat "$work/nobase.txt"; fi
+
 echo "tune: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

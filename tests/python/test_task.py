@@ -77,6 +77,15 @@ BAD = [
     ("space.constraints[0]", "__import__('os').getpid() > 0", "space.constraints[0]"),
     ("space.constraints[0]", "len(BLOCK) > 0", "space.constraints[0]"),
     ("kernal", "add_ok", "kernal"),
+    ("launch", {"call": "planted:f", "args": ["x"], "extra": 1}, "launch.extra"),
+    ("launch", {"call": "planted:f", "returns": ["1x"]}, "launch.returns"),
+    ("launch.kwargs", {"ACT": ["x"]}, "launch.kwargs.ACT"),
+    ("launch.kwargs", {"1A": "2"}, "launch.kwargs.1A"),
+    ("outputs[0].name", "nothing", "outputs[0].name"),
+    ("baseline.BLOCK", {"expr": "N +"}, "baseline.BLOCK.expr"),
+    ("baseline.BLOCK", {"exp": "N"}, "baseline.BLOCK"),
+    ("baseline", "no colon", "baseline"),
+    ("reference", "baselines", "reference"),
 ]
 
 
@@ -128,6 +137,8 @@ SEMANTIC = [
     ("launch.args", ["x", "y"], "launch.args"),
     ("reference", "planted:no_such_function", "reference"),
     ("reference", "no_such_module:f", "reference"),
+    ("launch.kwargs", {"ACT": "1"}, "launch.kwargs.ACT"),
+    ("launch.kwargs", {"N": "1"}, "launch.kwargs.N"),
 ]
 
 
@@ -170,3 +181,9 @@ def test_files_that_are_not_json_text_are_named(tmp_path, text, expected):
     path.write_bytes(text)
     with pytest.raises(TaskError, match=f"{path}: {expected}"):
         read(str(path))
+
+
+def test_constraints_may_name_shape_symbols(add_task, write_task):
+    add_task["space"]["constraints"] = ["BLOCK * 8 <= N"]
+    spec = load_task(write_task(add_task))
+    assert spec["plans"][0]["space"]["constraints"] == [f"BLOCK * 8 <= {1 << 20}"]

@@ -1,7 +1,7 @@
 """Compile-only: build a config's kernel(s) without running them; report the compiler's numbers.
 
-The kernel is launched the usual way (grid or wrapper), but every @triton.jit function of the
-user's module is intercepted at launch: its arguments are specialised exactly as Triton's launcher
+The kernel is launched the usual way (grid, the file's own function, or a wrapper), but every
+@triton.jit function is intercepted at launch: its arguments are specialised exactly as Triton's launcher
 would, and the kernel is compiled for the target instead of run. Without a GPU the target is
 `cuda:90` (Triton ships ptxas, so PTX and cubin need no GPU); registers and spills then come from
 ptxas's own report. With a GPU, loading the binary also checks it against the device's limits.
@@ -22,7 +22,7 @@ from triton.compiler import ASTSource, make_backend
 from triton.runtime.jit import JITFunction, create_function_from_signature
 
 from .task import TaskError
-from .worker import _size, classify, get, launch, make_inputs, unwrap
+from .worker import _size, classify, get, launch, make_inputs
 
 # Shared memory a block may use (opt-in maximum), by compute capability: checked when no GPU is
 # there to check it, as Triton's loader would.
@@ -117,18 +117,15 @@ def compile(task, config, shape, target=None, also=()):
         return {"status": "unsupported", "fatal": False,
                 "message": "compile-only needs a process without TRITON_INTERPRET"}
     tgt = _target(target)
-    jits = {id(unwrap(v)): unwrap(v) for v in vars(loaded.module).values()
-            if isinstance(unwrap(v), JITFunction)}
     built = []
 
-    def intercept(fn):
-        def run(*args, grid, warmup, **kwargs):
-            built.append(_compile_one(fn, tgt, args, kwargs))
-        return run
+    def run(fn, *args, grid, warmup, **kwargs):
+        built.append(_compile_one(fn, tgt, args, kwargs))
 
     dev = "cuda" if torch.cuda.is_available() else "cpu"
-    for fn in jits.values():
-        fn.run = intercept(fn)
+    # Every jit function launched is compiled instead, whichever module it comes from (the
+    # file's own function may launch helpers of other files).
+    original, JITFunction.run = JITFunction.run, run
     try:
         for s in [*also, shape]:  # the tuning shape last: its numbers are the ones reported
             del built[:]
@@ -138,8 +135,7 @@ def compile(task, config, shape, target=None, also=()):
     except Exception as e:
         return classify(e)
     finally:
-        for fn in jits.values():
-            del fn.run
+        JITFunction.run = original
     if not built:
         return {"status": "runtime", "fatal": False,
                 "message": f"no @triton.jit kernel of {loaded.spec['source']} was launched"}

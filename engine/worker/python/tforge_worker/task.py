@@ -204,24 +204,26 @@ def _check_outputs(p, outputs):
     return out
 
 
+def _check_expression(p, field, a):
+    """A Python expression (a number allowed) -> its text, or None."""
+    if isinstance(a, (int, float)) and not isinstance(a, bool):
+        a = repr(a)
+    if not isinstance(a, str):
+        p.add(field, "a Python expression (string) or a number", a)
+        return None
+    try:
+        _python_expression(a)
+    except ValueError as e:
+        p.add(field, f"a Python expression ({e})", a)
+    return a
+
+
 def _check_expressions(p, field, values):
-    """A list of Python expressions (numbers allowed) -> their texts."""
     if not isinstance(values, list):
         p.add(field, "a list of argument expressions", values)
         return []
-    out = []
-    for i, a in enumerate(values):
-        if isinstance(a, (int, float)) and not isinstance(a, bool):
-            a = repr(a)
-        if not isinstance(a, str):
-            p.add(f"{field}[{i}]", "a Python expression (string) or a number", a)
-            continue
-        try:
-            _python_expression(a)
-        except ValueError as e:
-            p.add(f"{field}[{i}]", f"a Python expression ({e})", a)
-        out.append(a)
-    return out
+    texts = [_check_expression(p, f"{field}[{i}]", a) for i, a in enumerate(values)]
+    return [t for t in texts if t is not None]
 
 
 def _check_keywords(p, field, values):
@@ -233,9 +235,9 @@ def _check_keywords(p, field, values):
     for name, a in values.items():
         if not _IDENT.match(name):
             p.add(f"{field}.{name}", "a parameter name (identifier)", name)
-        texts = _check_expressions(p, f"{field}.{name}", [a])
-        if texts:
-            out[name] = texts[0]
+        text = _check_expression(p, f"{field}.{name}", a)
+        if text is not None:
+            out[name] = text
     return out
 
 

@@ -444,26 +444,42 @@ def _arguments(loaded, env):
     return args, kwargs
 
 
+def _code_file(kernel):
+    fn = getattr(unwrap(kernel), "fn", None)
+    return getattr(getattr(fn, "__code__", None), "co_filename", None)
+
+
 class _injected:
     """While the file's own function runs, every launch of the task's kernel gets `config`:
     its values replace what the function passes (constexprs and launch options), and with
     launch.grid the grid is recomputed from the kernel's arguments by name. An autotuned kernel
     is pinned to the config; heuristics see the config's values. Each launch is recorded as
-    (args, kwargs, grid), so that timing can replay the kernel alone."""
+    (run, args, kwargs, grid), so that timing can replay the kernel alone.
+
+    The kernel is recognised by its name and file, at the class level: the function may reach
+    it through another import of its module than the task's."""
 
     def __init__(self, loaded, config):
         self.loaded = loaded
-        self.pinned = _pinned(loaded.kernel, config)
         self.config = dict(config)
+        self.pinned = _pinned(loaded.kernel, config).config
+        self.name, self.file = loaded.base.__name__, _code_file(loaded.kernel)
         self.launches = []
 
-    def _jit_run(self, base, inner):
+    def _mine(self, obj):
+        return getattr(unwrap(obj), "__name__", None) == self.name and \
+            _code_file(obj) == self.file
+
+    def _jit_run(self, original):
         spec = self.loaded.spec
         grid_code = _launch_code(self.loaded)[0]
-        params = kernel_params(base)
+        params = kernel_params(self.loaded.kernel)
+        injected = self
 
-        def run(*args, grid, warmup, **kwargs):
-            kwargs.update(self.config)
+        def run(fn, *args, grid, warmup, **kwargs):
+            if not injected._mine(fn):
+                return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
+            kwargs.update(injected.config)
             if grid_code is not None:
                 bound = {n: d for n, _, has, d in params if has}
                 bound.update(zip((n for n, *_ in params), args))
@@ -471,45 +487,52 @@ class _injected:
                 grid = _evaluate(spec, "launch.grid", spec["launch"]["grid"], grid_code,
                                  _launch_env(**bound))
                 grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
-            self.launches.append((inner, args, kwargs, grid))
+            inner = original.__get__(fn)
+            injected.launches.append((inner, args, kwargs, grid))
             return inner(*args, grid=grid, warmup=warmup, **kwargs)
         return run
 
-    def _heuristics_run(self, level, inner):
-        def run(*args, **kwargs):
-            kwargs.update(self.config)
-            return inner(*args, **kwargs)
+    def _autotuner_run(self, original):
+        injected = self
+
+        def run(tuner, *args, **kwargs):
+            if not injected._mine(tuner):
+                return original(tuner, *args, **kwargs)
+            saved, tuner.configs = tuner.configs, [injected.pinned]
+            try:
+                return original(tuner, *args, **kwargs)
+            finally:
+                tuner.configs = saved
+        return run
+
+    def _heuristics_run(self, original):
+        injected = self
+
+        def run(level, *args, **kwargs):
+            # Under an autotuner the pinned config carries the values: passing them here too
+            # would give them twice.
+            below, under_tuner = level.fn, False
+            while isinstance(below, (Autotuner, Heuristics)):
+                under_tuner |= isinstance(below, Autotuner)
+                below = below.fn
+            if injected._mine(level) and not under_tuner:
+                kwargs.update(injected.config)
+            return original(level, *args, **kwargs)
         return run
 
     def __enter__(self):
-        self.pinned.__enter__()
-        self.patched = []
-        chain, kernel = [], self.loaded.kernel
-        while isinstance(kernel, (Autotuner, Heuristics)):
-            chain.append(kernel)
-            kernel = kernel.fn
-        # Heuristics above an autotuner must not pass the config: the autotuner adds it, and a
-        # value given twice is an error.
-        for i, level in enumerate(chain):
-            if isinstance(level, Heuristics) and \
-                    not any(isinstance(k, Autotuner) for k in chain[i:]):
-                self._patch(level, self._heuristics_run)
-        self._patch(kernel, self._jit_run)
+        from triton.runtime.interpreter import InterpretedFunction
+        self.saved = [(cls, cls.__dict__["run"]) for cls in
+                      (triton.runtime.JITFunction, InterpretedFunction, Autotuner, Heuristics)]
+        for cls, original in self.saved:
+            make = self._autotuner_run if cls is Autotuner else \
+                self._heuristics_run if cls is Heuristics else self._jit_run
+            cls.run = make(original)
         return self
 
-    def _patch(self, obj, make):
-        saved = obj.__dict__.get("run")  # compile-only intercepts runs the same way
-        inner = saved or getattr(type(obj), "run").__get__(obj)
-        obj.run = make(obj, inner)
-        self.patched.append((obj, saved))
-
     def __exit__(self, *exc):
-        for obj, saved in reversed(self.patched):
-            if saved is None:
-                del obj.run
-            else:
-                obj.run = saved
-        self.pinned.__exit__(*exc)
+        for cls, original in self.saved:
+            cls.run = original
 
 
 def _call(loaded, inputs, config, shape, injected=None):
