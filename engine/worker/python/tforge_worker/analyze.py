@@ -1,0 +1,984 @@
+"""Static analysis of a Triton source file: what `tforge analyze` prints and `capture` builds on.
+
+The file is parsed with `ast` and never imported or run. `analyze(path, kernel=None)` returns
+one JSON-able document (the IR): every `@triton.jit` function with its parameters, loops, memory
+operations, dots, reductions, atomics, program ids, calls, decorators, launch sites and the
+tunables inferred from them; the file's other functions; its module-level device queries. Every
+node carries a span {line, col, end_line, end_col}: lines from 1, columns in UTF-8 bytes from 0
+(as `ast` counts), so that a later rewrite can cut the source at exactly those bytes.
+
+Parameter kinds: `constexpr` when annotated `tl.constexpr`; `pointer` when it is the base of the
+address of a load, store, atomic, block pointer or descriptor (offsets are products, so in
+`X + row * stride` only X is a base), or its name ends in `ptr`; else `scalar`.
+
+Constexpr uses, from the nearest enclosing construct of each occurrence: `arange` (an argument of
+tl.arange), `loop_step` / `loop_bound` (step / start or stop of range or tl.range),
+`static_range`, `shape` (tl.zeros, tl.full, reshape, view, block_shape), `condition` (the test
+of an `if` or a ternary), `dot` (an argument of tl.dot), `mask` (in a mask); anything else is
+`other`. Two uses are derived from tile shapes (tracked through assignments, broadcasting and
+`[:, None]` indexing): `mask` when a tile along the constexpr's extent is compared in a mask, a
+tl.where condition or covered by a block pointer's boundary_check; `dot` when it is a dimension
+of a tl.dot operand.
+
+Tunable rules, in order, for each constexpr:
+  1. set by @triton.heuristics: fixed;
+  2. a dtype (default `tl.*` that is not a number, or DTYPE in the name): fixed;
+  3. used as a tl.range `num_stages=`: kind `stages`;
+  4. none of arange, loop_step, shape, mask, dot among its uses: fixed (a flag when used in
+     conditions, a static loop count under tl.static_range, else not a size);
+  5. GROUP in the name: kind `group`;
+  6. an arange extent never masked and never a loop step: fixed, it must equal a size (a head
+     dimension);
+  7. a loop step: kind `step`; otherwise kind `block`.
+Then `num_warps` (kind `warps`) and `num_stages` (kind `stages`; without loops it changes
+nothing, and its domain is the launched value alone).
+
+Constraints (expression texts over the kernel's parameter names):
+  - `X >= n` when `tl.arange(0, X)` itself (through names, not offset by a program id or a loop
+    variable) is masked by `< n`, n made of kernel parameters, and X is not a loop step: one
+    block covers the row;
+  - for kernels with tl.dot, a shared-memory estimate: the sum over dot operands that are loaded
+    tiles of rows*cols, times the operand's element size (from an explicit `.to(tl.X)`, else 2),
+    times num_stages when there are loops, `<= 232448` (an H100/H200's shared memory per block).
+
+`infer_space(ir_kernel, bound)` turns the tunables into values around one real launch (`bound`:
+the launch's values of the kernel's parameters, num_warps and num_stages): a block covering a row
+of n: next_pow2(n), 2x, 4x (at most 65536); a dot block or step: powers of two 16..256 (at most
+next_pow2 of the size it is masked against); any other block or step: powers of two from a
+quarter to four times the launched value (16..65536, at most next_pow2 of its size); groups 1, 4,
+8, 16; num_warps 2, 4, 8, 16; num_stages 1..5 with loops, else the launched value alone. Every
+domain holds the launched value. A constraint the launched config breaks is dropped (the
+estimate, not the launch, is wrong).
+"""
+
+import ast
+import math
+
+_SMEM_BYTES = 232448  # shared memory per block on H100/H200 (227 KiB)
+_REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod",
+               "associative_scan"}
+_SHAPE_CALLS = {"zeros": 0, "full": 0, "reshape": 1, "broadcast_to": 1}  # where the shape is
+_DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "float8e4nv": 1,
+                "float8e5": 1, "float8e4b15": 1, "int8": 1, "uint8": 1}
+_LOAD_ARGS = ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
+              "eviction_policy", "volatile")
+_STORE_ARGS = ("pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy")
+_LOOP_OPTIONS = ("num_stages", "loop_unroll_factor", "flatten", "warp_specialize")
+_AUTOTUNE_KNOWN = ("configs", "key", "prune_configs_by", "reset_to_zero", "restore_value",
+                   "pre_hook", "post_hook")
+_DEVICE_CHAINS = ("torch.cuda.", "triton.runtime.driver.active")
+
+
+def analyze(path, kernel=None):
+    """The IR of the Triton file at `path` (see the module's docstring); with `kernel`, only that
+    jit function. Raises ValueError naming the file for a syntax error or an unknown kernel."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        tree = ast.parse(data, filename=path)
+    except SyntaxError as e:
+        raise ValueError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+    return _File(path, data, tree).document(kernel)
+
+
+def _span(node):
+    return {"line": node.lineno, "col": node.col_offset, "end_line": node.end_lineno,
+            "end_col": node.end_col_offset}
+
+
+def _literal(node):
+    """The value of a literal node, when JSON can hold it; else None."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, tuple):
+        value = list(value)
+    ok = (bool, int, float, str, list, dict, type(None))
+    return value if isinstance(value, ok) else None
+
+
+def _keyword(call, name, index=None):
+    """The argument `name` of a call, by keyword or at positional `index`."""
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    if index is not None and index < len(call.args):
+        return call.args[index]
+    return None
+
+
+def _is_main_guard(node):
+    t = node.test if isinstance(node, ast.If) else None
+    return isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and \
+        t.left.id == "__name__" and any(isinstance(c, ast.Constant) and c.value == "__main__"
+                                        for c in t.comparators)
+
+
+class _File:
+    def __init__(self, path, data, tree):
+        self.path = path
+        self.lines = data.splitlines(keepends=True)
+        self.tree = tree
+        self.triton = {"triton"}  # names bound to the triton module
+        self.tl = {"tl"}          # names bound to triton.language
+        self.imported = {}        # local name -> "jit" / "autotune" / "heuristics" / "Config"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name == "triton":
+                        self.triton.add(a.asname or "triton")
+                    elif a.name == "triton.language" and a.asname:
+                        self.tl.add(a.asname)
+            elif isinstance(node, ast.ImportFrom) and node.module in ("triton", "triton.runtime"):
+                for a in node.names:
+                    if a.name == "language":
+                        self.tl.add(a.asname or a.name)
+                    elif a.name in ("jit", "autotune", "heuristics", "Config"):
+                        self.imported[a.asname or a.name] = a.name
+        self.module_assigns = _assignments(tree.body)
+        self.jit = {}  # name -> FunctionDef of every jit function
+        self.functions = []  # (qualname, FunctionDef) of every other function
+        self._collect(tree.body, "")
+
+    def text(self, node):
+        """The source text of a node, exactly (UTF-8 byte columns)."""
+        if node is None:
+            return None
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if first == last:
+            raw = self.lines[first][node.col_offset:node.end_col_offset]
+        else:
+            raw = self.lines[first][node.col_offset:] + b"".join(self.lines[first + 1:last]) + \
+                self.lines[last][:node.end_col_offset]
+        return raw.decode("utf-8", "replace")
+
+    def decorator_kind(self, dec):
+        """"jit", "autotune" or "heuristics" for a triton decorator, else None."""
+        f = dec.func if isinstance(dec, ast.Call) else dec
+        if isinstance(f, ast.Name):
+            return self.imported.get(f.id) if self.imported.get(f.id) != "Config" else None
+        if isinstance(f, ast.Attribute) and f.attr in ("jit", "autotune", "heuristics"):
+            v = f.value
+            if isinstance(v, ast.Name) and v.id in self.triton:
+                return f.attr
+            if isinstance(v, ast.Attribute) and v.attr == "runtime":  # triton.runtime.jit
+                return f.attr
+        return None
+
+    def tl_attr(self, func):
+        """`arange` for tl.arange / triton.language.arange (and `math.exp2` style names for
+        tl.math.*), else None."""
+        if not isinstance(func, ast.Attribute):
+            return None
+        v = func.value
+        if isinstance(v, ast.Name) and v.id in self.tl:
+            return func.attr
+        if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name):
+            if v.value.id in self.triton and v.attr == "language":
+                return func.attr
+            if v.value.id in self.tl and v.attr in ("math", "extra"):
+                return func.attr
+        return None
+
+    def is_config(self, func):
+        if isinstance(func, ast.Name):
+            return self.imported.get(func.id) == "Config"
+        return isinstance(func, ast.Attribute) and func.attr == "Config"
+
+    def _collect(self, body, prefix):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any(self.decorator_kind(d) == "jit" for d in node.decorator_list):
+                    self.jit.setdefault(node.name, node)
+                else:
+                    self.functions.append((prefix + node.name, node))
+                    self._collect(node.body, prefix + node.name + ".")
+            elif isinstance(node, ast.ClassDef):
+                self._collect(node.body, prefix + node.name + ".")
+            elif isinstance(node, (ast.If, ast.Try, ast.With)) and not _is_main_guard(node):
+                for part in ("body", "orelse", "finalbody", "handlers"):
+                    inner = getattr(node, part, [])
+                    for b in inner:
+                        self._collect(b.body if isinstance(b, ast.ExceptHandler) else [b],
+                                      prefix)
+
+    def document(self, only):
+        if only is not None and only not in self.jit:
+            found = ", ".join(self.jit) or "none"
+            raise ValueError(f"{self.path}: no @triton.jit function '{only}' (found: {found})")
+        sites = {name: [] for name in self.jit}
+        for qualname, fn in self.functions:
+            for site in _launches(self, qualname, fn):
+                sites[site["kernel"]].append(site)
+        kernels = [_Kernel(self, fn).document(sites[name]) for name, fn in self.jit.items()
+                   if only is None or name == only]
+        functions = [{"name": fn.name, "qualname": q, "span": _span(fn),
+                      "launches": sorted({s["kernel"] for ss in sites.values() for s in ss
+                                          if s["qualname"] == q})}
+                     for q, fn in self.functions]
+        return {"path": self.path, "kernels": kernels, "functions": functions,
+                "device_queries": self._device_queries(self.tree.body)}
+
+    def _device_queries(self, body):
+        """Module-level statements (inside if/try/with too, never in definitions or a
+        __main__ guard) that ask the GPU or its driver something."""
+        out = []
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                 ast.Import, ast.ImportFrom)) or _is_main_guard(node):
+                continue
+            if isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+                inner = node.body + getattr(node, "orelse", []) + getattr(node, "finalbody", [])
+                inner += [s for h in getattr(node, "handlers", []) for s in h.body]
+                out += self._device_queries(inner)
+                continue
+            text = self.text(node)
+            if any(chain in text for chain in _DEVICE_CHAINS):
+                out.append({"text": text, "span": _span(node)})
+        return out
+
+
+def _assignments(body):
+    """name -> [statement] for every assignment of a plain name in `body` (not in nested
+    definitions), in source order."""
+    out = {}
+
+    def visit(nodes):
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                 ast.Lambda)):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        out.setdefault(n.id, []).append(node)
+            visit(ast.iter_child_nodes(node))
+    visit(body)
+    return out
+
+
+def _assigned_before(assigns, name, line):
+    """The last assignment statement of `name` starting before `line`."""
+    before = [s for s in assigns.get(name, []) if s.lineno < line]
+    return before[-1] if before else None
+
+
+def _launches(f, qualname, fn):
+    """Every `kernel[grid](...)` call in function `fn` (not in functions nested in it)."""
+    assigns = _assignments(fn.body)
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+    out = []
+    stack = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) and
+                isinstance(node.func.value, ast.Name) and node.func.value.id in f.jit):
+            continue
+        kernel = f.jit[node.func.value.id]
+        kparams = _params_of(kernel)
+        constexprs = {p.arg for p in kparams if _is_constexpr(f, p)}
+        grid = node.func.slice
+
+        def assigned(name):
+            stmt = _assigned_before(assigns, name, node.lineno) or \
+                _assigned_before(f.module_assigns, name, 1 << 30)
+            return f.text(stmt) if stmt is not None else None
+        kind = "tuple" if isinstance(grid, (ast.Tuple, ast.List)) else \
+            "lambda" if isinstance(grid, ast.Lambda) else \
+            "name" if isinstance(grid, ast.Name) else "expression"
+        passed = [(kparams[i].arg, a, True) for i, a in enumerate(node.args) if i < len(kparams)]
+        passed += [(k.arg, k.value, False) for k in node.keywords if k.arg]
+        meta = []
+        for name, value, positional in passed:
+            if name in constexprs:
+                is_name = isinstance(value, ast.Name)
+                meta.append({"name": name, "value": f.text(value), "positional": positional,
+                             "from_param": is_name and value.id in params,
+                             "assigned": assigned(value.id) if is_name and value.id not in params
+                             else None})
+        kwargs = {k.arg: f.text(k.value) for k in node.keywords if k.arg}
+        out.append({
+            "kernel": kernel.name, "function": fn.name, "qualname": qualname,
+            "span": _span(node), "function_span": _span(fn), "params": params,
+            "grid": {"text": f.text(grid), "kind": kind,
+                     "assigned": assigned(grid.id) if kind == "name" else None},
+            "args": [f.text(a) for a in node.args], "kwargs": kwargs, "constexprs": meta,
+            "num_warps": kwargs.get("num_warps"), "num_stages": kwargs.get("num_stages")})
+    return sorted(out, key=lambda s: (s["span"]["line"], s["span"]["col"]))
+
+
+def _params_of(fn):
+    return fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+
+
+def _is_constexpr(f, arg):
+    a = arg.annotation
+    if a is None:
+        return False
+    if isinstance(a, ast.Constant) and isinstance(a.value, str):
+        return a.value.endswith("constexpr")
+    return (isinstance(a, ast.Name) and a.id == "constexpr") or \
+        (isinstance(a, ast.Attribute) and a.attr == "constexpr")
+
+
+def _broadcast(a, b):
+    if a is None or b is None:
+        return None
+    n = max(len(a), len(b))
+    a, b = ("1",) * (n - len(a)) + a, ("1",) * (n - len(b)) + b
+    return tuple(y if x == "1" else x for x, y in zip(a, b))
+
+
+class _Kernel:
+    def __init__(self, f, fn):
+        self.f, self.fn = f, fn
+        self.args = _params_of(fn)
+        self.names = [a.arg for a in self.args]
+        self.constexprs = [a.arg for a in self.args if _is_constexpr(f, a)]
+        self.assigns = {}  # local name -> [value expressions]
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    self._bind(t, node.value)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                self._bind(node.target, node.value)
+            elif isinstance(node, ast.AugAssign):  # x += v binds x to x + v
+                self._bind(node.target, ast.copy_location(
+                    ast.BinOp(left=node.target, op=node.op, right=node.value), node))
+        self.parents = {}
+        for node in ast.walk(fn):
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+        self.shapes = {}  # memo: local name -> its tile shape
+        self._calls = None
+
+    def _bind(self, target, value):
+        if isinstance(target, ast.Name):
+            self.assigns.setdefault(target.id, []).append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(target.elts) == len(value.elts):
+            for t, v in zip(target.elts, value.elts):
+                self._bind(t, v)
+
+    def text(self, node):
+        return self.f.text(node)
+
+    def calls(self):
+        """Every call in the body (not in the decorators), in walk order."""
+        if self._calls is None:
+            self._calls = sorted((n for stmt in self.fn.body for n in ast.walk(stmt)
+                                  if isinstance(n, ast.Call)),
+                                 key=lambda n: (n.lineno, n.col_offset))
+        return self._calls
+
+    def in_loop(self, node):
+        while node in self.parents:
+            node = self.parents[node]
+            if isinstance(node, (ast.For, ast.While)):
+                return True
+        return False
+
+    def expand(self, expr, seen=frozenset()):
+        """`expr` and the values assigned to the local names in it, transitively."""
+        out = [expr]
+        for n in ast.walk(expr):
+            if isinstance(n, ast.Name) and n.id not in self.names and n.id not in seen:
+                seen = seen | {n.id}
+                for v in self.assigns.get(n.id, []):
+                    out += self.expand(v, seen)
+        return out
+
+    # ---- tile shapes: tuples of dimension texts ("1" for a broadcast axis), None unknown ----
+    def shape(self, e, seen=frozenset()):
+        if isinstance(e, ast.Constant):
+            return ()
+        if isinstance(e, ast.Name):
+            if e.id in self.names or e.id not in self.assigns:
+                return ()
+            if e.id in self.shapes:
+                return self.shapes[e.id]
+            if e.id in seen:
+                return None
+            for v in reversed(self.assigns[e.id]):
+                s = self.shape(v, seen | {e.id})
+                if s is not None:
+                    if not seen:
+                        self.shapes[e.id] = s
+                    return s
+            return None
+        if isinstance(e, ast.Subscript):
+            base = self.shape(e.value, seen)
+            parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+            if base is None or not all(isinstance(p, ast.Slice) or
+                                       (isinstance(p, ast.Constant) and p.value is None)
+                                       for p in parts):
+                return None
+            dims, it = [], iter(base)
+            for p in parts:
+                dims.append("1" if isinstance(p, ast.Constant) else next(it, None))
+            return None if None in dims else tuple(dims)
+        if isinstance(e, ast.BinOp):
+            return _broadcast(self.shape(e.left, seen), self.shape(e.right, seen))
+        if isinstance(e, ast.BoolOp):
+            s = ()
+            for v in e.values:
+                s = _broadcast(s, self.shape(v, seen))
+            return s
+        if isinstance(e, ast.Compare):
+            s = self.shape(e.left, seen)
+            for c in e.comparators:
+                s = _broadcast(s, self.shape(c, seen))
+            return s
+        if isinstance(e, ast.UnaryOp):
+            return self.shape(e.operand, seen)
+        if isinstance(e, ast.IfExp):
+            return self.shape(e.body, seen)
+        if isinstance(e, ast.Attribute):
+            if e.attr != "T":
+                return ()  # x.dtype, ptr.type.element_ty: not tiles
+            s = self.shape(e.value, seen)
+            return s[::-1] if s is not None else None
+        if isinstance(e, ast.Call):
+            return self._call_shape(e, seen)
+        return None
+
+    def _call_shape(self, e, seen):
+        name = self.f.tl_attr(e.func)
+        method = e.func.attr if isinstance(e.func, ast.Attribute) and name is None else None
+        if name == "arange" and len(e.args) == 2:
+            start = self.text(e.args[0])
+            stop = self.text(e.args[1])
+            return (stop if start == "0" else f"{stop} - {start}",)
+        if name in _SHAPE_CALLS or method in ("reshape", "view"):
+            if name:
+                node = _keyword(e, "shape", _SHAPE_CALLS[name])
+            else:  # x.reshape(a, b) or x.reshape((a, b))
+                node = e.args[0] if len(e.args) == 1 else ast.Tuple(elts=e.args)
+            if isinstance(node, (ast.Tuple, ast.List)):
+                return tuple(self.text(x) for x in node.elts)
+            return None
+        if name == "make_block_ptr":
+            node = _keyword(e, "block_shape", 4)
+            return tuple(self.text(x) for x in node.elts) \
+                if isinstance(node, (ast.Tuple, ast.List)) else None
+        if name in ("advance", "load", "multiple_of", "max_contiguous") and e.args:
+            return self.shape(e.args[0], seen)
+        if method == "to":
+            return self.shape(e.func.value, seen)
+        if name == "trans" and e.args:
+            s = self.shape(e.args[0], seen)
+            return s[::-1] if s is not None else None
+        if name == "dot" and len(e.args) >= 2:
+            a, b = self.shape(e.args[0], seen), self.shape(e.args[1], seen)
+            return (a[-2], b[-1]) if a and b and len(a) >= 2 and len(b) >= 2 else None
+        if name in _REDUCTIONS:
+            s = self.shape(e.args[0], seen) if e.args else None
+            axis = _literal(_keyword(e, "axis", 1)) if _keyword(e, "axis", 1) else None
+            if s is None or not isinstance(axis, int) or not -len(s) <= axis < len(s):
+                return None
+            return s[:axis] + s[axis + 1:] if axis >= 0 else s[:axis] + s[len(s) + axis + 1:]
+        if name in ("program_id", "num_programs", "cdiv"):
+            return ()
+        if name == "make_tensor_descriptor" or method is not None:
+            return None  # a descriptor, or a method of unknown result
+        s = ()  # anything else (min, tl.exp, a jit helper) taken as elementwise
+        for a in e.args:
+            s = _broadcast(s, self.shape(a, seen))
+        return s
+
+    def pointer_bases(self, e, seen=frozenset()):
+        """Kernel parameters that are the base of the address `e` (not its offsets)."""
+        if isinstance(e, ast.Name):
+            if e.id in self.names:
+                return {e.id}
+            if e.id in seen:
+                return set()
+            return set().union(*[self.pointer_bases(v, seen | {e.id})
+                                 for v in self.assigns.get(e.id, [])])
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
+            return self.pointer_bases(e.left, seen) | self.pointer_bases(e.right, seen)
+        if isinstance(e, ast.Subscript):
+            return self.pointer_bases(e.value, seen)
+        if isinstance(e, ast.IfExp):
+            return self.pointer_bases(e.body, seen) | self.pointer_bases(e.orelse, seen)
+        if isinstance(e, ast.Call):
+            name = self.f.tl_attr(e.func)
+            if name in ("make_block_ptr", "make_tensor_descriptor"):
+                base = _keyword(e, "base", 0)
+                return self.pointer_bases(base, seen) if base is not None else set()
+            if name in ("advance", "multiple_of", "max_contiguous") and e.args:
+                return self.pointer_bases(e.args[0], seen)
+            if isinstance(e.func, ast.Attribute) and e.func.attr == "to" and name is None:
+                return self.pointer_bases(e.func.value, seen)
+        return set()
+
+    def made_by(self, e, names):
+        """Whether `e` is (through local names) a call of tl.<one of names>."""
+        for x in self.expand(e):
+            if isinstance(x, ast.Call) and self.f.tl_attr(x.func) in names:
+                return True
+        return False
+
+    def pure_arange(self, e, seen=frozenset()):
+        """X when `e` is tl.arange(0, X) itself (through names and [:, None] indexing)."""
+        if isinstance(e, ast.Subscript):
+            return self.pure_arange(e.value, seen)
+        if isinstance(e, ast.Name) and e.id not in self.names and e.id not in seen:
+            values = self.assigns.get(e.id, [])
+            return self.pure_arange(values[0], seen | {e.id}) if len(values) == 1 else None
+        if isinstance(e, ast.Call) and self.f.tl_attr(e.func) == "arange" and len(e.args) == 2 \
+                and self.text(e.args[0]) == "0" and isinstance(e.args[1], ast.Name):
+            return e.args[1].id
+        return None
+
+    # ---- the document ----
+    def document(self, sites):
+        f = self.f
+        self.loops = self._loops()
+        memops, dots, reductions, atomics, pids, nprogs, calls = [], [], [], [], [], [], []
+        masks = []  # (mask expression, node) pairs compared against sizes
+        for c in self.calls():
+            name = f.tl_attr(c.func)
+            if name in ("load", "store"):
+                memops.append(self._memop(c, name))
+                if memops[-1]["_mask"] is not None:
+                    masks.append(memops[-1]["_mask"])
+            elif name in ("make_block_ptr", "make_tensor_descriptor", "advance"):
+                memops.append(self._memop(c, name))
+            elif name in ("load_tensor_descriptor", "store_tensor_descriptor"):
+                memops.append(self._memop(c, name.split("_")[0], descriptor=True))
+            elif isinstance(c.func, ast.Attribute) and c.func.attr in ("load", "store") and \
+                    name is None and self._is_descriptor(c.func.value):
+                memops.append(self._memop(c, c.func.attr, descriptor=True))
+            elif name == "dot":
+                dots.append(self._dot(c))
+            elif name in _REDUCTIONS:
+                axis = _keyword(c, "axis", 1)
+                reductions.append({"op": name, "span": _span(c), "input": self.text(
+                    c.args[0]) if c.args else None, "axis": self.text(axis)})
+            elif name and name.startswith("atomic_"):
+                mask = _keyword(c, "mask", 3 if name == "atomic_cas" else 2)
+                if mask is not None:
+                    masks.append(mask)
+                atomics.append({"op": name, "span": _span(c),
+                                "pointer": self.text(_keyword(c, "pointer", 0)),
+                                "value": self.text(_keyword(c, "val", 2 if name == "atomic_cas"
+                                                            else 1)),
+                                "mask": self.text(mask), "sem": self.text(_keyword(c, "sem")),
+                                "scope": self.text(_keyword(c, "scope"))})
+            elif name in ("program_id", "num_programs"):
+                (pids if name == "program_id" else nprogs).append(
+                    {"axis": self.text(_keyword(c, "axis", 0)), "span": _span(c)})
+            elif name == "where" and c.args:
+                masks.append(c.args[0])
+            elif isinstance(c.func, ast.Name) and c.func.id in f.jit:
+                calls.append({"callee": c.func.id, "span": _span(c),
+                              "args": [self.text(a) for a in c.args]})
+        self.memops, self.dots = memops, dots
+        self.masked, sizes, rows = self._masks(masks, memops)
+        pointers = set().union(*[m["_bases"] for m in memops] +
+                               [self.pointer_bases(_keyword(a, "pointer", 0)) for a in
+                                self.calls() if (f.tl_attr(a.func) or "").startswith("atomic_")])
+        for m in memops:
+            for internal in [k for k in m if k.startswith("_")]:
+                del m[internal]
+        uses = self._uses()
+        params = []
+        defaults = [None] * (len(self.fn.args.posonlyargs + self.fn.args.args) -
+                             len(self.fn.args.defaults)) + self.fn.args.defaults
+        defaults += self.fn.args.kw_defaults
+        for a, d in zip(self.args, defaults):
+            kind = "constexpr" if a.arg in self.constexprs else \
+                "pointer" if a.arg in pointers or a.arg.lower().endswith("ptr") else "scalar"
+            p = {"name": a.arg, "kind": kind, "span": _span(a),
+                 "default": _literal(d) if d is not None else None}
+            if kind == "constexpr":
+                p["uses"] = sorted(uses.get(a.arg, ()))
+            params.append(p)
+        self.default_nodes = dict(zip(self.names, defaults))
+        autotune, heuristics, jit_options, decorators = None, None, {}, []
+        for d in self.fn.decorator_list:
+            kind = f.decorator_kind(d)
+            decorators.append({"kind": kind or "other", "span": _span(d), "text": self.text(d)})
+            if kind == "autotune" and isinstance(d, ast.Call):
+                autotune = self._autotune(d)
+            elif kind == "heuristics" and isinstance(d, ast.Call) and d.args:
+                values = d.args[0]
+                heuristics = {"span": _span(d), "values": {
+                    k.value: self.text(v) for k, v in zip(values.keys, values.values)
+                    if isinstance(k, ast.Constant)} if isinstance(values, ast.Dict) else {},
+                    "text": self.text(values)}
+            elif kind == "jit" and isinstance(d, ast.Call):
+                jit_options = {k.arg: self.text(k.value) for k in d.keywords if k.arg}
+        tunables, constraints = self._tunables(params, uses, heuristics, sizes, rows)
+        for d in dots:
+            del d["_operands"]
+        return {"name": self.fn.name, "span": _span(self.fn), "decorators": decorators,
+                "jit_options": jit_options, "autotune": autotune, "heuristics": heuristics,
+                "params": params, "loops": self.loops, "memops": memops, "dots": dots,
+                "reductions": reductions, "atomics": atomics, "program_ids": pids,
+                "num_programs": nprogs, "calls": calls, "launch_sites": sites,
+                "tunables": tunables, "constraints": constraints}
+
+    def _is_descriptor(self, e):
+        if not isinstance(e, ast.Name):
+            return False
+        if e.id in self.names:
+            return e.id not in self.constexprs and e.id not in self.f.tl
+        return self.made_by(e, {"make_tensor_descriptor"})
+
+    def _loops(self):
+        out = []
+        for node in ast.walk(self.fn):
+            if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)):
+                continue
+            it = node.iter
+            name = self.f.tl_attr(it.func)
+            kind = "range" if isinstance(it.func, ast.Name) and it.func.id == "range" else \
+                f"tl.{name}" if name in ("range", "static_range") else None
+            if kind is None or not it.args:
+                continue
+            args = [self.text(a) for a in it.args]
+            start, stop, step = (["0"] + args + ["1"])[:3] if len(args) == 1 else \
+                (args + ["1"])[:3]
+            span = stop if start == "0" else f"{stop} - {start}"
+            if step == "1":
+                trip = span
+            else:
+                trip = f"cdiv({span}, {step})"
+            depth = 0
+            p = node
+            while p in self.parents:
+                p = self.parents[p]
+                depth += isinstance(p, ast.For)
+            out.append({"kind": kind, "var": self.text(node.target), "start": start,
+                        "stop": stop, "step": step, "trip_count": trip, "depth": depth,
+                        "span": _span(node),
+                        "options": {k.arg: self.text(k.value) for k in it.keywords
+                                    if k.arg in _LOOP_OPTIONS}})
+        return sorted(out, key=lambda lp: (lp["span"]["line"], lp["span"]["col"]))
+
+    def _memop(self, c, op, descriptor=False):
+        names = _STORE_ARGS if op == "store" else _LOAD_ARGS
+        if descriptor:
+            names = ("offsets", "value") if op == "store" else ("offsets",)
+        get = {n: _keyword(c, n, i) for i, n in enumerate(names)}
+        if op in ("make_block_ptr", "make_tensor_descriptor"):
+            get = {"pointer": _keyword(c, "base", 0),
+                   "block_shape": _keyword(c, "block_shape", 4 if op == "make_block_ptr" else 3)}
+        elif op == "advance":
+            get = {"pointer": _keyword(c, "base", 0), "offsets": _keyword(c, "offsets", 1)}
+        pointer = get.get("pointer")
+        if descriptor and isinstance(c.func, ast.Attribute) and c.func.attr in ("load", "store"):
+            pointer = c.func.value
+        elif descriptor:
+            pointer = _keyword(c, "desc", 0)
+        block = op in ("make_block_ptr", "advance") or (
+            op in ("load", "store") and not descriptor and pointer is not None and
+            self.made_by(pointer, {"make_block_ptr", "advance"}))
+        out = {"op": op, "span": _span(c), "pointer": self.text(pointer),
+               "block_pointer": bool(block), "descriptor": descriptor or
+               op == "make_tensor_descriptor", "in_loop": self.in_loop(c),
+               # for the analysis only, dropped from the document:
+               "_bases": self.pointer_bases(pointer) if pointer is not None else set(),
+               "_mask": get.get("mask"), "_check": get.get("boundary_check"),
+               "_pointer": pointer}
+        for field in ("value", "mask", "other", "boundary_check", "padding_option",
+                      "cache_modifier", "eviction_policy", "volatile", "block_shape", "offsets"):
+            out[field] = self.text(get.get(field))
+        return out
+
+    def _dot(self, c):
+        a, b = (c.args + [None, None])[:2]
+        sa = self.shape(a) if a is not None else None
+        sb = self.shape(b) if b is not None else None
+        dims = (sa[-2], sb[-1], sa[-1]) if sa and sb and len(sa) >= 2 and len(sb) >= 2 \
+            else (None, None, None)
+        out = {"span": _span(c), "_operands": [x for x in (a, b) if x is not None],
+               "a": self.text(a), "b": self.text(b),
+               "acc": self.text(_keyword(c, "acc", 2)), "m": dims[0], "n": dims[1], "k": dims[2],
+               "in_loop": self.in_loop(c)}
+        for name in ("input_precision", "out_dtype", "max_num_imprecise_acc", "allow_tf32"):
+            out[name] = self.text(_keyword(c, name))
+        return out
+
+    def _masks(self, masks, memops):
+        """(constexprs whose tiles are masked, {constexpr: sizes its tiles are compared with},
+        {constexpr: sizes its bare tl.arange is compared with by <}); sizes are texts over the
+        kernel's parameters."""
+        masked, sizes, rows = set(), {}, {}
+        for m in masks:
+            for x in self.expand(m):
+                for cmp in (n for n in ast.walk(x) if isinstance(n, ast.Compare)):
+                    op, right = cmp.ops[0], cmp.comparators[0]
+                    if isinstance(op, (ast.Lt, ast.LtE)):
+                        index, bound = cmp.left, right
+                    elif isinstance(op, (ast.Gt, ast.GtE)):
+                        index, bound = right, cmp.left
+                    else:
+                        continue
+                    dims = [d for d in self.shape(index) or () if d != "1"]
+                    masked.update(dims)
+                    names = {n.id for n in ast.walk(bound) if isinstance(n, ast.Name)}
+                    if not names or not names <= set(self.names):
+                        continue
+                    for d in dims:
+                        sizes.setdefault(d, set()).add(self.text(bound))
+                    extent = self.pure_arange(index)
+                    if extent and isinstance(op, ast.Lt):
+                        rows.setdefault(extent, set()).add(self.text(bound))
+        for m in memops:  # a block pointer's boundary_check masks those axes of its block
+            check = _literal(m["_check"]) if m["_check"] is not None else None
+            dims = self.shape(m["_pointer"]) if m["block_pointer"] else None
+            for axis in check if isinstance(check, list) and dims else []:
+                if isinstance(axis, int) and 0 <= axis < len(dims):
+                    masked.add(dims[axis])
+        return masked, sizes, rows
+
+    def _uses(self):
+        uses = {}
+        for node in (n for stmt in self.fn.body for n in ast.walk(stmt)):
+            if isinstance(node, ast.Name) and node.id in self.constexprs:
+                uses.setdefault(node.id, set()).add(self._context(node))
+        for d in self.dots:
+            for dim in (d["m"], d["n"], d["k"]):
+                if dim in self.constexprs:
+                    uses.setdefault(dim, set()).add("dot")
+        for name in self.masked & set(self.constexprs):
+            uses.setdefault(name, set()).add("mask")
+        return uses
+
+    def _context(self, node):
+        child, p = node, self.parents.get(node)
+        while p is not None and p is not self.fn:
+            if isinstance(p, ast.Call):
+                name = self.f.tl_attr(p.func)
+                method = p.func.attr if isinstance(p.func, ast.Attribute) else None
+                kw = next((k.arg for k in p.keywords if child in (k, k.value)), None)
+                index = p.args.index(child) if child in p.args else None
+                if name == "arange":
+                    return "arange"
+                if name == "dot":
+                    return "dot"
+                if name in ("load", "store") and (kw == "mask" or index == (2 if name == "store"
+                                                                            else 1)):
+                    return "mask"
+                if kw == "block_shape" or (name in ("zeros", "full") and index == 0) or \
+                        ((name in ("reshape", "broadcast_to") or method in ("reshape", "view"))
+                         and child is not p.func):
+                    return "shape"
+                if name == "static_range":
+                    return "static_range"
+                if isinstance(self.parents.get(p), ast.For) and self.parents[p].iter is p:
+                    if (isinstance(p.func, ast.Name) and p.func.id == "range") or name == "range":
+                        if kw in _LOOP_OPTIONS:
+                            return "other"  # a tl.range option: see the stages rule
+                        return "loop_step" if index == 2 else "loop_bound"
+            if isinstance(p, (ast.If, ast.IfExp, ast.While)) and p.test is child:
+                return "condition"
+            child, p = p, self.parents.get(p)
+        return "other"
+
+    def _autotune(self, d):
+        kw = {k.arg: k.value for k in d.keywords if k.arg}
+        configs = kw.get("configs", d.args[0] if d.args else None)
+        key = kw.get("key", d.args[1] if len(d.args) > 1 else None)
+        listed, source = configs, None
+        if isinstance(configs, ast.Name):
+            stmts = self.f.module_assigns.get(configs.id, [])
+            source = "\n".join(self.text(s) for s in stmts) or None
+            listed = stmts[0].value if len(stmts) == 1 and isinstance(stmts[0], ast.Assign) \
+                else None
+        parsed = [self._config(c) for c in listed.elts] \
+            if isinstance(listed, (ast.List, ast.Tuple)) else None
+        literal = parsed is not None and None not in parsed
+        out = {"span": _span(d), "configs_text": self.text(configs), "configs_source": source,
+               "configs_literal": literal, "configs": parsed if literal else None,
+               "key": _literal(key) if key is not None and _literal(key) is not None
+               else self.text(key)}
+        for name in _AUTOTUNE_KNOWN[2:]:
+            value = kw.get(name)
+            lit = _literal(value) if value is not None else None
+            out[name] = lit if lit is not None and name in ("reset_to_zero", "restore_value") \
+                else self.text(value)
+        out["options"] = {k: self.text(v) for k, v in kw.items() if k not in _AUTOTUNE_KNOWN}
+        return out
+
+    def _config(self, c):
+        """A triton.Config(...) of literals as a flat dict, else None."""
+        if not (isinstance(c, ast.Call) and self.f.is_config(c.func)):
+            return None
+        kwargs = _keyword(c, "kwargs", 0)
+        values = _literal(kwargs) if kwargs is not None else None
+        if not isinstance(values, dict):
+            return None
+        for k in c.keywords:
+            if k.arg in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
+                v = _literal(k.value)
+                if not isinstance(v, int) and v is not None:
+                    return None
+                values[k.arg] = v
+            elif k.arg == "pre_hook":
+                return None
+        return values
+
+    def _tunables(self, params, uses, heuristics, sizes, rows):
+        set_by_heuristics = set(heuristics["values"]) if heuristics else set()
+        stage_params = {lp["options"].get("num_stages") for lp in self.loops}
+        steps = {n for n in self.constexprs if "loop_step" in uses.get(n, ())}
+        tunables, constraints = [], []
+        for p in params:
+            if p["kind"] != "constexpr":
+                continue
+            n, u = p["name"], uses.get(p["name"], set())
+            default = self.default_nodes.get(n)
+            default_text = self.text(default) if default is not None else ""
+            t = {"name": n, "kind": "fixed", "why": "", "domain": "", "relates_to": [],
+                 "covers_row": None, "dot": "dot" in u}
+            if n in set_by_heuristics:
+                t["why"] = "set by @triton.heuristics"
+            elif "dtype" in n.lower() or (default_text.split(".")[0] in self.f.tl and
+                                          _literal(default) is None):
+                t["why"] = "a dtype"
+            elif n in stage_params:
+                t.update(kind="stages", domain="1..5")
+            elif "GROUP" in n.upper() and "arange" not in u:
+                t.update(kind="group", domain="1, 4, 8, 16")
+            elif not u & {"arange", "loop_step", "shape", "mask", "dot"}:
+                t["why"] = "a flag (used in conditions)" if "condition" in u else \
+                    "a static loop count (a problem size)" if "static_range" in u else "not a size"
+            elif "arange" in u and "mask" not in u and "loop_step" not in u:
+                t["why"] = "must equal a size (an unmasked tl.arange extent)"
+            else:
+                t["kind"] = "step" if "loop_step" in u else "block"
+                t["relates_to"] = sorted(sizes.get(n, ()))
+                row = sorted(rows.get(n, ()))
+                if row and n not in steps and "loop_bound" not in u:
+                    t["covers_row"] = row[0]
+                    t["domain"] = f"powers of two from next_pow2({row[0]}) to 4x, at most 65536"
+                    for b in row:
+                        constraints.append({"expr": f"{n} >= {b}", "why": f"one block covers the "
+                                            f"row: tl.arange(0, {n}) masked by < {b}"})
+                elif t["dot"]:
+                    t["domain"] = "powers of two 16..256"
+                else:
+                    t["domain"] = "powers of two from 1/4 to 4x the launched value, 16..65536"
+            tunables.append(t)
+        tunables.append({"name": "num_warps", "kind": "warps", "why": "", "domain": "2, 4, 8, 16",
+                         "relates_to": [], "covers_row": None, "dot": False})
+        if "num_stages" not in self.names:
+            tunables.append({"name": "num_stages", "kind": "stages",
+                             "why": "" if self.loops else "no loops: num_stages changes nothing",
+                             "domain": "1..5" if self.loops else "the launched value",
+                             "relates_to": [], "covers_row": None, "dot": False})
+        smem = self._smem()
+        if smem:
+            constraints.append(smem)
+        return tunables, constraints
+
+    def _smem(self):
+        """The shared-memory estimate over the loaded tl.dot operand tiles, or None."""
+        terms, sizes = [], []
+        for d in self.dots:
+            for operand in d["_operands"]:
+                s = self.shape(operand)
+                if s and len(s) == 2 and all(x in self.constexprs for x in s) and \
+                        self._loaded(operand):
+                    terms.append(f"{s[0]}*{s[1]}")
+                    sizes.append(self._element_size(operand))
+        if not terms:
+            return None
+        stages = " * num_stages" if self.loops else ""
+        return {"expr": f"({' + '.join(terms)}) * {max(sizes)}{stages} <= {_SMEM_BYTES}",
+                "why": "shared memory: the loaded tl.dot operand tiles"
+                       + (", one copy a pipeline stage" if self.loops else "")}
+
+    def _loaded(self, e, seen=frozenset()):
+        """Whether `e` is a loaded tile itself (through names, .to() and tl.trans), not a value
+        computed from one."""
+        if isinstance(e, ast.Name) and e.id not in self.names and e.id not in seen:
+            return any(self._loaded(v, seen | {e.id}) for v in self.assigns.get(e.id, []))
+        if not isinstance(e, ast.Call):
+            return False
+        name = self.f.tl_attr(e.func)
+        if name == "load":
+            return True
+        if isinstance(e.func, ast.Attribute) and name is None:
+            if e.func.attr == "load":
+                return self._is_descriptor(e.func.value)
+            if e.func.attr == "to":
+                return self._loaded(e.func.value, seen)
+        return name == "trans" and bool(e.args) and self._loaded(e.args[0], seen)
+
+    def _element_size(self, operand):
+        for x in self.expand(operand):
+            if isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and \
+                    x.func.attr == "to" and x.args:
+                dtype = self.text(x.args[0]).split(".")[-1]
+                if dtype in _DTYPE_BYTES:
+                    return _DTYPE_BYTES[dtype]
+        return 2
+
+
+def _next_pow2(n):
+    return 1 << max(0, math.ceil(math.log2(max(1, n))))
+
+
+def _size_value(text, bound):
+    try:
+        value = eval(compile(text, "<size>", "eval"), {"__builtins__": {}}, dict(bound))
+    except Exception:
+        return None
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def _holds(expr, bound):
+    """True/False for a constraint at `bound`; None when it names something `bound` lacks."""
+    try:
+        return bool(eval(compile(expr, "<constraint>", "eval"),
+                         {"__builtins__": {}, "min": min, "max": max}, dict(bound)))
+    except Exception:
+        return None
+
+
+def infer_space(ir_kernel, bound):
+    """{"params": {NAME: [values]}, "constraints": [expr], "fixed": {NAME: why}} around the
+    launch `bound` (see the module's docstring for the rules)."""
+    bound = dict(bound)
+    bound.setdefault("num_warps", 4)
+    bound.setdefault("num_stages", 3)
+    params, fixed = {}, {}
+    for t in ir_kernel["tunables"]:
+        name, kind, v = t["name"], t["kind"], bound.get(t["name"])
+        if kind == "fixed":
+            fixed[name] = t["why"]
+            continue
+        if not isinstance(v, int) or isinstance(v, bool):
+            fixed[name] = "no launched value to tune around"
+            continue
+        caps = [_size_value(s, bound) for s in t["relates_to"]]
+        cap = _next_pow2(max(c for c in caps if c)) if any(caps) else 65536
+        if kind == "group":
+            values = [1, 4, 8, 16]
+        elif kind == "warps":
+            values = [2, 4, 8, 16]
+        elif kind == "stages":
+            values = [1, 2, 3, 4, 5] if ir_kernel["loops"] else []
+        elif t["covers_row"]:
+            lo = _next_pow2(_size_value(t["covers_row"], bound) or v)
+            values = [lo << i for i in range(3) if lo << i <= 65536]
+        elif t["dot"]:
+            values = [x for x in (16, 32, 64, 128, 256) if x <= max(16, cap)]
+        else:
+            lo, hi = max(16, _next_pow2(v) // 4), min(65536, _next_pow2(v) * 4, max(16, cap))
+            values = [1 << i for i in range(4, 17) if lo <= 1 << i <= hi]
+        params[name] = sorted(set(values) | {v})
+    constraints = [c["expr"] for c in ir_kernel["constraints"] if _holds(c["expr"], bound)
+                   is not False]
+    return {"params": params, "constraints": constraints, "fixed": fixed}

@@ -1,0 +1,359 @@
+"""The static analysis (tforge_worker.analyze): expected IR facts for every example kernel and
+every realistic fixture, and the spaces infer_space builds around a real launch."""
+
+import json
+import os
+
+import pytest
+
+from conftest import EXAMPLES, FIXTURES
+from tforge_worker.analyze import analyze, infer_space
+
+REALISTIC = os.path.join(FIXTURES, "realistic")
+
+
+def example(name):
+    return os.path.join(EXAMPLES, name, "kernel.py")
+
+
+def fixture(name):
+    return os.path.join(REALISTIC, name)
+
+
+def kernel_of(path, name):
+    doc = analyze(path)
+    found = {k["name"]: k for k in doc["kernels"]}
+    assert name in found, f"{name} not among {sorted(found)}"
+    return found[name]
+
+
+def kinds(k):
+    return {p["name"]: p["kind"] for p in k["params"]}
+
+
+def uses(k):
+    return {p["name"]: set(p["uses"]) for p in k["params"] if p["kind"] == "constexpr"}
+
+
+def tunables(k):
+    return {t["name"]: t for t in k["tunables"]}
+
+
+# path, kernel, pointers, constexprs with uses that must be among theirs, loops (kind, trip),
+# tunable kinds, constraints, a launch (or None) with which infer_space is checked
+CASES = [
+    (example("matmul"), "matmul_kernel", {"a_ptr", "b_ptr", "c_ptr"},
+     {"BLOCK_M": {"arange", "dot", "mask", "shape"}, "BLOCK_K": {"loop_step", "dot", "mask"},
+      "GROUP_M": {"other"}},
+     [("range", "cdiv(K, BLOCK_K)")],
+     {"BLOCK_M": "block", "BLOCK_N": "block", "BLOCK_K": "step", "GROUP_M": "group",
+      "num_warps": "warps", "num_stages": "stages"},
+     ["(BLOCK_M*BLOCK_K + BLOCK_K*BLOCK_N) * 2 * num_stages <= 232448"],
+     dict(M=4096, N=4096, K=4096, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, GROUP_M=1, num_warps=4,
+          num_stages=1)),
+    (example("attention"), "attn_fwd", {"Q", "K", "V", "O"},
+     {"HEAD_DIM": {"arange", "shape"}, "BLOCK_N": {"loop_step", "mask", "dot"}},
+     [("range", "cdiv(S, BLOCK_N)")],
+     {"HEAD_DIM": "fixed", "BLOCK_M": "block", "BLOCK_N": "step"},
+     ["(BLOCK_M*HEAD_DIM + HEAD_DIM*BLOCK_N + BLOCK_N*HEAD_DIM) * 2 * num_stages <= 232448"],
+     dict(S=1024, H=16, HEAD_DIM=64, BLOCK_M=64, BLOCK_N=32, num_warps=4, num_stages=1)),
+    (example("conv2d"), "conv2d_kernel", {"x_ptr", "w_ptr", "out_ptr"},
+     {"R": {"static_range"}, "BLOCK_C": {"loop_step", "arange", "mask"}},
+     [("range", "cdiv(C, BLOCK_C)"), ("tl.static_range", "R"), ("tl.static_range", "S")],
+     {"R": "fixed", "S": "fixed", "BLOCK_PQ": "block", "BLOCK_K": "block", "BLOCK_C": "step"},
+     ["(BLOCK_PQ*BLOCK_C + BLOCK_C*BLOCK_K) * 2 * num_stages <= 232448"],
+     dict(N=8, C=64, H=34, W=34, K=64, P=32, Q=32, R=3, S=3, BLOCK_PQ=64, BLOCK_K=32,
+          BLOCK_C=16, num_warps=4, num_stages=2)),
+    (example("layer_norm"), "layer_norm_fwd", {"X", "Y", "W", "B", "Mean", "Rstd"},
+     {"BLOCK_N": {"loop_step", "arange", "mask", "shape"}},
+     [("range", "cdiv(N, BLOCK_N)")] * 3,
+     {"BLOCK_N": "step"}, [], dict(N=4096, stride=4096, BLOCK_N=512, num_warps=4,
+                                    num_stages=2)),
+    (example("rms_norm"), "rms_norm_fwd", {"X", "Y", "W"}, {"BLOCK_N": {"loop_step"}},
+     [("range", "cdiv(N, BLOCK_N)")] * 2, {"BLOCK_N": "step"}, [],
+     dict(N=8192, BLOCK_N=1024, num_warps=4, num_stages=1)),
+    (example("rope"), "rope_kernel", {"x_ptr", "cos_ptr", "sin_ptr"},
+     {"HALF": {"arange"}, "BLOCK_H": {"arange", "mask"}}, [],
+     {"HALF": "fixed", "BLOCK_H": "block"}, [], dict(S=512, H=32, HALF=64, BLOCK_H=4,
+                                                     num_warps=4, num_stages=1)),
+    (example("softmax"), "softmax_kernel", {"out_ptr", "in_ptr"},
+     {"BLOCK_N": {"loop_step", "mask"}}, [("range", "cdiv(n_cols, BLOCK_N)")] * 2,
+     {"BLOCK_N": "step"}, [], dict(n_cols=781, BLOCK_N=128, num_warps=4, num_stages=1)),
+    (example("vector_add"), "add_kernel", {"x_ptr", "y_ptr", "out_ptr"},
+     {"BLOCK": {"arange", "mask"}}, [], {"BLOCK": "block"}, [],
+     dict(n=98432, BLOCK=128, num_warps=4, num_stages=1)),
+    (fixture("gemm_autotune.py"), "matmul_kernel", {"a_ptr", "b_ptr", "c_ptr"},
+     {"BLOCK_SIZE_K": {"loop_bound", "dot"}, "ACTIVATION": {"condition"}},
+     [("range", "tl.cdiv(K, BLOCK_SIZE_K)")],
+     {"BLOCK_SIZE_M": "block", "BLOCK_SIZE_K": "block", "GROUP_SIZE_M": "group",
+      "ACTIVATION": "fixed"},
+     ["(BLOCK_SIZE_M*BLOCK_SIZE_K + BLOCK_SIZE_K*BLOCK_SIZE_N) * 2 * num_stages <= 232448"],
+     dict(M=512, N=512, K=512, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64,
+          GROUP_SIZE_M=8, ACTIVATION="", num_warps=8, num_stages=4)),
+    (fixture("rms_norm_liger.py"), "_rms_norm_forward_kernel",
+     {"Y_ptr", "X_ptr", "W_ptr", "RSTD_ptr"}, {"BLOCK_SIZE": {"arange", "mask"}}, [],
+     {"BLOCK_SIZE": "block"}, ["BLOCK_SIZE >= n_cols"],
+     dict(n_cols=300, BLOCK_SIZE=512, num_warps=4)),
+    (fixture("matvec_heuristics.py"), "matvec_kernel", {"A", "X", "Y"},
+     {"EVEN_K": {"condition"}, "BLOCK_K": {"loop_step", "mask"}},
+     [("range", "cdiv(K, BLOCK_K)")],
+     {"EVEN_K": "fixed", "BLOCK_M": "block", "BLOCK_K": "step"}, [],
+     dict(M=70, K=128, BLOCK_M=32, BLOCK_K=64, EVEN_K=True, num_warps=4, num_stages=3)),
+    (fixture("attention_causal.py"), "_attn_fwd", {"Q", "K", "V", "Out"},
+     {"IS_CAUSAL": {"condition", "static_range"}, "HEAD_DIM": {"arange", "shape"},
+      "BLOCK_N": {"loop_step", "mask", "shape"}},
+     [("tl.static_range", "1 + IS_CAUSAL"), ("tl.range", "cdiv(hi - lo, BLOCK_N)")],
+     {"HEAD_DIM": "fixed", "IS_CAUSAL": "fixed", "BLOCK_M": "block", "BLOCK_N": "step"},
+     ["(BLOCK_M*HEAD_DIM + HEAD_DIM*BLOCK_N + BLOCK_N*HEAD_DIM) * 2 * num_stages <= 232448"],
+     dict(N_CTX=80, H=2, HEAD_DIM=32, BLOCK_M=32, BLOCK_N=16, IS_CAUSAL=True, num_warps=4,
+          num_stages=3)),
+    (fixture(os.path.join("pkg", "ops.py")), "_layer_norm_fwd", {"X", "Y", "W", "B"},
+     {"BLOCK_SIZE": {"arange", "mask"}}, [], {"BLOCK_SIZE": "block"},
+     ["BLOCK_SIZE >= n_cols"], dict(n_cols=200, BLOCK_SIZE=256, num_warps=4, num_stages=3)),
+    (fixture("device_queries.py"), "add_persistent_kernel", {"x_ptr", "y_ptr", "output_ptr"},
+     {"BLOCK_SIZE": {"arange", "mask"}},
+     [("range", "cdiv(n_blocks - tl.program_id(0), tl.num_programs(0))")],
+     {"BLOCK_SIZE": "block", "num_stages": "stages"}, [],
+     dict(n_elements=98432, BLOCK_SIZE=512, num_warps=4, num_stages=3)),
+    (fixture("device_queries.py"), "add_kernel", {"x_ptr", "y_ptr", "output_ptr"},
+     {"BLOCK_SIZE": {"arange", "mask"}}, [], {"BLOCK_SIZE": "block"}, [],
+     dict(n_elements=98432, BLOCK_SIZE=1024, num_warps=4, num_stages=3)),
+    (fixture("softmax_inplace.py"), "softmax_kernel", {"output_ptr", "input_ptr"},
+     {"BLOCK_SIZE": {"arange", "mask"}},
+     [("tl.range", "cdiv(n_rows - row_start, row_step)")],
+     {"BLOCK_SIZE": "block", "num_stages": "stages"}, ["BLOCK_SIZE >= n_cols"],
+     dict(n_rows=37, n_cols=300, BLOCK_SIZE=512, num_stages=2, num_warps=8)),
+    (fixture("softmax_inplace.py"), "scale_shift_kernel", {"x_ptr"},
+     {"BLOCK_SIZE": {"arange", "mask"}}, [], {"BLOCK_SIZE": "block"}, [],
+     dict(n_elements=3000, BLOCK_SIZE=1024, num_warps=4, num_stages=3)),
+]
+IDS = [f"{os.path.basename(os.path.dirname(c[0])) if c[0].endswith('kernel.py') else os.path.basename(c[0])}:{c[1]}"
+       for c in CASES]
+
+
+@pytest.mark.parametrize("path, name, pointers, want_uses, loops, want_kinds, constraints, "
+                         "launch", CASES, ids=IDS)
+def test_kernel_facts(path, name, pointers, want_uses, loops, want_kinds, constraints, launch):
+    k = kernel_of(path, name)
+    got = kinds(k)
+    assert {n for n, kind in got.items() if kind == "pointer"} == pointers
+    for n, u in want_uses.items():
+        assert got[n] == "constexpr"
+        assert u <= uses(k)[n], f"{n}: uses {uses(k)[n]}, expected at least {u}"
+    assert [(lp["kind"], lp["trip_count"]) for lp in k["loops"]] == loops
+    t = tunables(k)
+    for n, kind in want_kinds.items():
+        assert t[n]["kind"] == kind, f"{n}: {t[n]}"
+    assert "num_warps" in t and "num_stages" in t
+    assert [c["expr"] for c in k["constraints"]] == constraints
+    for node in [k] + k["params"] + k["loops"] + k["memops"] + k["dots"]:
+        s = node["span"]
+        assert 1 <= s["line"] <= s["end_line"]
+
+
+@pytest.mark.parametrize("path, name, pointers, want_uses, loops, want_kinds, constraints, "
+                         "launch", CASES, ids=IDS)
+def test_infer_space_holds_the_launch(path, name, pointers, want_uses, loops, want_kinds,
+                                      constraints, launch):
+    k = kernel_of(path, name)
+    space = infer_space(k, launch)
+    for n, values in space["params"].items():
+        assert launch.get(n, {"num_warps": 4, "num_stages": 3}.get(n)) in values, (n, values)
+        assert values == sorted(set(values))
+    for n, kind in want_kinds.items():
+        assert (n in space["fixed"]) == (kind == "fixed"), (n, space)
+    env = dict(launch)
+    for c in space["constraints"]:
+        assert eval(c, {"__builtins__": {}, "min": min, "max": max}, env), c
+    assert space["constraints"] == constraints  # none of these launches breaks one
+    json.dumps(space)
+
+
+def test_domains():
+    mm = kernel_of(example("matmul"), "matmul_kernel")
+    space = infer_space(mm, dict(M=48, N=4096, K=72, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32,
+                                 GROUP_M=1, num_warps=4, num_stages=1))
+    assert space["params"]["BLOCK_M"] == [16, 32, 64]  # capped by next_pow2(M)
+    assert space["params"]["BLOCK_N"] == [16, 32, 64, 128, 256]
+    assert space["params"]["GROUP_M"] == [1, 4, 8, 16]
+    assert space["params"]["num_warps"] == [2, 4, 8, 16]
+    assert space["params"]["num_stages"] == [1, 2, 3, 4, 5]
+    rms = kernel_of(fixture("rms_norm_liger.py"), "_rms_norm_forward_kernel")
+    space = infer_space(rms, dict(n_cols=1000, BLOCK_SIZE=1024, num_warps=4, num_stages=3))
+    assert space["params"]["BLOCK_SIZE"] == [1024, 2048, 4096]
+    assert space["params"]["num_stages"] == [3]  # no loops: only the launched value
+    space = infer_space(rms, dict(n_cols=40000, BLOCK_SIZE=65536, num_warps=16))
+    assert space["params"]["BLOCK_SIZE"] == [65536]
+    add = kernel_of(example("vector_add"), "add_kernel")
+    space = infer_space(add, dict(n=98432, BLOCK=128, num_warps=1, num_stages=1))
+    assert space["params"]["BLOCK"] == [32, 64, 128, 256, 512]
+    assert space["params"]["num_warps"] == [1, 2, 4, 8, 16]
+    attn = kernel_of(example("attention"), "attn_fwd")
+    space = infer_space(attn, dict(S=1024, H=16, HEAD_DIM=64, BLOCK_M=64, BLOCK_N=32))
+    assert space["fixed"] == {"HEAD_DIM": "must equal a size (an unmasked tl.arange extent)"}
+
+
+def test_a_constraint_the_launch_breaks_is_dropped():
+    rms = kernel_of(fixture("rms_norm_liger.py"), "_rms_norm_forward_kernel")
+    space = infer_space(rms, dict(n_cols=3000, BLOCK_SIZE=1024, num_warps=4))
+    assert space["constraints"] == []
+    assert 1024 in space["params"]["BLOCK_SIZE"]
+
+
+def test_autotune_from_a_comprehension():
+    k = kernel_of(fixture("gemm_autotune.py"), "matmul_kernel")
+    a = k["autotune"]
+    assert a["configs_literal"] is False and a["configs"] is None
+    assert a["configs_text"] == "configs"
+    assert "for bm in [32, 64, 128]" in a["configs_source"]
+    assert "configs = configs[:1]" in a["configs_source"]
+    assert a["key"] == ["M", "N", "K"]
+    assert a["prune_configs_by"] == '{"early_config_prune": prune_configs}'
+    assert a["pre_hook"] == "zero_output" and a["post_hook"] is None
+    assert [d["kind"] for d in k["decorators"]] == ["autotune", "jit"]
+    assert [c["callee"] for c in k["calls"]] == ["leaky_relu"]
+    assert [p["name"] for p in k["params"]][-1] == "ACTIVATION"
+    site, = k["launch_sites"]
+    assert site["function"] == "matmul" and site["params"] == ["a", "b", "activation"]
+    assert site["grid"]["kind"] == "name"
+    assert site["grid"]["assigned"].startswith("grid = lambda META:")
+    assert site["constexprs"] == [{"name": "ACTIVATION", "value": "activation",
+                                   "positional": False, "from_param": True, "assigned": None}]
+    assert site["num_warps"] is None and len(site["args"]) == 12
+
+
+def test_literal_autotune_configs():
+    a = kernel_of(example("rms_norm"), "rms_norm_fwd")["autotune"]
+    assert a["configs_literal"] is True
+    assert a["configs"] == [{"BLOCK_N": 256, "num_warps": 4, "num_stages": 1},
+                            {"BLOCK_N": 1024, "num_warps": 4, "num_stages": 1}]
+    assert a["key"] == ["N"]
+
+
+def test_heuristics_and_a_named_grid():
+    k = kernel_of(fixture("matvec_heuristics.py"), "matvec_kernel")
+    assert k["heuristics"]["values"] == {"EVEN_K": 'lambda args: args["K"] % args["BLOCK_K"] == 0'}
+    assert [d["kind"] for d in k["decorators"]] == ["heuristics", "jit"]
+    assert tunables(k)["EVEN_K"]["why"] == "set by @triton.heuristics"
+    assert [r["axis"] for r in k["reductions"]] == ["1"]
+    site, = k["launch_sites"]
+    assert site["grid"] == {"text": "grid", "kind": "name",
+                            "assigned": "grid = (triton.cdiv(M, BLOCK_M),)"}
+    assert [c["from_param"] for c in site["constexprs"]] == [True, True]
+
+
+def test_liger_settings_from_a_helper():
+    k = kernel_of(fixture("rms_norm_liger.py"), "_rms_norm_forward_kernel")
+    site, = k["launch_sites"]
+    assert site["grid"] == {"text": "(n_rows,)", "kind": "tuple", "assigned": None}
+    block, = site["constexprs"]
+    assert block["assigned"] == "BLOCK_SIZE, num_warps = calculate_settings(n_cols)"
+    assert site["num_warps"] == "num_warps"
+    t = tunables(k)["BLOCK_SIZE"]
+    assert t["covers_row"] == "n_cols" and t["relates_to"] == ["n_cols"]
+    assert [p["kind"] for p in k["params"] if p["name"] in ("eps", "offset", "n_cols")] == \
+        ["scalar"] * 3
+    assert [(r["op"], r["axis"]) for r in k["reductions"]] == [("sum", "0")]
+    assert k["program_ids"][0]["axis"] == "0"
+
+
+def test_attention_from_an_autograd_function():
+    k = kernel_of(fixture("attention_causal.py"), "_attn_fwd")
+    site, = k["launch_sites"]
+    assert site["qualname"] == "_attention.forward" and site["function"] == "forward"
+    assert site["params"] == ["ctx", "q", "k", "v", "causal", "sm_scale"]
+    meta = {c["name"]: c for c in site["constexprs"]}
+    assert meta["BLOCK_M"]["assigned"] == "BLOCK_M = 32"
+    assert meta["IS_CAUSAL"]["from_param"] is True
+    assert site["num_warps"] == "num_warps" and site["num_stages"] == "3"
+    rng = k["loops"][1]
+    assert rng["options"] == {"num_stages": "2"} and rng["depth"] == 1
+    ops = [(m["op"], m["block_pointer"]) for m in k["memops"]]
+    assert ("make_block_ptr", True) in ops and ("advance", True) in ops
+    loads = [m for m in k["memops"] if m["op"] == "load" and m["block_pointer"]]
+    assert [m["boundary_check"] for m in loads] == ["(1,)", "(0,)"]
+    assert [m["padding_option"] for m in loads] == ['"zero"', '"zero"']
+    dots = k["dots"]
+    assert [(d["m"], d["n"], d["k"]) for d in dots] == [("BLOCK_M", "BLOCK_N", "HEAD_DIM"),
+                                                       ("BLOCK_M", "HEAD_DIM", "BLOCK_N")]
+    assert dots[1]["acc"] == "acc" and dots[0]["acc"] is None
+    assert tunables(k)["IS_CAUSAL"]["why"] == "a flag (used in conditions)"
+
+
+def test_in_place_and_memory_op_options():
+    k = kernel_of(fixture("softmax_inplace.py"), "scale_shift_kernel")
+    assert [(m["op"], m["pointer"]) for m in k["memops"]] == [("load", "x_ptr + offsets"),
+                                                              ("store", "x_ptr + offsets")]
+    assert k["memops"][1]["value"] == "x * alpha + beta"
+    k = kernel_of(fixture("device_queries.py"), "add_persistent_kernel")
+    assert [m["eviction_policy"] for m in k["memops"][:2]] == ['"evict_first"'] * 2
+    assert all(m["in_loop"] for m in k["memops"])
+    assert [n["axis"] for n in k["num_programs"]] == ["0"]
+    soft = kernel_of(fixture("softmax_inplace.py"), "softmax_kernel")
+    assert soft["loops"][0]["options"] == {"num_stages": "num_stages"}
+    site, = soft["launch_sites"]
+    assert site["grid"]["kind"] == "tuple"
+    assert {c["name"]: c["assigned"] for c in site["constexprs"]} == {
+        "BLOCK_SIZE": "BLOCK_SIZE = triton.next_power_of_2(n_cols)",
+        "num_stages": "num_stages = 2"}
+
+
+def test_file_level_facts():
+    doc = analyze(fixture("device_queries.py"))
+    assert [q["text"] for q in doc["device_queries"]] == [
+        "DEVICE = triton.runtime.driver.active.get_active_torch_device()",
+        "NUM_SM = torch.cuda.get_device_properties(DEVICE).multi_processor_count"]
+    assert [q["span"]["line"] for q in doc["device_queries"]] == [16, 17]
+    assert {f["name"]: f["launches"] for f in doc["functions"]} == {
+        "add": ["add_kernel"], "add_persistent": ["add_persistent_kernel"]}
+    doc = analyze(fixture(os.path.join("pkg", "ops.py")))
+    assert [k["name"] for k in doc["kernels"]] == ["_layer_norm_fwd"]
+    assert doc["device_queries"] == []
+    doc = analyze(example("softmax"))  # its top-level demo queries nothing by name
+    assert doc["device_queries"] == []
+    assert [k["name"] for k in analyze(fixture("gemm_autotune.py"))["kernels"]] == \
+        ["matmul_kernel", "leaky_relu"]
+
+
+def test_jit_spellings(tmp_path):
+    src = tmp_path / "spellings.py"
+    src.write_text(
+        "import triton\nimport triton.language as tl\nfrom triton import jit\n\n"
+        "@jit\ndef a(x_ptr, N: tl.constexpr = 8):\n    tl.store(x_ptr + tl.arange(0, N), 1)\n\n"
+        "@triton.jit(do_not_specialize=['n'])\ndef b(p, n):\n    tl.atomic_add(p, n)\n\n"
+        "def helper():\n    pass\n")
+    doc = analyze(str(src))
+    assert [k["name"] for k in doc["kernels"]] == ["a", "b"]
+    a, b = doc["kernels"]
+    assert a["params"][1]["default"] == 8
+    assert b["jit_options"] == {"do_not_specialize": "['n']"}
+    assert kinds(b) == {"p": "pointer", "n": "scalar"}
+    assert [(x["op"], x["pointer"], x["value"]) for x in b["atomics"]] == [("atomic_add", "p", "n")]
+    assert [f["name"] for f in doc["functions"]] == ["helper"]
+
+
+def test_errors(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import triton\n\ndef f(:\n    pass\n")
+    with pytest.raises(ValueError, match=r"bad\.py:3: syntax error: "):
+        analyze(str(bad))
+    with pytest.raises(ValueError, match=r"no @triton.jit function 'nope' \(found: "
+                                         r"matmul_kernel, leaky_relu\)"):
+        analyze(fixture("gemm_autotune.py"), "nope")
+    with pytest.raises(FileNotFoundError):
+        analyze(str(tmp_path / "missing.py"))
+    only = analyze(fixture("gemm_autotune.py"), "leaky_relu")
+    assert [k["name"] for k in only["kernels"]] == ["leaky_relu"]
+
+
+def test_every_span_cuts_its_text():
+    """Spans are byte columns: slicing the source at a launch site gives the call back."""
+    path = fixture("rms_norm_liger.py")
+    lines = open(path, "rb").read().splitlines(keepends=True)
+    k = kernel_of(path, "_rms_norm_forward_kernel")
+    s = k["launch_sites"][0]["span"]
+    text = lines[s["line"] - 1][s["col"]:] + b"".join(lines[s["line"]:s["end_line"] - 1]) + \
+        lines[s["end_line"] - 1][:s["end_col"]]
+    assert text.startswith(b"_rms_norm_forward_kernel[(n_rows,)](") and text.endswith(b")")
+    p = k["params"][0]["span"]
+    assert lines[p["line"] - 1][p["col"]:p["end_col"]] == b"Y_ptr"
