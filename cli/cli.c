@@ -53,7 +53,7 @@ static const cli_command cmd_bench_proposer = {
     run_bench_proposer};
 
 static const cli_command *const commands[] = {&cli_cmd_tune, &cli_cmd_replay, &cli_cmd_store, &cli_cmd_plugins,
-                                              &cmd_bench_proposer};
+                                              &cli_cmd_analyze, &cmd_bench_proposer};
 enum { N_COMMANDS = sizeof commands / sizeof *commands };
 
 static void print_main_help(FILE *out)

@@ -55,6 +55,7 @@ struct tforge_registry;
 int cli_load_plugins(const cli_common *common, struct tforge_registry **out);
 
 /* The commands, each defined in its own file. */
+extern const cli_command cli_cmd_analyze;
 extern const cli_command cli_cmd_plugins;
 extern const cli_command cli_cmd_replay;
 extern const cli_command cli_cmd_tune;

@@ -127,8 +127,7 @@ CASES = [
      {"BLOCK_SIZE": {"arange", "mask"}}, [], {"BLOCK_SIZE": "block"}, [],
      dict(n_elements=3000, BLOCK_SIZE=1024, num_warps=4, num_stages=3)),
 ]
-IDS = [f"{os.path.basename(os.path.dirname(c[0])) if c[0].endswith('kernel.py') else os.path.basename(c[0])}:{c[1]}"
-       for c in CASES]
+IDS = [f"{os.path.relpath(c[0], os.path.dirname(EXAMPLES))}:{c[1]}" for c in CASES]
 
 
 @pytest.mark.parametrize("path, name, pointers, want_uses, loops, want_kinds, constraints, "

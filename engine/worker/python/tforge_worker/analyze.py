@@ -361,8 +361,8 @@ class _Kernel:
     def _bind(self, target, value):
         if isinstance(target, ast.Name):
             self.assigns.setdefault(target.id, []).append(value)
-        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
-                and len(target.elts) == len(value.elts):
+        elif isinstance(target, (ast.Tuple, ast.List)) and \
+                isinstance(value, (ast.Tuple, ast.List)) and len(target.elts) == len(value.elts):
             for t, v in zip(target.elts, value.elts):
                 self._bind(t, v)
 

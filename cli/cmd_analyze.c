@@ -1,0 +1,132 @@
+/* `tforge analyze FILE.py`: what the static analysis finds in a Triton file, run nothing. */
+#include "analysis.h"
+#include "cli.h"
+#include "worker.h"
+#include "tforge/error.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char help[] =
+    "usage: tforge analyze FILE.py [--kernel K] [--json]\n\n"
+    "Reads a Triton source file without running it (Python's own parser) and reports, for every\n"
+    "@triton.jit function: its parameters (pointer, scalar or constexpr, and how each constexpr\n"
+    "is used), loops with their trip counts, loads and stores, dots, reductions, atomics, the\n"
+    "autotune and heuristics decorators, the places that launch it (grid and meta-parameters,\n"
+    "and where their values come from), and the tunables inferred from all that, with their\n"
+    "domains and constraints. Every fact carries its file:line.\n\n"
+    "  --kernel K         only the jit function K\n"
+    "  --json             the analysis as one JSON document (each node with its span)\n"
+    "  -v, -q             more or less logging\n\n"
+    "exit status: 0 analysed, 1 the analysis failed, 2 bad usage, a missing file, a syntax\n"
+    "error or an unknown kernel.\n";
+
+/* The worker's analysis of `path` as JSON text (the caller frees it), or NULL with the error set
+ * (the input's fault: TFORGE_EINPUT; the worker's: TFORGE_ERROR). */
+static char *analyse(const char *path, const char *kernel)
+{
+    static const char *const env[] = {"TRITON_INTERPRET=1", NULL}; /* no GPU needed to parse */
+    tforge_worker_options options = TFORGE_WORKER_OPTIONS_INIT;
+    options.name = "analyze";
+    options.env = env;
+    cJSON *request = cJSON_CreateObject(), *args = cJSON_AddObjectToObject(request, "args");
+    cJSON_AddStringToObject(request, "module", "tforge_worker.analyze");
+    cJSON_AddStringToObject(request, "function", "analyze");
+    cJSON_AddStringToObject(args, "path", path);
+    if (kernel)
+        cJSON_AddStringToObject(args, "kernel", kernel);
+    char *text = cJSON_PrintUnformatted(request), *response = NULL, *result = NULL,
+         detail[256] = "";
+    cJSON_Delete(request);
+    tforge_worker *worker = NULL;
+    tforge_call_status status = TFORGE_CALL_OK;
+    cJSON *doc = NULL;
+    if (!text) {
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    if (tforge_worker_start(&worker, &options) ||
+        tforge_worker_call(worker, text, 120000, &response, &status, detail, sizeof detail))
+        goto cleanup;
+    if (status != TFORGE_CALL_OK) {
+        tforge_error_set(TFORGE_ERROR, "%s: the worker analysing it %s", path, detail);
+        goto cleanup;
+    }
+    if (!(doc = cJSON_Parse(response))) {
+        tforge_error_set(TFORGE_ERROR, "%s: the worker's answer is not JSON", path);
+        goto cleanup;
+    }
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"))) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
+        const char *message = cJSON_IsString(e) ? e->valuestring : "?";
+        /* ValueError is the file's fault (a syntax error, an unknown kernel) and names it */
+        if (strncmp(message, "ValueError: ", 12) == 0)
+            tforge_error_set(TFORGE_EINPUT, "%s", message + 12);
+        else
+            tforge_error_set(TFORGE_ERROR, "%s: the analysis failed: %s", path, message);
+        goto cleanup;
+    }
+    if (!(result = cJSON_Print(cJSON_GetObjectItemCaseSensitive(doc, "result"))))
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+cleanup:
+    cJSON_Delete(doc);
+    free(response);
+    free(text);
+    tforge_worker_free(worker);
+    return result;
+}
+
+static int run(const cli_command *command, int argc, char **argv)
+{
+    enum { OPT_KERNEL = 1 };
+    static const struct option options[] = {{"kernel", required_argument, NULL, OPT_KERNEL},
+                                            CLI_COMMON_LONG_OPTIONS, {0, 0, 0, 0}};
+    cli_common common = {0};
+    const char *kernel = NULL;
+    /* "hvq", not the common "+hvq": options may follow FILE.py, as the usage shows */
+    for (int opt; (opt = getopt_long(argc, argv, "hvq", options, NULL)) != -1;) {
+        if (opt == OPT_KERNEL) {
+            kernel = optarg;
+            continue;
+        }
+        int handled = cli_common_option(command, &common, opt, optarg);
+        if (handled < 0)
+            return TFORGE_EXIT_OK;
+        if (handled > 1)
+            return handled;
+        if (handled == 0)
+            return cli_bad_option(command, argv);
+    }
+    if (optind >= argc)
+        return cli_usage_error(command, "FILE.py is required");
+    if (optind + 1 < argc)
+        return cli_usage_error(command, "unexpected argument '%s'", argv[optind + 1]);
+    const char *path = argv[optind];
+    struct stat st;
+    int found = stat(path, &st) == 0;
+    if (!found || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "tforge %s: %s: %s\n", command->name, path,
+                found ? "not a regular file" : strerror(errno));
+        return TFORGE_EXIT_USAGE;
+    }
+    char *json = analyse(path, kernel);
+    tforge_ir_file *ir = NULL;
+    if (!json || tforge_ir_parse(&ir, json, path)) {
+        free(json);
+        return cli_fail(command);
+    }
+    if (common.json)
+        puts(json);
+    else
+        tforge_ir_print(stdout, ir, kernel);
+    tforge_ir_free(ir);
+    free(json);
+    return TFORGE_EXIT_OK;
+}
+
+const cli_command cli_cmd_analyze = {"analyze", "what a Triton file's kernels do and could tune",
+                                     help, run};
