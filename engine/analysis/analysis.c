@@ -490,8 +490,10 @@ static void parse_kernel(parser *p, const cJSON *o, void *out)
     tforge_ir_op *nums = array(p, o, "num_programs", 0, sizeof *nums, &n_nums,
                                parse_num_programs);
     if ((k->program_ids = take(p, sizeof *ids * (n_ids + n_nums)))) {
-        memcpy(k->program_ids, ids, sizeof *ids * n_ids);
-        memcpy(k->program_ids + n_ids, nums, sizeof *nums * n_nums);
+        if (n_ids) /* memcpy from NULL is undefined even for 0 bytes */
+            memcpy(k->program_ids, ids, sizeof *ids * n_ids);
+        if (n_nums)
+            memcpy(k->program_ids + n_ids, nums, sizeof *nums * n_nums);
         k->n_program_ids = n_ids + n_nums;
     }
     k->calls = array(p, o, "calls", 0, sizeof *k->calls, &k->n_calls, parse_call);
