@@ -1,14 +1,21 @@
 """The import filter: demos at top level never run, definitions keep what they need."""
 
 import inspect
+import json
 import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
 import triton
 
-from conftest import FIXTURES
-from tforge_worker.loader import LoadError, load
+from conftest import FIXTURES, ROOT
+from tforge_worker import load_task, run_check, standin
+from tforge_worker.loader import LoadError, load, recording
+
+PACKAGE = os.path.join(FIXTURES, "pkg_relative", "relpkg")
 
 
 def test_demos_are_dropped_and_reported():
@@ -105,3 +112,110 @@ def test_files_that_are_not_python_text_are_named(tmp_path, data, expected):
     path.write_bytes(data)
     with pytest.raises(LoadError, match=f"{path}: {expected}"):
         load(str(path))
+
+
+def test_dropped_statements_name_their_file():
+    path = os.path.join(FIXTURES, "demo_at_import.py")
+    _, dropped = load(path)
+    assert {d["file"] for d in dropped} == {path}
+    with open(path) as f:
+        _, dropped = load(path, text=f.read())
+    assert {d["file"] for d in dropped} == {path}  # a variant is reported as the file it varies
+
+
+def test_recording_collects_every_load_in_order():
+    kernel = os.path.join(FIXTURES, "demo_at_import.py")
+    ref = os.path.join(PACKAGE, "ops", "ref.py")
+    with recording() as dropped:
+        load(kernel)
+        load(ref)
+    load(kernel)  # outside: not recorded
+    assert [d["file"] for d in dropped] == [kernel] * 8 + [ref]
+    assert dropped[-1]["line"] == 8 and dropped[-1]["kind"] == "call"
+
+
+def test_a_file_in_a_package_imports_its_siblings_relatively():
+    path = os.path.join(PACKAGE, "ops", "scale.py")
+    saved_path = list(sys.path)
+    module, dropped = load(path)
+    assert sys.path == saved_path
+    assert module.__package__ == "relpkg.ops" and module.__spec__.parent == "relpkg.ops"
+    assert module.SCALE == 2.0 and module.calculate_settings(3) == (4, 4)
+    assert [(d["file"], d["line"]) for d in dropped] == [(path, 25)]  # the demo print
+    assert "def scale_rows" in inspect.getsource(module.scale_rows.fn)
+    x = torch.arange(12, dtype=torch.float32).reshape(4, 3)
+    assert torch.equal(module.scale(x), 2 * x)
+
+
+def test_a_packaged_task_with_a_packaged_reference_checks(tmp_path):
+    """The reference beside the task is in the package too, and imports relatively as well."""
+    tree = tmp_path / "relpkg_task"  # another package name: relpkg itself is already imported
+    shutil.copytree(PACKAGE, tree)
+    task = {
+        "source": "scale.py", "kernel": "scale_rows",
+        "inputs": [{"name": "x", "shape": ["M", "N"], "dtype": "float32", "init": "randn"},
+                   {"name": "out", "shape": ["M", "N"], "dtype": "float32"}],
+        "outputs": [{"name": "out", "atol": 1e-6, "rtol": 1e-6}],
+        "launch": {"grid": "(M,)", "args": ["x", "out", "N", "2.0"]},
+        "reference": "ref:reference",
+        "shapes": {"tune": [{"M": 8, "N": 3}], "check": [{"M": 4, "N": 3}]},
+        "baseline": {"BLOCK": 4, "num_warps": 1},
+    }
+    (tree / "ops" / "task.json").write_text(json.dumps(task))
+    spec = load_task(str(tree / "ops" / "task.json"))
+    assert run_check(spec, {"BLOCK": 4}, {"M": 4, "N": 3}, seed=1)["status"] == "ok"
+
+
+def test_a_file_querying_the_gpu_at_import_loads_and_runs_without_one():
+    module, dropped = load(os.path.join(FIXTURES, "device_query_at_import.py"))
+    assert [d["line"] for d in dropped] == [42, 43]  # the demo, not the queries
+    assert module.DEVICE == torch.device("cpu")
+    assert module.capability_string() == "cuda:90 (9.0, 132 SMs, 65536 registers, 232448 " \
+        "bytes, warp 32, device 0, cpu)"
+    x = torch.randn(100 * 64 * 3)
+    out, programs = module.scale(x, 3.0)
+    assert programs == 132 and torch.equal(out, 3 * x)  # a persistent grid of one wave
+
+
+def test_the_stand_in_device_is_put_back_after_the_import():
+    load(os.path.join(FIXTURES, "device_query_at_import.py"))
+    assert triton.runtime.driver._active is None
+    with pytest.raises(Exception):
+        torch.cuda.get_device_capability()
+    with pytest.raises(RuntimeError, match="0 active drivers"):
+        triton.runtime.driver.active.get_current_target()
+
+
+def test_the_stand_in_answers_as_an_h200_and_nests():
+    with standin.active():
+        with standin.active():
+            props = torch.cuda.get_device_properties(0)
+        assert (props.name, props.major, props.minor) == ("NVIDIA H200", 9, 0)
+        assert props.shared_memory_per_block_optin == 232448
+        utils = triton.runtime.driver.active.utils
+        assert utils.get_device_properties(0)["multiprocessor_count"] == 132
+        assert not torch.cuda.is_available()  # guarded code takes its CPU branch
+    assert triton.runtime.driver._active is None
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the no-GPU path (target cuda:90)")
+def test_a_file_querying_the_gpu_at_import_compiles_without_one(tmp_path):
+    """The compile backend imports the file outside the interpreter: the stand-in serves it too."""
+    shutil.copy(os.path.join(FIXTURES, "device_query_at_import.py"), tmp_path)
+    task = {"source": "device_query_at_import.py", "kernel": "persistent_scale",
+            "inputs": [{"name": "x", "shape": ["N"], "dtype": "float32", "init": "randn"}],
+            "outputs": [{"name": "out", "atol": 0, "rtol": 0}],
+            "launch": {"call": "device_query_at_import:scale", "args": ["x", "2.0"],
+                       "returns": ["out", None]},
+            "reference": "baseline", "shapes": {"tune": [{"N": 100000}], "check": [{"N": 100}]}}
+    (tmp_path / "task.json").write_text(json.dumps(task))
+    script = "import json, sys, tforge_worker as w\nt = w.load_task(sys.argv[1])\n" \
+        "print(json.dumps(w.compile(t, t['baseline'][0], t['shapes']['tune'][0])))"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.path.join(ROOT, "engine", "worker", "python")
+    env["TRITON_CACHE_DIR"] = str(tmp_path / "cache")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "task.json")], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.splitlines()[-1])
+    assert result["status"] == "ok" and result["target"] == "cuda:90", result

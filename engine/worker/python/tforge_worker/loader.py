@@ -11,11 +11,19 @@ What is kept at top level:
 - any other statement (assignment, call, loop, `with`, `if`, `try`) that binds or mutates a name
   which kept code needs: a kernel reading a global, a decorator reading `configs`, a wrapper
   reading `DEVICE`, transitively.
-`if __name__ == "__main__":` blocks are always dropped. Everything dropped is reported by line.
+`if __name__ == "__main__":` blocks are always dropped. Everything dropped is reported by file
+and line.
+
+A file in a package (its folder has `__init__.py`) runs as a module of that package, so that its
+relative imports (`from .utils import f`, `from ..common import g`) load its siblings; those are
+imported as Python would, unfiltered. Without a GPU the file runs with the stand-in device of
+`standin`.
 """
 
 import ast
+import contextlib
 import hashlib
+import importlib.machinery
 import itertools
 import linecache
 import os
@@ -23,8 +31,11 @@ import symtable
 import sys
 import types
 
+from . import standin
+
 _DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _counter = itertools.count()
+_recordings = []  # the lists of open recording() blocks
 
 
 class LoadError(Exception):
@@ -193,12 +204,36 @@ def _failing_line(exc, filename):
     return line
 
 
+def _package_of(folder):
+    """(dotted package name, folder to put on sys.path) for a file in `folder`: the package
+    goes up as far as `__init__.py` files do. The name is None outside a package."""
+    parts, top = [], folder
+    while os.path.basename(top).isidentifier() and \
+            os.path.isfile(os.path.join(top, "__init__.py")):
+        parts.insert(0, os.path.basename(top))
+        top = os.path.dirname(top)
+    return ".".join(parts) or None, top
+
+
+@contextlib.contextmanager
+def recording():
+    """Collects the dropped statements of every load() made within it (the kernel file, a
+    task's ref.py, ...), in load order; each entry names its file."""
+    entries = []
+    _recordings.append(entries)
+    try:
+        yield entries
+    finally:
+        _recordings.remove(entries)
+
+
 def load(path, text=None, inject=None):
     """Import the file at `path` (or `text`, the source of a variant of it) with demos filtered.
 
     `inject` maps module names to modules visible to imports while the file runs (so that a
     task's `ref.py` doing `import kernel` gets the already loaded kernel module).
-    Returns (module, dropped), dropped being a list of {line, end_line, kind, binds}.
+    Returns (module, dropped), dropped being a list of {file, line, end_line, kind, binds}
+    (file: `path`, absolute, also for a variant).
     Raises LoadError naming the file and line.
     """
     path = os.path.abspath(path)
@@ -229,16 +264,26 @@ def load(path, text=None, inject=None):
     code = compile(ast.Module(body=kept, type_ignores=[]), filename, "exec")
 
     stem = os.path.splitext(os.path.basename(path))[0]
+    folder = os.path.dirname(path)
+    package, top = _package_of(folder)
+    # A fresh name for every load (variants differ), inside the package when there is one: the
+    # import system resolves relative imports against __package__ and __spec__.parent.
     name = f"_tforge_{stem}_{next(_counter)}"
+    if package:
+        name = f"{package}.{name}"
     module = types.ModuleType(name)
     module.__file__ = filename
+    if package:
+        module.__package__ = package
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None, origin=filename)
     sys.modules[name] = module
     saved = {k: sys.modules.get(k) for k in (inject or {})}
     sys.modules.update(inject or {})
-    folder = os.path.dirname(path)
-    sys.path.insert(0, folder)
+    paths = [folder] + ([top] if package else [])
+    sys.path[:0] = paths
     try:
-        exec(code, module.__dict__)
+        with standin.active():
+            exec(code, module.__dict__)
     except BaseException as e:  # SystemExit and KeyboardInterrupt at import are the file's too
         del sys.modules[name]
         line = _failing_line(e, filename)
@@ -251,10 +296,14 @@ def load(path, text=None, inject=None):
                         f"which bind '{e.name}')")
         raise LoadError(f"{where}: {type(e).__name__}: {e}{hint}") from e
     finally:
-        sys.path.remove(folder)
+        for p in paths:
+            sys.path.remove(p)
         for k, v in saved.items():
             if v is None:
                 sys.modules.pop(k, None)
             else:
                 sys.modules[k] = v
-    return module, [_describe(s) for s in dropped]
+    entries = [{"file": path, **_describe(s)} for s in dropped]
+    for r in _recordings:
+        r.extend(entries)
+    return module, entries
