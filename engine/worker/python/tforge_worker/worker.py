@@ -599,10 +599,15 @@ def launch(loaded, inputs, config, shape):
 
 def classify(exc):
     """A candidate's exception as a status: compile (the compiler refused it or it needs more
-    resources than the GPU has) or runtime. `fatal` says the CUDA context is probably lost."""
+    resources than the GPU has) or runtime. `fatal` says the CUDA context is probably lost.
+    Under the interpreter, a failure that only its gaps cause starts "interpreter gap:"."""
+    from .gaps import describe
     status = "compile" if isinstance(exc, (CompilationError, OutOfResources, PTXASError)) \
         else "runtime"
     text = f"{type(exc).__name__}: {exc}"
+    gap = describe(exc)
+    if gap is not None:
+        text = f"{gap}. {text}"
     fatal = type(exc).__name__ == "AcceleratorError" or "CUDA error" in text
     return {"status": status, "message": text[:_MESSAGE_LIMIT], "fatal": fatal}
 
