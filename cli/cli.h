@@ -54,8 +54,23 @@ int cli_bad_option(const cli_command *command, char **argv);
 struct tforge_registry;
 int cli_load_plugins(const cli_common *common, struct tforge_registry **out);
 
+/* One request to a fresh worker process: `module.function(**args)` (args: a JSON object text,
+ * or NULL). Returns the result as JSON text (the caller frees it), or NULL with the error set: a
+ * ValueError or TaskError raised by the function is the input's fault (TFORGE_EINPUT, its
+ * message as it is), anything else, a crash or a timeout the engine's (TFORGE_ERROR, naming
+ * `what`). `env`: extra "KEY=VALUE" entries, NULL-terminated, or NULL. */
+char *cli_worker_request(const char *what, const char *module, const char *function,
+                         const char *args, const char *const *env, int timeout_ms);
+
+/* The worker environment that runs kernels where they can run: on the GPU when a worker sees
+ * one, else in Triton's interpreter (asks a worker once). */
+const char *const *cli_kernel_env(void);
+
 /* The commands, each defined in its own file. */
 extern const cli_command cli_cmd_analyze;
+extern const cli_command cli_cmd_capture;
+extern const cli_command cli_cmd_check;
+extern const cli_command cli_cmd_init;
 extern const cli_command cli_cmd_plugins;
 extern const cli_command cli_cmd_replay;
 extern const cli_command cli_cmd_tune;

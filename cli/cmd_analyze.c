@@ -30,53 +30,18 @@ static const char help[] =
 static char *analyse(const char *path, const char *kernel)
 {
     static const char *const env[] = {"TRITON_INTERPRET=1", NULL}; /* no GPU needed to parse */
-    tforge_worker_options options = TFORGE_WORKER_OPTIONS_INIT;
-    options.name = "analyze";
-    options.env = env;
-    cJSON *request = cJSON_CreateObject(), *args = cJSON_AddObjectToObject(request, "args");
-    cJSON_AddStringToObject(request, "module", "tforge_worker.analyze");
-    cJSON_AddStringToObject(request, "function", "analyze");
+    cJSON *args = cJSON_CreateObject();
     cJSON_AddStringToObject(args, "path", path);
     if (kernel)
         cJSON_AddStringToObject(args, "kernel", kernel);
-    char *text = cJSON_PrintUnformatted(request), *response = NULL, *result = NULL,
-         detail[256] = "";
-    cJSON_Delete(request);
-    tforge_worker *worker = NULL;
-    tforge_call_status status = TFORGE_CALL_OK;
-    cJSON *doc = NULL;
-    if (!text) {
+    char *text = cJSON_PrintUnformatted(args);
+    cJSON_Delete(args);
+    char *result = text ? cli_worker_request(path, "tforge_worker.analyze", "analyze", text, env,
+                                             120000)
+                        : NULL;
+    if (!text)
         tforge_error_set(TFORGE_ENOMEM, "out of memory");
-        goto cleanup;
-    }
-    if (tforge_worker_start(&worker, &options) ||
-        tforge_worker_call(worker, text, 120000, &response, &status, detail, sizeof detail))
-        goto cleanup;
-    if (status != TFORGE_CALL_OK) {
-        tforge_error_set(TFORGE_ERROR, "%s: the worker analysing it %s", path, detail);
-        goto cleanup;
-    }
-    if (!(doc = cJSON_Parse(response))) {
-        tforge_error_set(TFORGE_ERROR, "%s: the worker's answer is not JSON", path);
-        goto cleanup;
-    }
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"))) {
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
-        const char *message = cJSON_IsString(e) ? e->valuestring : "?";
-        /* ValueError is the file's fault (a syntax error, an unknown kernel) and names it */
-        if (strncmp(message, "ValueError: ", 12) == 0)
-            tforge_error_set(TFORGE_EINPUT, "%s", message + 12);
-        else
-            tforge_error_set(TFORGE_ERROR, "%s: the analysis failed: %s", path, message);
-        goto cleanup;
-    }
-    if (!(result = cJSON_Print(cJSON_GetObjectItemCaseSensitive(doc, "result"))))
-        tforge_error_set(TFORGE_ENOMEM, "out of memory");
-cleanup:
-    cJSON_Delete(doc);
-    free(response);
     free(text);
-    tforge_worker_free(worker);
     return result;
 }
 
@@ -119,8 +84,13 @@ static int run(const cli_command *command, int argc, char **argv)
         free(json);
         return cli_fail(command);
     }
-    if (common.json)
-        puts(json);
+    if (common.json) {
+        cJSON *doc = cJSON_Parse(json);
+        char *pretty = doc ? cJSON_Print(doc) : NULL;
+        puts(pretty ? pretty : json);
+        free(pretty);
+        cJSON_Delete(doc);
+    }
     else
         tforge_ir_print(stdout, ir, kernel);
     tforge_ir_free(ir);

@@ -180,5 +180,30 @@ rc=$?
 if [ "$rc" -eq 1 ] && grep -q 'the baseline failed, so nothing was measured against it: {"BLOCK":100} ' "$work/nobase.txt" &&
    [ -f "$work/nobase/out/report.md" ]; then ok; else bad "failing baseline (exit $rc)"; cat "$work/nobase.txt"; fi
 
+# init: a real-shaped file's own demo becomes a task that passes, and that tune then tunes.
+realistic=$src/tests/python/fixtures/realistic
+if "$tforge" init "$realistic/rms_norm_liger.py" --out "$work/init" > "$work/init.txt" 2>&1 &&
+   grep -q '1 task(s) written, 1 passed their check' "$work/init.txt" &&
+   "$tforge" check "$work/init/_rms_norm_forward_kernel_0/task.json" > "$work/check.txt" 2>&1 &&
+   grep -q "(Triton's CPU interpreter): ok" "$work/check.txt" &&
+   "$tforge" tune "$work/init/_rms_norm_forward_kernel_0/task.json" --backend interpret --budget 2 \
+     --compile-workers 2 --out "$work/init/out" -q > "$work/init_tune.txt" 2>&1
+then ok; else bad "init, check, tune"; cat "$work/init.txt" "$work/check.txt" "$work/init_tune.txt"; fi
+
+# capture: a script's launches; a script that launches nothing exits 1 and says so.
+printf 'import sys\nsys.path.insert(0, %s)\nimport torch, rows\nrows.add(torch.ones(3000), torch.ones(3000))\n' \
+  "'$real'" > "$work/run_add.py"
+if "$tforge" capture --out "$work/cap" -- python "$work/run_add.py" > "$work/cap.txt" 2>&1 &&
+   json "$work/cap/_add_kernel_0/task.json" 'r["launch"]["grid"] == "(cdiv(n_elements, BLOCK),)"'
+then ok; else bad "capture"; cat "$work/cap.txt"; fi
+printf 'print("nothing here")\n' > "$work/idle.py"
+"$tforge" capture --out "$work/idle" -- python "$work/idle.py" > "$work/idle.txt" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'no Triton kernel launch was recorded' "$work/idle.txt"; then ok; else bad "capture of nothing (exit $rc)"; cat "$work/idle.txt"; fi
+
+# check: a bad task is exit 2, naming the field; a failing baseline exit 1, saying why.
+if "$tforge" check "$work/nobase/add_task.json" > "$work/check_bad.txt" 2>&1; then rc=0; else rc=$?; fi
+if [ "$rc" -eq 1 ] && grep -q 'baseline {"BLOCK":100} at {"N":3000}' "$work/check_bad.txt"; then ok; else bad "check of a failing baseline (exit $rc)"; cat "$work/check_bad.txt"; fi
+
 echo "tune: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

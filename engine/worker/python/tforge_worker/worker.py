@@ -39,6 +39,7 @@ class _Loaded:
         self.funcs = funcs  # "reference", "wrapper", "inputs_fn" -> callable
         self.kernel = kernel  # the object the file defines (jit, autotuned or heuristics)
         self.cache = {}  # what other modules keep per task (timing inputs)
+        self.baseline = spec["baseline"]  # as the task gives it (a function, expressions)
 
     @property
     def base(self):
@@ -93,8 +94,11 @@ def _resolve(spec, ref, module, extra):
         mod = module
     elif mod_name in extra:
         mod = extra[mod_name]
-    elif os.path.isfile(os.path.join(spec["dir"], mod_name + ".py")):
-        mod, _ = loader.load(os.path.join(spec["dir"], mod_name + ".py"), inject={stem: module})
+    elif any(os.path.isfile(os.path.join(d, mod_name + ".py"))
+             for d in (spec["dir"], os.path.dirname(spec["source"]))):
+        folder = next(d for d in (spec["dir"], os.path.dirname(spec["source"]))
+                      if os.path.isfile(os.path.join(d, mod_name + ".py")))
+        mod, _ = loader.load(os.path.join(folder, mod_name + ".py"), inject={stem: module})
         extra[mod_name] = mod
     else:
         import importlib
@@ -226,8 +230,9 @@ def _baselines_at(loaded, shape):
     """The task's baseline configs at one tuning shape: a function's, or the task's own with
     their {"expr": ...} values evaluated over the shape."""
     spec = loaded.spec
+    given = loaded.baseline
     where = f"{spec['id']}: baseline"
-    if isinstance(spec["baseline"], str):
+    if isinstance(given, str):
         try:
             got = loaded.funcs["baseline"](dict(shape))
         except Exception as e:
@@ -243,10 +248,10 @@ def _baselines_at(loaded, shape):
                 check_config(p, f"baseline ({spec['baseline']} at shape {shape})[{i}]", c)
         p.raise_if_any()
         return [dict(c) for c in got]
-    if spec["baseline"] is None:
+    if given is None:
         return _default_baseline(spec, loaded.kernel, kernel_params(loaded.kernel))[0]
     out = []
-    for i, cfg in enumerate(spec["baseline"]):
+    for i, cfg in enumerate(given):
         resolved = {}
         for k, v in cfg.items():
             if isinstance(v, dict):
@@ -785,3 +790,17 @@ def run_check(task, config, shape, seed=0):
         result["status"] = "wrong"
         result["message"] = "; ".join(problems)
     return result
+
+
+def check_task(path):
+    """Validate a task and run its first baseline once at its first check shape (on the GPU,
+    else in the interpreter). Returns {status, message, config, shape, where, warnings}."""
+    from .gaps import interpreter_warnings
+    spec = load_task(path)
+    shape = spec["shapes"]["check"][0]
+    config = shape_plan(get(spec), shape)["baseline"][0]
+    result = run_check(spec, config, shape, seed=1)
+    where = "GPU" if torch.cuda.is_available() else "Triton's CPU interpreter"
+    return {"status": result["status"], "message": result["message"], "config": config,
+            "shape": shape, "where": where, "warnings": interpreter_warnings(spec)
+            if _interpreting() else []}

@@ -1,0 +1,250 @@
+/* `tforge capture -- COMMAND...`, `tforge init FILE.py` and `tforge check TASK.json`: from a
+ * user's own code to tasks that pass, without writing a launcher. */
+#include "cli.h"
+#include "tforge/error.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char capture_help[] =
+    "usage: tforge capture [--out DIR] [--kernel K] [--reference MODULE:FUNCTION] [--json]\n"
+    "                      -- python SCRIPT.py ARGS...   (or: -- python -m MODULE ARGS...)\n\n"
+    "Runs your own code once (on the GPU if there is one, else in Triton's CPU interpreter) and\n"
+    "records every launch of every Triton kernel: arguments, grid, constexprs, launch options,\n"
+    "and the function of your code that launched it. Writes one task per kernel and shape,\n"
+    "DIR/<kernel>_<i>/task.json: launched through that function when it takes tensors and plain\n"
+    "values (the config injected into its kernel's launch), else the kernel itself with the\n"
+    "recorded grid; the recorded config as the baseline; the space inferred by `tforge analyze`;\n"
+    "the reference is FUNCTION if given, else the kernel's own output with the recorded config.\n"
+    "Each task is then checked once at a small shape and the result reported. The tasks are\n"
+    "ordinary task files (engine/task/TASK.md): read and edit them.\n\n"
+    "  --out DIR          where the tasks go (default tforge-tasks)\n"
+    "  --kernel K         only launches of the jit function K\n"
+    "  --reference M:F    the function computing the expected outputs from the inputs\n"
+    "  --timeout S        stop the script after S seconds (default 1800)\n"
+    "  --json             the capture's report as JSON\n\n"
+    "exit status: 0 every task written passed its check, 1 none was captured or a check failed,\n"
+    "2 bad usage or a script that cannot be run.\n";
+
+static const char init_help[] =
+    "usage: tforge init FILE.py [--out DIR] [--kernel K] [--reference M:F] [--json]\n\n"
+    "`tforge capture` on the file's own demo: runs its `if __name__ == \"__main__\":` block or,\n"
+    "without one, its test_* functions that take no arguments, and writes a task for every\n"
+    "kernel launch they make (see `tforge capture --help`).\n\n"
+    "exit status: as for capture.\n";
+
+static const char check_help[] =
+    "usage: tforge check TASK.json [--json]\n\n"
+    "Validates a task file (every malformed field named) and runs its baseline once at the\n"
+    "first check shape against the reference: on the GPU if there is one, else in Triton's CPU\n"
+    "interpreter. Prints the status and, when it failed, why.\n\n"
+    "exit status: 0 the baseline passed, 1 it failed, 2 a bad task file.\n";
+
+typedef struct capture_args {
+    const char *out, *kernel, *reference;
+    int timeout_s;
+    cli_common common;
+} capture_args;
+
+/* The options before the file or the `--`; returns the index of the first operand, or a
+ * negative exit status to return (-1 - status). */
+static int parse_options(const cli_command *c, int argc, char **argv, capture_args *a,
+                         int stop_at_operand)
+{
+    enum { OPT_OUT = 1, OPT_KERNEL, OPT_REFERENCE, OPT_TIMEOUT };
+    static const struct option options[] = {{"out", required_argument, NULL, OPT_OUT},
+                                            {"kernel", required_argument, NULL, OPT_KERNEL},
+                                            {"reference", required_argument, NULL, OPT_REFERENCE},
+                                            {"timeout", required_argument, NULL, OPT_TIMEOUT},
+                                            CLI_COMMON_LONG_OPTIONS,
+                                            {0, 0, 0, 0}};
+    a->out = "tforge-tasks";
+    a->timeout_s = 1800;
+    /* capture: everything after the first operand (the user's command) is left alone */
+    const char *shorts = stop_at_operand ? "+hvq" : "hvq";
+    for (int opt; (opt = getopt_long(argc, argv, shorts, options, NULL)) != -1;) {
+        char *end = NULL;
+        switch (opt) {
+        case OPT_OUT: a->out = optarg; continue;
+        case OPT_KERNEL: a->kernel = optarg; continue;
+        case OPT_REFERENCE: a->reference = optarg; continue;
+        case OPT_TIMEOUT:
+            a->timeout_s = (int)strtol(optarg, &end, 10);
+            if (*end || a->timeout_s < 1 || a->timeout_s > 86400)
+                return -1 - cli_usage_error(c, "--timeout expects seconds from 1 to 86400, "
+                                               "not '%s'", optarg);
+            continue;
+        default: break;
+        }
+        int handled = cli_common_option(c, &a->common, opt, optarg);
+        if (handled < 0)
+            return -1 - TFORGE_EXIT_OK;
+        if (handled > 1)
+            return -1 - handled;
+        if (handled == 0)
+            return -1 - cli_bad_option(c, argv);
+    }
+    return optind;
+}
+
+static void add_common_args(cJSON *args, const capture_args *a)
+{
+    cJSON_AddStringToObject(args, "out", a->out);
+    if (a->kernel)
+        cJSON_AddStringToObject(args, "kernel", a->kernel);
+    if (a->reference)
+        cJSON_AddStringToObject(args, "reference", a->reference);
+}
+
+static const char *text_of(const cJSON *o, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* Prints the capture's report; returns the exit status it means. */
+static int report(const cli_command *c, const char *result, int json)
+{
+    cJSON *doc = cJSON_Parse(result);
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(doc, "tasks");
+    int n = cJSON_GetArraySize(tasks), passed = 0;
+    if (json)
+        puts(result);
+    const cJSON *t;
+    cJSON_ArrayForEach(t, tasks)
+    {
+        int ok = strcmp(text_of(t, "check"), "ok") == 0;
+        passed += ok;
+        if (json)
+            continue;
+        char *shape = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(t, "shape"));
+        char *base = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(t, "baseline"));
+        const cJSON *params = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(t, "space"), "params");
+        printf("%s\n  kernel %s at %s, launched by %s\n  baseline %s; %d tunable parameter(s)\n"
+               "  check: %s%s%s\n",
+               text_of(t, "task"), text_of(t, "kernel"), shape ? shape : "?",
+               text_of(t, "launch"), base ? base : "?", cJSON_GetArraySize(params),
+               text_of(t, "check"), ok ? "" : ": ", text_of(t, "check_message"));
+        const cJSON *note;
+        cJSON_ArrayForEach(note, cJSON_GetObjectItemCaseSensitive(t, "notes"))
+            if (cJSON_IsString(note))
+                printf("  note: %s\n", note->valuestring);
+        free(shape);
+        free(base);
+    }
+    const cJSON *launches = cJSON_GetObjectItemCaseSensitive(doc, "launches");
+    const char *error = text_of(doc, "error");
+    if (!json)
+        printf("%d launch(es) recorded, %d task(s) written, %d passed their check\n",
+               cJSON_IsNumber(launches) ? launches->valueint : 0, n, passed);
+    if (error[0])
+        fprintf(stderr, "tforge %s: the script failed: %s\n", c->name, error);
+    int status = n && passed == n ? TFORGE_EXIT_OK : TFORGE_EXIT_FAILED;
+    if (!n)
+        fprintf(stderr, "tforge %s: no Triton kernel launch was recorded%s\n", c->name,
+                error[0] ? " before the script failed" : "");
+    cJSON_Delete(doc);
+    return status;
+}
+
+static int run_capture(const cli_command *c, int argc, char **argv)
+{
+    capture_args a = {0};
+    int first = parse_options(c, argc, argv, &a, 1);
+    if (first < 0)
+        return -1 - first;
+    if (first >= argc)
+        return cli_usage_error(c, "the command to run is missing: tforge capture -- python "
+                                  "SCRIPT.py ARGS...");
+    cJSON *args = cJSON_CreateObject(), *command = cJSON_AddArrayToObject(args, "argv");
+    for (int i = first; i < argc; i++)
+        cJSON_AddItemToArray(command, cJSON_CreateString(argv[i]));
+    add_common_args(args, &a);
+    char *text = cJSON_PrintUnformatted(args);
+    cJSON_Delete(args);
+    char *result = text ? cli_worker_request(argv[first], "tforge_worker.capture", "capture",
+                                             text, cli_kernel_env(), a.timeout_s * 1000)
+                        : NULL;
+    free(text);
+    if (!result)
+        return cli_fail(c);
+    int status = report(c, result, a.common.json);
+    free(result);
+    return status;
+}
+
+static int run_init(const cli_command *c, int argc, char **argv)
+{
+    capture_args a = {0};
+    int first = parse_options(c, argc, argv, &a, 0);
+    if (first < 0)
+        return -1 - first;
+    if (first != argc - 1)
+        return cli_usage_error(c, first >= argc ? "FILE.py is required"
+                                                : "one FILE.py, not several");
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "path", argv[first]);
+    add_common_args(args, &a);
+    char *text = cJSON_PrintUnformatted(args);
+    cJSON_Delete(args);
+    char *result = text ? cli_worker_request(argv[first], "tforge_worker.capture", "init", text,
+                                             cli_kernel_env(), a.timeout_s * 1000)
+                        : NULL;
+    free(text);
+    if (!result)
+        return cli_fail(c);
+    int status = report(c, result, a.common.json);
+    free(result);
+    return status;
+}
+
+static int run_check(const cli_command *c, int argc, char **argv)
+{
+    capture_args a = {0};
+    int first = parse_options(c, argc, argv, &a, 0);
+    if (first < 0)
+        return -1 - first;
+    if (first != argc - 1)
+        return cli_usage_error(c, first >= argc ? "TASK.json is required"
+                                                : "one TASK.json, not several");
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "path", argv[first]);
+    char *text = cJSON_PrintUnformatted(args);
+    cJSON_Delete(args);
+    char *result = text ? cli_worker_request(argv[first], "tforge_worker.worker", "check_task",
+                                             text, cli_kernel_env(), a.timeout_s * 1000)
+                        : NULL;
+    free(text);
+    if (!result)
+        return cli_fail(c);
+    cJSON *doc = cJSON_Parse(result);
+    int ok = strcmp(text_of(doc, "status"), "ok") == 0;
+    if (a.common.json) {
+        puts(result);
+    } else {
+        char *shape = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(doc, "shape"));
+        char *config = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(doc, "config"));
+        printf("%s: baseline %s at %s (%s): %s%s%s\n", argv[first], config ? config : "?",
+               shape ? shape : "?", text_of(doc, "where"), text_of(doc, "status"),
+               ok ? "" : ": ", text_of(doc, "message"));
+        const cJSON *w;
+        cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(doc, "warnings"))
+            if (cJSON_IsString(w))
+                printf("warning: %s\n", w->valuestring);
+        free(shape);
+        free(config);
+    }
+    cJSON_Delete(doc);
+    free(result);
+    return ok ? TFORGE_EXIT_OK : TFORGE_EXIT_FAILED;
+}
+
+const cli_command cli_cmd_capture = {"capture", "record a script's Triton launches as tasks",
+                                     capture_help, run_capture};
+const cli_command cli_cmd_init = {"init", "tasks from a kernel file's own demo or tests",
+                                  init_help, run_init};
+const cli_command cli_cmd_check = {"check", "validate a task and run its baseline once",
+                                   check_help, run_check};

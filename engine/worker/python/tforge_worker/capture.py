@@ -1,0 +1,683 @@
+"""Launch capture: run a user's own code once and turn every Triton kernel launch into a task.
+
+`capture(argv, out)` runs a script (as `python SCRIPT.py ARGS...` would, or `-m module`), and
+`init(path, out)` runs a kernel file's own `__main__` block, or else its `test_*` functions.
+Without a GPU the worker runs them in Triton's interpreter (TRITON_INTERPRET=1, set by the
+engine before Python starts: triton.language's own helpers are decided at import).
+While they run, every launch of a @triton.jit function is recorded at the class level (grid,
+arguments, constexprs, launch options), with the innermost function of the user's code that led
+to it and the arguments that function was called with (a profile hook records the calls of
+functions in the user's files). Each kernel and shape becomes one task.json (engine/task/
+TASK.md) that a user can read and edit:
+- launch: through that function (`launch.call`) when its arguments are tensors and plain values,
+  with the grid recomputed from the kernel's arguments when the function computed it from block
+  sizes it hard-codes; otherwise the kernel itself with the recorded grid as an expression;
+- inputs: the function's (or kernel's) tensors, their sizes named by shape symbols; integer
+  tensors drawn in the recorded range;
+- outputs: what the function returns, and tensors the kernel writes (found by comparing them
+  before and after the launch; one it also reads is marked `poison: false`);
+- reference: the user's function given with `reference`, else the kernel's own output with the
+  recorded config (`"baseline"`);
+- baseline: the recorded config; space: inferred by the static analysis (analyze.py);
+- shapes: the recorded sizes to tune, smaller ones of the same alignment to check.
+Each written task is loaded and checked once at its check shape; the result is reported.
+"""
+
+import inspect
+import json
+import math
+import os
+import runpy
+import sys
+import sysconfig
+import traceback
+
+import torch
+import triton
+
+from . import analyze as analysis
+from . import loader
+from .task import DTYPES, FLOAT_DTYPES, substitute
+from .worker import load_task, run_check
+
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+_TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-8,
+              "float8_e4m3fn": 1.25e-1, "float8_e5m2": 2.5e-1}
+_CHECK_ELEMENTS = 1 << 18  # the largest tensor at a check shape (the interpreter is slow)
+_SNAPSHOT_BYTES = 1 << 28  # tensors compared before and after a launch, at most
+
+
+def _library_dirs():
+    dirs = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")}
+    for mod in (torch, triton, json):
+        dirs.add(os.path.dirname(os.path.abspath(mod.__file__)))
+    dirs.add(os.path.dirname(os.path.abspath(__file__)))
+    return tuple(sorted(dirs))
+
+
+class _Recorder:
+    """Records kernel launches and the user-code calls that led to them."""
+
+    def __init__(self):
+        self.launches = []
+        self.stack = []  # [frame, arguments, record] of user functions being run
+        self.library = _library_dirs()
+        self.user = {}
+
+    def _is_user(self, filename):
+        known = self.user.get(filename)
+        if known is None:
+            path = os.path.abspath(filename)
+            known = os.path.isfile(path) and not path.startswith(self.library)
+            self.user[filename] = known
+        return known
+
+    def profile(self, frame, event, arg):
+        if event == "call" and self._is_user(frame.f_code.co_filename):
+            info = inspect.getargvalues(frame)
+            names = list(info.args) + [n for n in (info.varargs, info.keywords) if n]
+            self.stack.append([frame, {n: frame.f_locals.get(n) for n in names}, None])
+        elif event == "return" and self.stack and self.stack[-1][0] is frame:
+            _, _, record = self.stack.pop()
+            if record is not None:
+                record["returned"] = _describe_value(arg)
+                record["returned_ids"] = _tensor_ids(arg)
+
+    def caller(self):
+        """The innermost user function that can be called again by name: module level, or a
+        class's static method (not an autograd Function's forward: it takes a ctx)."""
+        for frame, args, _ in reversed(self.stack):
+            code = frame.f_code
+            qual = getattr(code, "co_qualname", code.co_name)
+            if "<" in qual or "." in qual or code.co_name.startswith("_tforge"):
+                continue
+            module = frame.f_globals.get(code.co_name)
+            if getattr(module, "__code__", None) is code:
+                return frame, args
+        return None, None
+
+    def record(self, fn, args, kwargs, grid):
+        params = list(inspect.signature(fn.fn).parameters.values())
+        bound = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+        bound.update(zip((p.name for p in params), args))
+        bound.update({k: v for k, v in kwargs.items() if k not in LAUNCH_OPTIONS})
+        options = {k: kwargs[k] for k in LAUNCH_OPTIONS if k in kwargs and kwargs[k] is not None}
+        grid_callable = callable(grid)
+        grid_value = grid(dict(bound, **options)) if grid_callable else grid
+        grid_value = tuple(grid_value) if isinstance(grid_value, (tuple, list)) else (grid_value,)
+        frame, call_args = self.caller()
+        entry = {
+            "kernel": fn.__name__, "file": os.path.abspath(fn.fn.__code__.co_filename),
+            "params": [{"name": p.name, "constexpr": _is_constexpr(p)} for p in params],
+            "args": {n: _describe_value(v) for n, v in bound.items()},
+            "options": options, "grid": [int(g) for g in grid_value],
+            "grid_callable": grid_callable, "caller": None, "written": [], "read_back": {},
+        }
+        if frame is not None:
+            entry["caller"] = {"name": frame.f_code.co_name,
+                               "file": os.path.abspath(frame.f_code.co_filename),
+                               "args": {n: _describe_value(v) for n, v in call_args.items()},
+                               "arg_ids": {n: _tensor_ids(v) for n, v in call_args.items()},
+                               "params": _signature(frame)}
+            for item in self.stack:
+                if item[0] is frame:
+                    item[2] = entry
+        entry["ids"] = {n: v.data_ptr() for n, v in bound.items() if isinstance(v, torch.Tensor)}
+        before = {n: v.detach().clone() for n, v in bound.items()
+                  if isinstance(v, torch.Tensor) and v.numel() * v.element_size() <=
+                  _SNAPSHOT_BYTES}
+        self.launches.append(entry)
+        return entry, bound, before
+
+    def written(self, entry, bound, before):
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        for n, old in before.items():
+            new = bound[n]
+            changed = not torch.equal(old, new) if old.dtype != torch.bool else \
+                not bool((old == new).all())
+            if changed and not (old.is_floating_point() and
+                                bool((torch.isnan(old) & torch.isnan(new)).all())):
+                entry["written"].append(n)
+        entry["read_back"] = {n: bool(before[n].abs().sum() != 0) if before[n].dtype != torch.bool
+                              else bool(before[n].any()) for n in entry["written"]}
+
+
+def _is_constexpr(p):
+    ann = p.annotation
+    return ann is triton.language.constexpr or (isinstance(ann, str) and
+                                                ann.endswith("constexpr"))
+
+
+def _signature(frame):
+    code = frame.f_code
+    fn = frame.f_globals.get(code.co_name)
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [{"name": p.name, "kind": p.kind.name,
+             "default": _describe_value(p.default) if p.default is not p.empty else None,
+             "has_default": p.default is not p.empty} for p in params]
+
+
+def _tensor_ids(v):
+    if isinstance(v, torch.Tensor):
+        return [v.data_ptr()]
+    if isinstance(v, (tuple, list)):
+        return [i for x in v for i in (_tensor_ids(x) if isinstance(x, torch.Tensor) else [None])]
+    return []
+
+
+def _describe_value(v):
+    """A value as capture keeps it: tensors by shape, dtype, strides and value range."""
+    if isinstance(v, torch.Tensor):
+        d = {"tensor": True, "shape": list(v.shape), "dtype": str(v.dtype).split(".")[-1],
+             "stride": list(v.stride()), "contiguous": v.is_contiguous()}
+        if not v.is_floating_point() and v.numel():
+            d["min"], d["max"] = int(v.min()), int(v.max())
+        return d
+    if isinstance(v, torch.dtype):
+        return {"dtype_value": str(v)}
+    if isinstance(v, (tuple, list)):
+        return {"sequence": [_describe_value(x) for x in v]}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return {"value": v}
+    if isinstance(v, triton.language.constexpr):
+        return {"value": v.value}
+    return {"opaque": type(v).__name__}
+
+
+class _installed:
+    """The recorder, hooked into every jit function's launch and into the profiler."""
+
+    def __init__(self, recorder):
+        self.recorder = recorder
+
+    def __enter__(self):
+        from triton.runtime.interpreter import InterpretedFunction
+        rec = self.recorder
+        self.saved = [(cls, cls.__dict__["run"]) for cls in
+                      (triton.runtime.JITFunction, InterpretedFunction)]
+        for cls, original in self.saved:
+            def run(fn, *args, grid, warmup, _original=original, **kwargs):
+                if warmup:
+                    return _original(fn, *args, grid=grid, warmup=warmup, **kwargs)
+                entry, bound, before = rec.record(fn, args, kwargs, grid)
+                try:
+                    out = _original(fn, *args, grid=grid, warmup=warmup, **kwargs)
+                except BaseException as e:
+                    entry["failed"] = f"{type(e).__name__}: {e}"
+                    raise
+                rec.written(entry, bound, before)
+                return out
+            cls.run = run
+        self.profile = sys.getprofile()
+        sys.setprofile(rec.profile)
+        return self
+
+    def __exit__(self, *exc):
+        sys.setprofile(self.profile)
+        for cls, original in self.saved:
+            cls.run = original
+
+
+def _run_user_code(run):
+    """Runs `run()` with the recorder; returns (recorder, error text or None)."""
+    rec = _Recorder()
+    error = None
+    with _installed(rec):
+        try:
+            run()
+        except SystemExit as e:
+            if e.code not in (None, 0):
+                error = f"the script exited with status {e.code}"
+        except BaseException as e:  # the user's code: whatever it raises is reported
+            error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=-3)}"
+    return rec, error
+
+
+# ---- from launches to tasks -------------------------------------------------------------------
+
+class _Symbols:
+    """Shape symbols: one per distinct size, named after the kernel's integer argument of that
+    value when there is one."""
+
+    def __init__(self, scalar_names):
+        self.by_value = {}
+        self.scalar_names = scalar_names  # value -> parameter name
+
+    def of(self, size):
+        if size <= 1:
+            return size
+        if size not in self.by_value:
+            name = self.scalar_names.get(size) or f"D{len(self.by_value)}"
+            while name in self.by_value.values() or name in DTYPES:
+                name += "_"
+            self.by_value[size] = name
+        return self.by_value[size]
+
+    def tune_shape(self):
+        return {n: v for v, n in self.by_value.items()}
+
+
+def _check_size(v, keep):
+    """A smaller size of the same power-of-two alignment (up to 128), at least about 96; sizes
+    that equal a fixed constexpr (a head dimension) stay."""
+    if v <= 128 or v in keep:
+        return v
+    g = math.gcd(v, 128)
+    k = -(-96 // g)
+    if g < 128 and k % 2 == 0:
+        k += 1
+    return g * k
+
+
+def _check_shape(tune, tensors, keep):
+    shape = {n: _check_size(v, keep) for n, v in tune.items()}
+
+    def largest():
+        return max((math.prod(shape.get(d, d) if isinstance(d, str) else d for d in dims)
+                    for dims in tensors), default=0)
+    while largest() > _CHECK_ELEMENTS:
+        free = [n for n, v in shape.items() if v > 16 and v not in keep]
+        if not free:
+            break
+        n = max(free, key=lambda k: shape[k])
+        shape[n] = max(16, shape[n] // 2) if shape[n] % 2 == 0 else max(15, shape[n] // 2 | 1)
+    return shape
+
+
+def _input_spec(name, desc, symbols, written, read_back):
+    dtype = desc["dtype"]
+    spec = {"name": name, "shape": [symbols.of(d) for d in desc["shape"]], "dtype": dtype}
+    if dtype in FLOAT_DTYPES:
+        spec["init"] = "randn"
+    elif "min" in desc:
+        lo, hi = desc["min"], desc["max"] + 1
+        spec["init"] = f"randint:{lo}:{hi}" if dtype != "bool" else "randint:0:2"
+    else:
+        spec["init"] = "zeros"
+    if name in written and not read_back.get(name, True):
+        spec["init"] = "zeros"
+    return spec
+
+
+def _tolerance(dtype):
+    tol = _TOLERANCE.get(dtype, 0)
+    return {"atol": tol, "rtol": tol}
+
+
+def _literal(desc):
+    """A captured plain value as a Python expression, or None."""
+    if "value" in desc:
+        return repr(desc["value"])
+    if "dtype_value" in desc:
+        return desc["dtype_value"]
+    return None
+
+
+def _grid_formula(grid, ints, blocks):
+    """Each grid dimension as cdiv(S, B) products over the kernel's integer arguments `ints`
+    and block constexprs `blocks` (name -> value), or a plain argument, or a number."""
+    terms = [(f"cdiv({s}, {b})", -(-sv // bv)) for s, sv in ints.items() if "stride" not in s
+             for b, bv in blocks.items() if bv > 0]
+    singles = [(s, sv) for s, sv in ints.items() if "stride" not in s]
+    dims, uses_block = [], False
+    for g in grid:
+        # a block count of 1 says nothing about which block it counts
+        found = "1" if g == 1 else next((t for t, v in terms if v == g and v > 1), None)
+        if found is None:
+            found = next((f"{a} * {b}" for i, (a, av) in enumerate(terms) for b, bv in terms[i:]
+                          if av * bv == g and av > 1 and bv > 1), None)
+        if found is None:
+            found = next((f"{a} * {s}" for a, av in terms for s, sv in singles
+                          if av * sv == g and av > 1 and sv > 1), None)
+        uses_block |= found not in (None, "1")
+        if found is None:
+            found = next((s for s, sv in singles if sv == g), str(g))
+        dims.append(found)
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")", uses_block
+
+
+def _kernel_ir(path, kernel, cache):
+    if path not in cache:
+        try:
+            cache[path] = analysis.analyze(path)
+        except Exception as e:  # a file the analysis cannot read: tasks still get written
+            cache[path] = {"error": f"{type(e).__name__}: {e}", "kernels": []}
+    return next((k for k in cache[path].get("kernels", []) if k.get("name") == kernel), None)
+
+
+def _space(ir, entry, config, symbols, names):
+    """The inferred space. Its constraints name kernel arguments: each becomes the expression
+    the task passes for it (`names`), else the shape symbol of its value, else its value."""
+    if ir is None:
+        return {"params": {}, "constraints": []}, {}
+    bound = {n: d["value"] for n, d in entry["args"].items()
+             if isinstance(d.get("value"), int) and not isinstance(d.get("value"), bool)}
+    bound.update(config)
+    inferred = analysis.infer_space(ir, bound)
+    rename, values = {}, {}
+    for n, v in bound.items():
+        if n in config:
+            continue
+        if names.get(n, "").isidentifier():
+            rename[n] = names[n]
+        elif v in symbols.by_value:
+            rename[n] = symbols.by_value[v]
+        else:
+            values[n] = v
+    # constexprs the space does not tune keep their launched values
+    values.update({n: v for n, v in config.items() if n not in inferred.get("params", {})
+                   and isinstance(v, (int, float)) and not isinstance(v, bool)})
+    constraints = []
+    for c in inferred.get("constraints", []):
+        text = substitute(c, values)
+        for old, new in rename.items():
+            text = _rename(text, old, new)
+        constraints.append(text)
+    return {"params": inferred.get("params", {}), "constraints": constraints}, \
+        inferred.get("fixed", {})
+
+
+def _rename(text, old, new):
+    import ast
+
+    class Rename(ast.NodeTransformer):
+        def visit_Name(self, node):
+            return ast.copy_location(ast.Name(new, node.ctx), node) if node.id == old else node
+    return ast.unparse(Rename().visit(ast.parse(text, mode="eval")))
+
+
+def _relative(path, folder):
+    """Relative to the task when that reads well, else absolute."""
+    rel = os.path.relpath(path, folder)
+    return path if rel.startswith(os.path.join("..", "..", "..")) else rel
+
+
+def _stride_of(param, value, tensors):
+    """The `tensor.stride(axis)` a stride argument is: the tensor whose name starts the
+    parameter's (stride_am -> a_ptr), else the first with that stride."""
+    token = param.lower().replace("stride", "").strip("_")
+    found = [(n, axis) for n, strides in tensors for axis, st in enumerate(strides)
+             if st == value]
+    for n, axis in found:
+        base = n.lower().removesuffix("_ptr").removesuffix("ptr").strip("_")
+        if base and token.startswith(base):
+            return f"{n}.stride({axis})"
+    return f"{found[0][0]}.stride({found[0][1]})" if found else None
+
+
+def _task_for(entry, out_dir, reference, irs):
+    """One task document for one launch."""
+    ir = _kernel_ir(entry["file"], entry["kernel"], irs)
+    constexprs = {p["name"] for p in entry["params"] if p["constexpr"]}
+    scalar_names = {}
+    for p in entry["params"]:
+        v = entry["args"].get(p["name"], {}).get("value")
+        if p["name"] not in constexprs and isinstance(v, int) and not isinstance(v, bool) \
+                and "stride" not in p["name"]:
+            scalar_names.setdefault(v, p["name"])
+    symbols = _Symbols(scalar_names)
+    config = {n: entry["args"][n]["value"] for n in constexprs
+              if isinstance(entry["args"].get(n, {}).get("value"), (int, bool, float, str))}
+    options = {"num_warps": entry["options"].get("num_warps", 4),
+               "num_stages": entry["options"].get("num_stages", 3), **entry["options"]}
+    caller = entry["caller"]
+    notes = []
+    # only the constexprs the space tunes may appear in a recomputed grid
+    tunable = set(_space(ir, entry, {**config, **options}, symbols, {})[0]["params"])
+    call_ok = caller is not None and all(
+        d.get("tensor") or _literal(d) is not None for d in caller["args"].values()) and \
+        any(d.get("tensor") for d in caller["args"].values())
+    doc = {"description": f"captured launch of {entry['kernel']}",
+           "source": entry["file"], "kernel": entry["kernel"]}
+    inputs, outputs, tensor_dims = [], [], []
+    written = set(entry["written"])
+    if call_ok:
+        by_id = {}
+        kwargs = {}
+        for p in caller["params"] or [{"name": n, "kind": "POSITIONAL_OR_KEYWORD"}
+                                      for n in caller["args"]]:
+            n = p["name"]
+            d = caller["args"].get(n)
+            if d is None:
+                continue
+            if d.get("tensor"):
+                ids = caller["arg_ids"].get(n, [])
+                if ids:
+                    by_id[ids[0]] = n
+                kernel_name = next((k for k, i in entry["ids"].items() if ids and i == ids[0]),
+                                   None)
+                w = {n} if kernel_name in written else set()
+                inputs.append(_input_spec(n, d, symbols, w,
+                                          {n: entry["read_back"].get(kernel_name, True)}))
+                tensor_dims.append(inputs[-1]["shape"])
+                kwargs[n] = n
+                if kernel_name in written:
+                    outputs.append({"name": n, **_tolerance(d["dtype"]),
+                                    **({"poison": False}
+                                       if entry["read_back"].get(kernel_name) else {})})
+            else:
+                kwargs[n] = _literal(d)
+        returns = []
+        returned = entry.get("returned") or {}
+        values = returned.get("sequence") if "sequence" in returned else [returned]
+        ids = entry.get("returned_ids") or []
+        for i, d in enumerate(values or []):
+            if not isinstance(d, dict) or not d.get("tensor") or i >= len(ids) or ids[i] is None:
+                returns.append(None)
+                continue
+            name = by_id.get(ids[i]) or f"out{i}" if ids[i] not in by_id else None
+            returns.append(name)
+            if name:
+                outputs.append({"name": name, **_tolerance(d["dtype"])})
+        while returns and returns[-1] is None:
+            returns.pop()
+        module = os.path.splitext(os.path.basename(caller["file"]))[0]
+        doc["launch"] = {"call": f"{module}:{caller['name']}", "args": [], "kwargs": kwargs}
+        if returns:
+            doc["launch"]["returns"] = returns
+        if not entry["grid_callable"]:
+            ints = {n: d["value"] for n, d in entry["args"].items()
+                    if n not in constexprs and isinstance(d.get("value"), int)
+                    and not isinstance(d.get("value"), bool)}
+            blocks = {n: v for n, v in config.items() if n in tunable and v > 1}
+            formula, uses_block = _grid_formula(entry["grid"], ints, blocks)
+            if uses_block:
+                doc["launch"]["grid"] = formula
+        names = {}
+    else:
+        if caller is not None:
+            notes.append(f"{caller['name']} takes arguments that are neither tensors nor plain "
+                         "values: the kernel is launched directly")
+        args, names, tensors = [], {}, []
+        for p in entry["params"]:
+            n, d = p["name"], entry["args"].get(p["name"], {})
+            if d.get("tensor"):
+                inp = _input_spec(n, d, symbols, written, entry["read_back"])
+                inputs.append(inp)
+                tensor_dims.append(inp["shape"])
+                tensors.append((n, d["stride"]))
+                if n in written:
+                    outputs.append({"name": n, **_tolerance(d["dtype"]),
+                                    **({"poison": False} if entry["read_back"].get(n) else {})})
+        fixed = {}
+        for p in entry["params"]:
+            n, d = p["name"], entry["args"].get(p["name"], {})
+            v = d.get("value")
+            if d.get("tensor"):
+                args.append(n)
+            elif p["constexpr"]:
+                fixed[n] = _literal(d) or "None"
+            elif isinstance(v, int) and not isinstance(v, bool):
+                expr = _stride_of(n, v, tensors) if "stride" in n else None
+                expr = expr or symbols.by_value.get(v) or repr(v)
+                names[n] = expr
+                args.append(expr)
+            else:
+                args.append(_literal(d) or "None")
+        ints = {n: d["value"] for n, d in entry["args"].items()
+                if n not in constexprs and isinstance(d.get("value"), int)
+                and not isinstance(d.get("value"), bool)}
+        blocks = {n: v for n, v in config.items() if n in tunable and v > 1}
+        formula, _ = _grid_formula(entry["grid"], ints, blocks)
+        for n, e in names.items():
+            formula = _rename(formula, n, e) if n != e else formula
+        doc["launch"] = {"grid": formula, "args": args, "kwargs": fixed}
+    if not outputs:
+        notes.append("no output found: the kernel wrote none of its tensors")
+    doc["inputs"] = inputs
+    doc["outputs"] = outputs
+    space, fixed_why = _space(ir, entry, {**config, **options}, symbols, names)
+    baseline = {k: v for k, v in {**config, **options}.items() if k in tunable or
+                k in ("num_warps", "num_stages")}
+    if "launch" in doc and "grid" in doc["launch"] and "call" not in doc["launch"]:
+        # fixed constexprs go with the launch; tuned ones with the config
+        for k in list(doc["launch"]["kwargs"]):
+            if k in tunable:
+                del doc["launch"]["kwargs"][k]
+        for k in config:
+            if k not in tunable and k not in doc["launch"]["kwargs"]:
+                doc["launch"]["kwargs"][k] = repr(config[k])
+    doc["reference"] = reference or "baseline"
+    tune = symbols.tune_shape()
+    keep = {v for k, v in config.items() if isinstance(v, int) and k not in tunable}
+    doc["shapes"] = {"tune": [tune or {"ONE": 1}], "check": [_check_shape(tune, tensor_dims,
+                                                                           keep) or {"ONE": 1}]}
+    doc["baseline"] = baseline
+    if any(o.get("poison") is False for o in outputs):
+        doc["writes_inputs"] = True  # what TASK.md infers; said here for the reader
+    doc["space"] = space
+    if not space["params"]:
+        notes.append("the analysis found nothing to tune")
+    if fixed_why:
+        notes.append("fixed: " + "; ".join(f"{k} ({v})" for k, v in sorted(fixed_why.items())))
+    return doc, notes
+
+
+def _signature_key(entry):
+    """Launches of one kernel at one shape are one task."""
+    shapes = tuple((n, tuple(d["shape"]), d["dtype"]) for n, d in sorted(entry["args"].items())
+                   if d.get("tensor"))
+    return entry["file"], entry["kernel"], shapes
+
+
+def _write_tasks(rec, out, reference, kernel):
+    os.makedirs(out, exist_ok=True)
+    seen, written, irs = {}, [], {}
+    for entry in rec.launches:
+        if (kernel and entry["kernel"] != kernel) or "failed" in entry:
+            continue
+        key = _signature_key(entry)
+        if key in seen:
+            seen[key]["launches"] += 1
+            continue
+        index = sum(1 for k in seen if k[1] == entry["kernel"])
+        folder = os.path.join(out, f"{entry['kernel']}_{index}")
+        os.makedirs(folder, exist_ok=True)
+        doc, notes = _task_for(entry, folder, reference, irs)
+        doc["source"] = _relative(doc["source"], folder)
+        caller = entry["caller"]
+        if "call" in doc["launch"] and os.path.dirname(caller["file"]) != \
+                os.path.dirname(entry["file"]):
+            notes.append(f"{caller['file']}: the launching function lives beside another file; "
+                         "add its folder to TFORGE_PYTHONPATH")
+        path = os.path.join(folder, "task.json")
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+        report = {"task": path, "kernel": entry["kernel"], "launch": (
+            "call " + doc["launch"]["call"]) if "call" in doc["launch"] else "grid",
+            "shape": doc["shapes"]["tune"][0], "check_shape": doc["shapes"]["check"][0],
+            "baseline": doc["baseline"], "space": doc["space"], "notes": notes, "launches": 1}
+        try:
+            spec = load_task(path)
+            result = run_check(spec, spec["baseline"][0], doc["shapes"]["check"][0], seed=1)
+            report["check"] = result["status"]
+            if result["status"] != "ok":
+                report["check_message"] = result["message"]
+        except Exception as e:
+            report["check"] = "task"
+            report["check_message"] = f"{type(e).__name__}: {e}"
+        seen[key] = report
+        written.append(report)
+    return written
+
+
+def _script_runner(argv, cwd):
+    """What running `argv` (python SCRIPT.py ARGS / python -m MODULE ARGS / SCRIPT.py ARGS)
+    means, as a function."""
+    args = list(argv)
+    if args and os.path.basename(args[0]).startswith("python"):
+        args = args[1:]
+    if not args:
+        raise ValueError("capture: expected a script to run (python SCRIPT.py ARGS...)")
+    if args[0] == "-m":
+        if len(args) < 2:
+            raise ValueError("capture: -m expects a module name")
+        module, rest = args[1], args[2:]
+
+        def run():
+            sys.argv = [module] + rest
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        return run
+    script = os.path.abspath(os.path.join(cwd, args[0]))
+    if not os.path.isfile(script):
+        raise ValueError(f"capture: {script}: no such script")
+
+    def run():
+        sys.argv = [script] + args[1:]
+        sys.path.insert(0, os.path.dirname(script))
+        runpy.run_path(script, run_name="__main__")
+    return run
+
+
+def _summary(rec, tasks, error):
+    return {"launches": len(rec.launches), "tasks": tasks, "error": error,
+            "kernels": sorted({e["kernel"] for e in rec.launches})}
+
+
+def capture(argv, out, cwd=None, reference=None, kernel=None):
+    """Run `argv` once, recording every Triton launch; write one task per kernel and shape
+    under `out`. Returns {launches, kernels, tasks: [{task, kernel, launch, shape, check_shape,
+    baseline, space, notes, check, check_message}], error}."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    run = _script_runner(argv, cwd)
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        rec, error = _run_user_code(run)
+    finally:
+        os.chdir(here)
+    return _summary(rec, _write_tasks(rec, os.path.abspath(os.path.join(cwd, out)), reference,
+                                      kernel), error)
+
+
+def init(path, out, reference=None, kernel=None):
+    """Run a kernel file's own `__main__` block (or, without one, its test_* functions that
+    take no arguments) and capture its launches as capture() does."""
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise ValueError(f"{path}: no such file")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    has_main = any(loader._is_main_guard(s) for s in __import__("ast").parse(text).body)
+    if has_main:
+        def run():
+            sys.argv = [path]
+            sys.path.insert(0, os.path.dirname(path))
+            runpy.run_path(path, run_name="__main__")
+    else:
+        def run():
+            module, _ = loader.load(path)
+            tests = [f for n, f in sorted(vars(module).items()) if n.startswith("test")
+                     and inspect.isfunction(f) and not inspect.signature(f).parameters]
+            if not tests:
+                raise ValueError(f"{path}: no `if __name__ == \"__main__\":` block and no "
+                                 "test_* function without arguments to run")
+            for t in tests:
+                t()
+    rec, error = _run_user_code(run)
+    return _summary(rec, _write_tasks(rec, os.path.abspath(out), reference, kernel), error)
