@@ -9,11 +9,14 @@
 #   pool             240 matmul candidates compiled by 1 and by 16 workers, each from a cold cache
 #   do-bench         our timing of two matmul configs against triton.testing.do_bench
 #   faults           50 candidates of the planted-fault task on the GPU
+#   capture:K[,K...] issue 14: `tforge capture` of experiments/capture/K_script.py, the captured
+#                    baseline timed against the hand-written task's (interleaved), then tune
+#                    the captured task (BUDGET)
 # Everything goes under OUT_DIR (logs, results as runs.tar.gz); summary.txt is printed last.
 set -u
 out=$1
 shift
-mkdir -p "$out/runs"
+mkdir -p "$out/runs" "$out/capture"
 export TRITON_CACHE_DIR=/tmp/triton-cache
 # The engine's C libraries, from Debian packages carried in .deps (the machine has no network).
 deps=/tmp/deps lib=/tmp/deps/usr/lib/x86_64-linux-gnu
@@ -49,6 +52,19 @@ for step in "$@"; do
   gpu-tests)
     (cd /tmp/b && timeout 300 ctest -L gpu --output-on-failure) > "$out/gpu_tests.log" 2>&1
     grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/gpu_tests.log" | tee -a "$summary" ;;
+  capture:*)
+    for k in $(echo "${step#capture:}" | tr , ' '); do
+      timeout 300 "$t" capture --out "$out/capture/$k" -- python3 "experiments/capture/${k}_script.py" \
+        > "$out/capture/$k.log" 2>&1
+      tail -1 "$out/capture/$k.log" | tee -a "$summary"
+      PYTHONPATH=engine/worker/python timeout 200 python3 experiments/capture/compare_baselines.py \
+        "experiments/kernels/$k/task.json" "$out/capture/$k" 2>&1 | tee -a "$summary"
+      task=$(PYTHONPATH=engine/worker/python python3 experiments/capture/compare_baselines.py \
+        "experiments/kernels/$k/task.json" "$out/capture/$k" 1 2>/dev/null | sed -n 's/^captured task: //p')
+      [ -n "$task" ] && timeout 240 "$t" tune "$task" --backend cuda --budget "${BUDGET:-40}" \
+        --out "$out/runs/captured_$k" -q --json > "$out/runs/captured_$k.json" 2> "$out/runs/captured_$k.err"
+      line "$out/runs/captured_$k.json" tune "captured $k"
+    done ;;
   tune:*)
     for k in $(echo "${step#tune:}" | tr , ' '); do
       timeout 240 "$t" tune "experiments/kernels/$k/task.json" --backend cuda \
