@@ -12,6 +12,7 @@
 #include "store.h"
 #include "task.h"
 #include "tforge/error.h"
+#include "tforge/log.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -669,6 +670,10 @@ static int run(const cli_command *command, int argc, char **argv)
                          task->n_tune);
         goto failed;
     }
+    for (size_t i = 0; i < task->n_dropped; i++)
+        tforge_log(TFORGE_LOG_INFO, "%s", task->dropped[i]);
+    for (size_t i = 0; i < task->n_warnings; i++)
+        tforge_log(TFORGE_LOG_WARN, "%s", task->warnings[i]);
     if (!(env = environment(loader, &s)))
         goto failed;
     tforge_worker_free(loader);

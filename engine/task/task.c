@@ -12,9 +12,11 @@ void tforge_task_free(tforge_task *t)
 {
     if (!t)
         return;
-    char **lists[] = {t->tune_shapes, t->check_shapes, t->baselines, t->files, t->plans};
-    size_t counts[] = {t->n_tune, t->n_check, t->n_baseline, t->n_files, t->n_plans};
-    for (int l = 0; l < 5; l++) {
+    char **lists[] = {t->tune_shapes, t->check_shapes, t->baselines, t->files,
+                      t->plans,       t->dropped,      t->warnings};
+    size_t counts[] = {t->n_tune, t->n_check, t->n_baseline, t->n_files,
+                       t->n_plans, t->n_dropped, t->n_warnings};
+    for (int l = 0; l < 7; l++) {
         for (size_t i = 0; lists[l] && i < counts[l]; i++)
             free(lists[l][i]);
         free(lists[l]);
@@ -57,6 +59,43 @@ static int strings_of(char ***out, size_t *n, const cJSON *array)
     for (const cJSON *e = array ? array->child : NULL; e; e = e->next)
         if (cJSON_IsString(e) && !((*out)[(*n)++] = strdup(e->valuestring)))
             return TFORGE_ENOMEM;
+    return 0;
+}
+
+/* Each statement the import filter dropped, as one line for -v. */
+static int dropped_lines(tforge_task *t, const cJSON *array)
+{
+    t->n_dropped = 0;
+    t->dropped = calloc((size_t)cJSON_GetArraySize(array) + 1, sizeof *t->dropped);
+    if (!t->dropped)
+        return TFORGE_ENOMEM;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, array)
+    {
+        const cJSON *file = cJSON_GetObjectItemCaseSensitive(d, "file"),
+                    *line = cJSON_GetObjectItemCaseSensitive(d, "line"),
+                    *end = cJSON_GetObjectItemCaseSensitive(d, "end_line"),
+                    *kind = cJSON_GetObjectItemCaseSensitive(d, "kind"),
+                    *binds = cJSON_GetObjectItemCaseSensitive(d, "binds");
+        char names[512] = "";
+        size_t used = 0;
+        const cJSON *b;
+        cJSON_ArrayForEach(b, binds) if (cJSON_IsString(b) && used < sizeof names)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                     used ? ", " : "", b->valuestring);
+        char text[1200];
+        int first = cJSON_IsNumber(line) ? line->valueint : 0;
+        int last = cJSON_IsNumber(end) ? end->valueint : first;
+        int n = snprintf(text, sizeof text, "%s:%d", cJSON_IsString(file) ? file->valuestring
+                                                                          : t->source, first);
+        if (last > first)
+            n += snprintf(text + n, sizeof text - (size_t)n, "-%d", last);
+        snprintf(text + n, sizeof text - (size_t)n, ": dropped %s%s%s%s",
+                 cJSON_IsString(kind) ? kind->valuestring : "statement",
+                 names[0] ? " (binds " : "", names, names[0] ? ")" : "");
+        if (!(t->dropped[t->n_dropped++] = strdup(text)))
+            return TFORGE_ENOMEM;
+    }
     return 0;
 }
 
@@ -176,7 +215,10 @@ int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
                        cJSON_GetObjectItemCaseSensitive(shapes, "check"))) ||
         (rc = texts_of(&t->plans, &t->n_plans, cJSON_GetObjectItemCaseSensitive(task, "plans"))) ||
         (rc = strings_of(&t->files, &t->n_files,
-                         cJSON_GetObjectItemCaseSensitive(task, "files")))) {
+                         cJSON_GetObjectItemCaseSensitive(task, "files"))) ||
+        (rc = strings_of(&t->warnings, &t->n_warnings,
+                         cJSON_GetObjectItemCaseSensitive(task, "warnings"))) ||
+        (rc = dropped_lines(t, cJSON_GetObjectItemCaseSensitive(task, "dropped")))) {
         rc = tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", path);
         goto cleanup;
     }

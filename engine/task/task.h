@@ -19,7 +19,10 @@ typedef struct tforge_task {
                               and inputs' modules (their digests tell a stale stored run) */
     char **tune_shapes;    /* {"M": 4096, ...} */
     char **check_shapes;
-    size_t n_plans;
+    size_t n_plans, n_dropped, n_warnings;
+    char **dropped;        /* "FILE:LINE-END: dropped KIND (binds a, b)": what the import filter
+                              left out of every file it loaded */
+    char **warnings;       /* what the results may get wrong here (interpreter gaps) */
     char **plans;          /* per tuning shape (n_plans == n_tune): {"baseline": [...], "space": {...}} */
     size_t shape;          /* the tuning shape selected (0 after loading) */
     char **baselines;      /* the selected shape's configs: {"BLOCK_M": 32, "num_warps": 4} */

@@ -173,12 +173,17 @@ t["reference"] = "ref:expected"
 t["baseline"] = {"BLOCK": 100}  # not a power of two: tl.arange refuses it
 json.dump(t, open(sys.argv[1], "w"))
 PY
-printf 'def expected(inputs):\n    return inputs["a"] + inputs["b"]\n' > "$work/nobase/ref.py"
+printf 'def expected(inputs):\n    return inputs["a"] + inputs["b"]\n\nprint("a demo")\n' > "$work/nobase/ref.py"
 "$tforge" tune "$work/nobase/add_task.json" --backend interpret --budget 2 --compile-workers 2 \
   --out "$work/nobase/out" -q > "$work/nobase.txt" 2>&1
 rc=$?
 if [ "$rc" -eq 1 ] && grep -q 'the baseline failed, so nothing was measured against it: {"BLOCK":100} ' "$work/nobase.txt" &&
    [ -f "$work/nobase/out/report.md" ]; then ok; else bad "failing baseline (exit $rc)"; cat "$work/nobase.txt"; fi
+# -v lists what the import filter dropped, in the kernel file and in the reference's module.
+"$tforge" tune "$work/nobase/add_task.json" --backend interpret --budget 1 --compile-workers 2 \
+  --out "$work/nobase/out2" -v > "$work/verbose.txt" 2>&1
+if grep -q "nobase/rows.py:51-53: dropped main-guard (binds x)" "$work/verbose.txt" &&
+   grep -q "nobase/ref.py:4: dropped call" "$work/verbose.txt"; then ok; else bad "-v dropped statements"; grep -i dropped "$work/verbose.txt"; fi
 
 # init: a real-shaped file's own demo becomes a task that passes, and that tune then tunes.
 realistic=$src/tests/python/fixtures/realistic

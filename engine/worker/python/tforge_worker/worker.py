@@ -17,7 +17,8 @@ from triton.compiler.errors import CompilationError
 from triton.runtime.autotuner import Autotuner, Config, Heuristics
 from triton.runtime.errors import OutOfResources, PTXASError
 
-from . import loader
+from . import loader, standin
+from .gaps import describe as interpreter_gap, interpreter_warnings
 from .task import (LAUNCH_OPTIONS, Problems, TaskError, check_config, eval_expression,
                    python_names, read, substitute)
 
@@ -174,32 +175,33 @@ def load_task(path):
     Raises TaskError naming the file and field."""
     spec = read(path)
     p = Problems(spec["id"])
-    try:
-        module, dropped = loader.load(spec["source"])
-    except loader.LoadError as e:
-        raise TaskError([f"{spec['id']}: source: cannot import: {e}"]) from None
-    kernel = getattr(module, spec["kernel"], None)
-    if kernel is None or not _is_kernel(kernel):
-        found = sorted(n for n, v in vars(module).items() if _is_kernel(v))
-        p.add("kernel", f"a @triton.jit function of {spec['source']} "
-              f"(found: {', '.join(found) or 'none'})", spec["kernel"])
-        p.raise_if_any()
-    funcs, extra = {}, {}
-    refs = [("reference", spec["reference"]), ("inputs_fn", spec["inputs_fn"]),
-            ("launch.wrapper", spec["launch"].get("wrapper")),
-            ("launch.call", spec["launch"].get("call")),
-            ("baseline", spec["baseline"] if isinstance(spec["baseline"], str) else None)]
-    for field, ref in refs:
-        if ref is None or (field == "reference" and ref == "baseline"):
-            continue
+    with loader.recording() as dropped:  # the kernel file's, and those of modules beside it
         try:
-            fn = _resolve(spec, ref, module, extra)
-        except (ImportError, loader.LoadError) as e:
-            p.add(field, f"an importable \"module:function\" ({e})", ref)
-            continue
-        if not callable(fn):
-            p.add(field, "\"module:function\" naming a function", ref)
-        funcs[field.split(".")[-1]] = fn
+            module, _ = loader.load(spec["source"])
+        except loader.LoadError as e:
+            raise TaskError([f"{spec['id']}: source: cannot import: {e}"]) from None
+        kernel = getattr(module, spec["kernel"], None)
+        if kernel is None or not _is_kernel(kernel):
+            found = sorted(n for n, v in vars(module).items() if _is_kernel(v))
+            p.add("kernel", f"a @triton.jit function of {spec['source']} "
+                  f"(found: {', '.join(found) or 'none'})", spec["kernel"])
+            p.raise_if_any()
+        funcs, extra = {}, {}
+        refs = [("reference", spec["reference"]), ("inputs_fn", spec["inputs_fn"]),
+                ("launch.wrapper", spec["launch"].get("wrapper")),
+                ("launch.call", spec["launch"].get("call")),
+                ("baseline", spec["baseline"] if isinstance(spec["baseline"], str) else None)]
+        for field, ref in refs:
+            if ref is None or (field == "reference" and ref == "baseline"):
+                continue
+            try:
+                fn = _resolve(spec, ref, module, extra)
+            except (ImportError, loader.LoadError) as e:
+                p.add(field, f"an importable \"module:function\" ({e})", ref)
+                continue
+            if not callable(fn):
+                p.add(field, "\"module:function\" naming a function", ref)
+            funcs[field.split(".")[-1]] = fn
     _check_semantics(p, spec, kernel)
     p.raise_if_any()
     loaded = _Loaded(spec, module, funcs, kernel)
@@ -213,7 +215,7 @@ def load_task(path):
         "task" if spec["baseline"] is not None else \
         _default_baseline(spec, kernel, kernel_params(kernel))[1]
     spec = dict(spec, baseline=plans[0]["baseline"], baseline_from=source, plans=plans,
-                dropped=dropped, files=files,
+                dropped=dropped, files=files, warnings=interpreter_warnings(spec),
                 kernel_kind=("autotune" if isinstance(kernel, Autotuner) else
                              "heuristics" if isinstance(kernel, Heuristics) else "jit"),
                 kernel_params=[{"name": n, "constexpr": c, **({"default": _scalar(d)} if h else {})}
@@ -545,7 +547,8 @@ def _call(loaded, inputs, config, shape, injected=None):
     returns its return value."""
     spec = loaded.spec
     args, kwargs = _arguments(loaded, _launch_env(**shape, **inputs))
-    with injected or _injected(loaded, config):
+    # without a GPU, a function that asks for the device at run time gets the stand-in
+    with standin.active(), injected or _injected(loaded, config):
         return loaded.funcs["call"](*args, **kwargs)
 
 
@@ -606,11 +609,10 @@ def classify(exc):
     """A candidate's exception as a status: compile (the compiler refused it or it needs more
     resources than the GPU has) or runtime. `fatal` says the CUDA context is probably lost.
     Under the interpreter, a failure that only its gaps cause starts "interpreter gap:"."""
-    from .gaps import describe
     status = "compile" if isinstance(exc, (CompilationError, OutOfResources, PTXASError)) \
         else "runtime"
     text = f"{type(exc).__name__}: {exc}"
-    gap = describe(exc)
+    gap = interpreter_gap(exc)
     if gap is not None:
         text = f"{gap}. {text}"
     fatal = type(exc).__name__ == "AcceleratorError" or "CUDA error" in text
@@ -795,12 +797,10 @@ def run_check(task, config, shape, seed=0):
 def check_task(path):
     """Validate a task and run its first baseline once at its first check shape (on the GPU,
     else in the interpreter). Returns {status, message, config, shape, where, warnings}."""
-    from .gaps import interpreter_warnings
     spec = load_task(path)
     shape = spec["shapes"]["check"][0]
     config = shape_plan(get(spec), shape)["baseline"][0]
     result = run_check(spec, config, shape, seed=1)
     where = "GPU" if torch.cuda.is_available() else "Triton's CPU interpreter"
     return {"status": result["status"], "message": result["message"], "config": config,
-            "shape": shape, "where": where, "warnings": interpreter_warnings(spec)
-            if _interpreting() else []}
+            "shape": shape, "where": where, "warnings": spec["warnings"]}
