@@ -141,8 +141,9 @@ static int build_space(tforge_task *t, const cJSON *space)
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(space, "params");
     if (!rc && (!cJSON_IsObject(params) || !params->child))
         rc = tforge_error_set(TFORGE_EINPUT,
-                              "%s: space.params: expected the tunable parameters (there is "
-                              "nothing to tune without them)",
+                              "%s: space.params: expected the tunable parameters (none "
+                              "given, and the static analysis inferred none: there is nothing "
+                              "to tune)",
                               t->path);
     for (const cJSON *p = params ? params->child : NULL; !rc && p; p = p->next)
         if ((rc = add_param(t->space, t->path, p)) && !strstr(tforge_error_last()->message,

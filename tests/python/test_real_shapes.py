@@ -96,3 +96,16 @@ def test_inputs_fn_draws_on_torchs_default_device(tmp_path, add_task, write_task
     add_task["inputs_fn"] = "made:inputs"
     task = load_task(write_task(add_task))
     assert run_check(task, {"BLOCK": 128, "num_warps": 4}, {"N": 1000})["status"] == "ok"
+
+
+def test_without_a_space_the_analysis_infers_one(tmp_path):
+    doc = json.load(open(os.path.join(REAL, "add_task.json")))
+    doc["source"] = os.path.join(REAL, "rows.py")
+    doc["baseline"] = {"BLOCK": 1024, "num_warps": 4}
+    del doc["space"]
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps(doc))
+    (plan,) = load_task(str(path))["plans"]
+    assert plan["inferred"] is True
+    assert {256, 1024, 4096} <= set(plan["space"]["params"]["BLOCK"])
+    assert 4 in plan["space"]["params"]["num_warps"]

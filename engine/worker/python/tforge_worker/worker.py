@@ -267,12 +267,70 @@ def _baselines_at(loaded, shape):
     return out
 
 
+class _Stop(Exception):
+    """Ends a launch once its arguments are known."""
+
+
+def _kernel_arguments(loaded, shape, config):
+    """The task kernel's integer arguments and constexprs at `shape`, as the task's launch
+    passes them: launched on tensors of the meta device, stopped at the kernel's run."""
+    from triton.runtime.interpreter import InterpretedFunction
+    spec, seen = loaded.spec, {}
+    if spec["inputs"] is None:
+        return seen  # an inputs_fn makes real tensors: not worth running for this
+    inputs = {s["name"]: torch.empty([_size(d, shape) for d in s["shape"]],
+                                     dtype=getattr(torch, s["dtype"]), device="meta")
+              for s in spec["inputs"]}
+    names = [n for n, *_ in kernel_params(loaded.kernel)]
+    base = (loaded.base.__name__, _code_file(loaded.kernel))
+
+    def run(fn, *args, grid, warmup, **kwargs):
+        if (getattr(fn, "__name__", None), _code_file(fn)) == base:
+            seen.update({n: v for n, v in zip(names, args)}, **kwargs)
+            raise _Stop()
+        raise _Stop()  # another kernel first: its outputs are not there to go on with
+    saved = [(cls, cls.__dict__["run"]) for cls in (triton.runtime.JITFunction,
+                                                    InterpretedFunction)]
+    for cls, _ in saved:
+        cls.run = run
+    try:
+        launch(loaded, inputs, config, shape)
+    except Exception:  # _Stop, or a function that needs real values: infer from less
+        pass
+    finally:
+        for cls, original in saved:
+            cls.run = original
+    return {n: v for n, v in seen.items()
+            if isinstance(v, (int, float, bool, str)) and not isinstance(v, torch.Tensor)}
+
+
+def _inferred_space(loaded, shape, baseline):
+    """The static analysis's space around the baseline at `shape` (for a task without one)."""
+    from . import analyze
+    try:
+        ir = analyze.analyze(loaded.spec["source"], loaded.base.__name__)["kernels"][0]
+    except (ValueError, IndexError, KeyError):
+        return {"params": {}, "constraints": []}
+    bound = {k: v for k, v in _kernel_arguments(loaded, shape, baseline).items()
+             if isinstance(v, int) and not isinstance(v, bool)}
+    bound.update({k: v for k, v in baseline.items() if isinstance(v, int)})
+    inferred = analyze.infer_space(ir, bound)
+    values = {k: v for k, v in bound.items() if k not in inferred["params"]}
+    return {"params": inferred["params"],
+            "constraints": [substitute(c, values) for c in inferred["constraints"]]}
+
+
 def shape_plan(loaded, shape):
     """What a run at one tuning shape starts from: its baselines and its space (the task's
-    parameters, its constraints with the shape's sizes put in)."""
+    parameters, its constraints with the shape's sizes put in; without parameters, the static
+    analysis's space around the first baseline)."""
     space = loaded.spec["space"]
+    baseline = _baselines_at(loaded, shape)
+    if not space["params"]:
+        return {"shape": dict(shape), "baseline": baseline, "inferred": True,
+                "space": _inferred_space(loaded, shape, baseline[0])}
     constraints = [substitute(c, shape) for c in space["constraints"]]
-    return {"shape": dict(shape), "baseline": _baselines_at(loaded, shape),
+    return {"shape": dict(shape), "baseline": baseline,
             "space": {"params": space["params"], "constraints": constraints}}
 
 
