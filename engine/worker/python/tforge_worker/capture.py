@@ -37,10 +37,9 @@ import triton
 
 from . import analyze as analysis
 from . import loader
-from .task import DTYPES, FLOAT_DTYPES, substitute
+from .task import DTYPES, FLOAT_DTYPES, LAUNCH_OPTIONS, substitute
 from .worker import load_task, run_check
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-8,
               "float8_e4m3fn": 1.25e-1, "float8_e5m2": 2.5e-1}
 _CHECK_ELEMENTS = 1 << 18  # the largest tensor at a check shape (the interpreter is slow)
@@ -288,18 +287,18 @@ def _check_shape(tune, tensors, keep):
     return shape
 
 
-def _input_spec(name, desc, symbols, written, read_back):
+def _input_spec(name, desc, symbols, output_only):
+    """A tensor of the task: floats drawn from randn, integers in their recorded range, a tensor
+    the kernel only writes zeros."""
     dtype = desc["dtype"]
     spec = {"name": name, "shape": [symbols.of(d) for d in desc["shape"]], "dtype": dtype}
-    if dtype in FLOAT_DTYPES:
+    if output_only or (dtype not in FLOAT_DTYPES and "min" not in desc):
+        spec["init"] = "zeros"
+    elif dtype in FLOAT_DTYPES:
         spec["init"] = "randn"
-    elif "min" in desc:
-        lo, hi = desc["min"], desc["max"] + 1
-        spec["init"] = f"randint:{lo}:{hi}" if dtype != "bool" else "randint:0:2"
     else:
-        spec["init"] = "zeros"
-    if name in written and not read_back.get(name, True):
-        spec["init"] = "zeros"
+        spec["init"] = f"randint:{desc['min']}:{desc['max'] + 1}" if dtype != "bool" \
+            else "randint:0:2"
     return spec
 
 
@@ -409,151 +408,149 @@ def _stride_of(param, value, tensors):
     return f"{found[0][0]}.stride({found[0][1]})" if found else None
 
 
-def _task_for(entry, out_dir, reference, irs):
-    """One task document for one launch."""
+def _output(name, dtype, read_back):
+    """An output; one the kernel also read (updated in place) is not poisoned."""
+    return {"name": name, **_tolerance(dtype), **({"poison": False} if read_back else {})}
+
+
+def _integer_args(entry, constexprs):
+    return {n: d["value"] for n, d in entry["args"].items()
+            if n not in constexprs and isinstance(d.get("value"), int)
+            and not isinstance(d.get("value"), bool)}
+
+
+def _call_launch(entry, symbols, tunable, blocks, constexprs):
+    """launch.call through the function that launched the kernel; (launch, inputs, outputs)."""
+    caller, written = entry["caller"], set(entry["written"])
+    inputs, outputs, by_id, kwargs = [], [], {}, {}
+    for p in caller["params"] or [{"name": n} for n in caller["args"]]:
+        n = p["name"]
+        d = caller["args"].get(n)
+        if d is None:
+            continue
+        if not d.get("tensor"):
+            kwargs[n] = _literal(d)
+            continue
+        ids = caller["arg_ids"].get(n, [])
+        if ids:
+            by_id[ids[0]] = n
+        # the kernel's parameter this tensor became, if any
+        param = next((k for k, i in entry["ids"].items() if ids and i == ids[0]), None)
+        read_back = entry["read_back"].get(param, True)
+        inputs.append(_input_spec(n, d, symbols, param in written and not read_back))
+        kwargs[n] = n
+        if param in written:
+            outputs.append(_output(n, d["dtype"], entry["read_back"].get(param)))
+    returned = entry.get("returned") or {}
+    values = returned.get("sequence") if "sequence" in returned else [returned]
+    ids = entry.get("returned_ids") or []
+    returns = []
+    for i, d in enumerate(values or []):
+        tensor = isinstance(d, dict) and d.get("tensor") and i < len(ids) and ids[i] is not None
+        # a returned argument is an output already (the kernel wrote it)
+        name = f"out{i}" if tensor and ids[i] not in by_id else None
+        returns.append(name)
+        if name:
+            outputs.append(_output(name, d["dtype"], False))
+    while returns and returns[-1] is None:
+        returns.pop()
+    module = os.path.splitext(os.path.basename(caller["file"]))[0]
+    launch = {"call": f"{module}:{caller['name']}", "args": [], "kwargs": kwargs}
+    if returns:
+        launch["returns"] = returns
+    if not entry["grid_callable"]:
+        # a tuple grid computed from blocks the function fixes: recompute it from the config
+        formula, uses_block = _grid_formula(entry["grid"], _integer_args(entry, constexprs),
+                                            blocks)
+        if uses_block:
+            launch["grid"] = formula
+    return launch, inputs, outputs, {}
+
+
+def _grid_launch(entry, symbols, tunable, blocks, constexprs, config):
+    """The kernel itself with the recorded grid as an expression; (launch, inputs, outputs,
+    the expression each integer argument became)."""
+    written = set(entry["written"])
+    inputs, outputs, tensors = [], [], []
+    for p in entry["params"]:
+        n, d = p["name"], entry["args"].get(p["name"], {})
+        if d.get("tensor"):
+            inputs.append(_input_spec(n, d, symbols,
+                                      n in written and not entry["read_back"].get(n, True)))
+            tensors.append((n, d["stride"]))
+            if n in written:
+                outputs.append(_output(n, d["dtype"], entry["read_back"].get(n)))
+    args, names, fixed = [], {}, {}
+    for p in entry["params"]:
+        n, d = p["name"], entry["args"].get(p["name"], {})
+        v = d.get("value")
+        if d.get("tensor"):
+            args.append(n)
+        elif p["constexpr"]:
+            if n not in tunable:  # fixed constexprs go with the launch, tuned ones in configs
+                fixed[n] = repr(config[n]) if n in config else _literal(d) or "None"
+        elif isinstance(v, int) and not isinstance(v, bool):
+            expr = (_stride_of(n, v, tensors) if "stride" in n else None) or \
+                symbols.by_value.get(v) or repr(v)
+            names[n] = expr
+            args.append(expr)
+        else:
+            args.append(_literal(d) or "None")
+    formula, _ = _grid_formula(entry["grid"], _integer_args(entry, constexprs), blocks)
+    for n, e in names.items():
+        if n != e:
+            formula = _rename(formula, n, e)
+    return {"grid": formula, "args": args, "kwargs": fixed}, inputs, outputs, names
+
+
+def _task_for(entry, reference, irs):
+    """One task document for one launch, and notes for the user."""
     ir = _kernel_ir(entry["file"], entry["kernel"], irs)
     constexprs = {p["name"] for p in entry["params"] if p["constexpr"]}
     scalar_names = {}
-    for p in entry["params"]:
-        v = entry["args"].get(p["name"], {}).get("value")
-        if p["name"] not in constexprs and isinstance(v, int) and not isinstance(v, bool) \
-                and "stride" not in p["name"]:
-            scalar_names.setdefault(v, p["name"])
+    for n, v in _integer_args(entry, constexprs).items():
+        if "stride" not in n:
+            scalar_names.setdefault(v, n)
     symbols = _Symbols(scalar_names)
     config = {n: entry["args"][n]["value"] for n in constexprs
               if isinstance(entry["args"].get(n, {}).get("value"), (int, bool, float, str))}
     options = {"num_warps": entry["options"].get("num_warps", 4),
                "num_stages": entry["options"].get("num_stages", 3), **entry["options"]}
-    caller = entry["caller"]
-    notes = []
+    launched = {**config, **options}
+    tunable = set(_space(ir, entry, launched, symbols, {})[0]["params"])
     # only the constexprs the space tunes may appear in a recomputed grid
-    tunable = set(_space(ir, entry, {**config, **options}, symbols, {})[0]["params"])
-    call_ok = caller is not None and all(
-        d.get("tensor") or _literal(d) is not None for d in caller["args"].values()) and \
+    blocks = {n: v for n, v in config.items() if n in tunable and v > 1}
+    caller, notes = entry["caller"], []
+    by_call = caller is not None and \
+        all(d.get("tensor") or _literal(d) is not None for d in caller["args"].values()) and \
         any(d.get("tensor") for d in caller["args"].values())
-    doc = {"description": f"captured launch of {entry['kernel']}",
-           "source": entry["file"], "kernel": entry["kernel"]}
-    inputs, outputs, tensor_dims = [], [], []
-    written = set(entry["written"])
-    if call_ok:
-        by_id = {}
-        kwargs = {}
-        for p in caller["params"] or [{"name": n, "kind": "POSITIONAL_OR_KEYWORD"}
-                                      for n in caller["args"]]:
-            n = p["name"]
-            d = caller["args"].get(n)
-            if d is None:
-                continue
-            if d.get("tensor"):
-                ids = caller["arg_ids"].get(n, [])
-                if ids:
-                    by_id[ids[0]] = n
-                kernel_name = next((k for k, i in entry["ids"].items() if ids and i == ids[0]),
-                                   None)
-                w = {n} if kernel_name in written else set()
-                inputs.append(_input_spec(n, d, symbols, w,
-                                          {n: entry["read_back"].get(kernel_name, True)}))
-                tensor_dims.append(inputs[-1]["shape"])
-                kwargs[n] = n
-                if kernel_name in written:
-                    outputs.append({"name": n, **_tolerance(d["dtype"]),
-                                    **({"poison": False}
-                                       if entry["read_back"].get(kernel_name) else {})})
-            else:
-                kwargs[n] = _literal(d)
-        returns = []
-        returned = entry.get("returned") or {}
-        values = returned.get("sequence") if "sequence" in returned else [returned]
-        ids = entry.get("returned_ids") or []
-        for i, d in enumerate(values or []):
-            if not isinstance(d, dict) or not d.get("tensor") or i >= len(ids) or ids[i] is None:
-                returns.append(None)
-                continue
-            name = by_id.get(ids[i]) or f"out{i}" if ids[i] not in by_id else None
-            returns.append(name)
-            if name:
-                outputs.append({"name": name, **_tolerance(d["dtype"])})
-        while returns and returns[-1] is None:
-            returns.pop()
-        module = os.path.splitext(os.path.basename(caller["file"]))[0]
-        doc["launch"] = {"call": f"{module}:{caller['name']}", "args": [], "kwargs": kwargs}
-        if returns:
-            doc["launch"]["returns"] = returns
-        if not entry["grid_callable"]:
-            ints = {n: d["value"] for n, d in entry["args"].items()
-                    if n not in constexprs and isinstance(d.get("value"), int)
-                    and not isinstance(d.get("value"), bool)}
-            blocks = {n: v for n, v in config.items() if n in tunable and v > 1}
-            formula, uses_block = _grid_formula(entry["grid"], ints, blocks)
-            if uses_block:
-                doc["launch"]["grid"] = formula
-        names = {}
+    if by_call:
+        launch, inputs, outputs, names = _call_launch(entry, symbols, tunable, blocks,
+                                                      constexprs)
     else:
         if caller is not None:
             notes.append(f"{caller['name']} takes arguments that are neither tensors nor plain "
                          "values: the kernel is launched directly")
-        args, names, tensors = [], {}, []
-        for p in entry["params"]:
-            n, d = p["name"], entry["args"].get(p["name"], {})
-            if d.get("tensor"):
-                inp = _input_spec(n, d, symbols, written, entry["read_back"])
-                inputs.append(inp)
-                tensor_dims.append(inp["shape"])
-                tensors.append((n, d["stride"]))
-                if n in written:
-                    outputs.append({"name": n, **_tolerance(d["dtype"]),
-                                    **({"poison": False} if entry["read_back"].get(n) else {})})
-        fixed = {}
-        for p in entry["params"]:
-            n, d = p["name"], entry["args"].get(p["name"], {})
-            v = d.get("value")
-            if d.get("tensor"):
-                args.append(n)
-            elif p["constexpr"]:
-                fixed[n] = _literal(d) or "None"
-            elif isinstance(v, int) and not isinstance(v, bool):
-                expr = _stride_of(n, v, tensors) if "stride" in n else None
-                expr = expr or symbols.by_value.get(v) or repr(v)
-                names[n] = expr
-                args.append(expr)
-            else:
-                args.append(_literal(d) or "None")
-        ints = {n: d["value"] for n, d in entry["args"].items()
-                if n not in constexprs and isinstance(d.get("value"), int)
-                and not isinstance(d.get("value"), bool)}
-        blocks = {n: v for n, v in config.items() if n in tunable and v > 1}
-        formula, _ = _grid_formula(entry["grid"], ints, blocks)
-        for n, e in names.items():
-            formula = _rename(formula, n, e) if n != e else formula
-        doc["launch"] = {"grid": formula, "args": args, "kwargs": fixed}
+        launch, inputs, outputs, names = _grid_launch(entry, symbols, tunable, blocks,
+                                                      constexprs, config)
     if not outputs:
         notes.append("no output found: the kernel wrote none of its tensors")
-    doc["inputs"] = inputs
-    doc["outputs"] = outputs
-    space, fixed_why = _space(ir, entry, {**config, **options}, symbols, names)
-    baseline = {k: v for k, v in {**config, **options}.items() if k in tunable or
-                k in ("num_warps", "num_stages")}
-    if "launch" in doc and "grid" in doc["launch"] and "call" not in doc["launch"]:
-        # fixed constexprs go with the launch; tuned ones with the config
-        for k in list(doc["launch"]["kwargs"]):
-            if k in tunable:
-                del doc["launch"]["kwargs"][k]
-        for k in config:
-            if k not in tunable and k not in doc["launch"]["kwargs"]:
-                doc["launch"]["kwargs"][k] = repr(config[k])
-    doc["reference"] = reference or "baseline"
-    tune = symbols.tune_shape()
-    keep = {v for k, v in config.items() if isinstance(v, int) and k not in tunable}
-    doc["shapes"] = {"tune": [tune or {"ONE": 1}], "check": [_check_shape(tune, tensor_dims,
-                                                                           keep) or {"ONE": 1}]}
-    doc["baseline"] = baseline
-    if any(o.get("poison") is False for o in outputs):
-        doc["writes_inputs"] = True  # what TASK.md infers; said here for the reader
-    doc["space"] = space
+    space, fixed_why = _space(ir, entry, launched, symbols, names)
     if not space["params"]:
         notes.append("the analysis found nothing to tune")
     if fixed_why:
         notes.append("fixed: " + "; ".join(f"{k} ({v})" for k, v in sorted(fixed_why.items())))
+    tune = symbols.tune_shape() or {"ONE": 1}  # a task names one symbol at least
+    keep = {v for k, v in config.items() if isinstance(v, int) and k not in tunable}
+    doc = {"description": f"captured launch of {entry['kernel']}", "source": entry["file"],
+           "kernel": entry["kernel"], "launch": launch, "inputs": inputs, "outputs": outputs,
+           "reference": reference or "baseline",
+           "shapes": {"tune": [tune], "check": [_check_shape(tune, [i["shape"] for i in inputs],
+                                                             keep)]},
+           "baseline": {k: v for k, v in launched.items() if k in tunable or k in options},
+           "space": space}
+    if any(o.get("poison") is False for o in outputs):
+        doc["writes_inputs"] = True  # what TASK.md infers; said here for the reader
     return doc, notes
 
 
@@ -577,13 +574,13 @@ def _write_tasks(rec, out, reference, kernel):
         index = sum(1 for k in seen if k[1] == entry["kernel"])
         folder = os.path.join(out, f"{entry['kernel']}_{index}")
         os.makedirs(folder, exist_ok=True)
-        doc, notes = _task_for(entry, folder, reference, irs)
+        doc, notes = _task_for(entry, reference, irs)
         doc["source"] = _relative(doc["source"], folder)
         caller = entry["caller"]
         if "call" in doc["launch"] and os.path.dirname(caller["file"]) != \
                 os.path.dirname(entry["file"]):
-            notes.append(f"{caller['file']}: the launching function lives beside another file; "
-                         "add its folder to TFORGE_PYTHONPATH")
+            notes.append(f"{caller['file']}: the launching function is in another folder than the "
+                         "kernel file: add that folder to TFORGE_PYTHONPATH")
         path = os.path.join(folder, "task.json")
         with open(path, "w") as f:
             json.dump(doc, f, indent=2)
