@@ -603,7 +603,6 @@ class _injected:
 def _call(loaded, inputs, config, shape, injected=None):
     """The file's own function called on `inputs` with `config` in its kernel's launches;
     returns its return value."""
-    spec = loaded.spec
     args, kwargs = _arguments(loaded, _launch_env(**shape, **inputs))
     # without a GPU, a function that asks for the device at run time gets the stand-in
     with standin.active(), injected or _injected(loaded, config):
