@@ -150,25 +150,46 @@ static int report(const cli_command *c, const char *result, int json)
     return status;
 }
 
-static int run_capture(const cli_command *c, int argc, char **argv)
+/* Calls `module.function(**args)` in a worker that runs kernels where they can run; takes
+ * `args`. NULL with the error set when the call failed. */
+static char *call(const capture_args *a, const char *what, const char *module,
+                  const char *function, cJSON *args)
+{
+    char *text = cJSON_PrintUnformatted(args);
+    cJSON_Delete(args);
+    char *result = text ? cli_worker_request(what, module, function, text, cli_kernel_env(),
+                                             a->timeout_s * 1000)
+                        : NULL;
+    if (!text)
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    free(text);
+    return result;
+}
+
+/* capture, or init when `argv[first]` is the one FILE.py. */
+static int run_capture_or_init(const cli_command *c, int argc, char **argv, int is_init)
 {
     capture_args a = {0};
-    int first = parse_options(c, argc, argv, &a, 1);
+    int first = parse_options(c, argc, argv, &a, !is_init);
     if (first < 0)
         return -1 - first;
     if (first >= argc)
-        return cli_usage_error(c, "the command to run is missing: tforge capture -- python "
-                                  "SCRIPT.py ARGS...");
-    cJSON *args = cJSON_CreateObject(), *command = cJSON_AddArrayToObject(args, "argv");
-    for (int i = first; i < argc; i++)
-        cJSON_AddItemToArray(command, cJSON_CreateString(argv[i]));
+        return cli_usage_error(c, is_init ? "FILE.py is required"
+                                          : "the command to run is missing: tforge capture -- "
+                                            "python SCRIPT.py ARGS...");
+    if (is_init && first != argc - 1)
+        return cli_usage_error(c, "one FILE.py, not several");
+    cJSON *args = cJSON_CreateObject();
+    if (is_init) {
+        cJSON_AddStringToObject(args, "path", argv[first]);
+    } else {
+        cJSON *command = cJSON_AddArrayToObject(args, "argv");
+        for (int i = first; i < argc; i++)
+            cJSON_AddItemToArray(command, cJSON_CreateString(argv[i]));
+    }
     add_common_args(args, &a);
-    char *text = cJSON_PrintUnformatted(args);
-    cJSON_Delete(args);
-    char *result = text ? cli_worker_request(argv[first], "tforge_worker.capture", "capture",
-                                             text, cli_kernel_env(), a.timeout_s * 1000)
-                        : NULL;
-    free(text);
+    char *result = call(&a, argv[first], "tforge_worker.capture", is_init ? "init" : "capture",
+                        args);
     if (!result)
         return cli_fail(c);
     int status = report(c, result, a.common.json);
@@ -176,29 +197,14 @@ static int run_capture(const cli_command *c, int argc, char **argv)
     return status;
 }
 
+static int run_capture(const cli_command *c, int argc, char **argv)
+{
+    return run_capture_or_init(c, argc, argv, 0);
+}
+
 static int run_init(const cli_command *c, int argc, char **argv)
 {
-    capture_args a = {0};
-    int first = parse_options(c, argc, argv, &a, 0);
-    if (first < 0)
-        return -1 - first;
-    if (first != argc - 1)
-        return cli_usage_error(c, first >= argc ? "FILE.py is required"
-                                                : "one FILE.py, not several");
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "path", argv[first]);
-    add_common_args(args, &a);
-    char *text = cJSON_PrintUnformatted(args);
-    cJSON_Delete(args);
-    char *result = text ? cli_worker_request(argv[first], "tforge_worker.capture", "init", text,
-                                             cli_kernel_env(), a.timeout_s * 1000)
-                        : NULL;
-    free(text);
-    if (!result)
-        return cli_fail(c);
-    int status = report(c, result, a.common.json);
-    free(result);
-    return status;
+    return run_capture_or_init(c, argc, argv, 1);
 }
 
 static int run_check(const cli_command *c, int argc, char **argv)
@@ -212,12 +218,7 @@ static int run_check(const cli_command *c, int argc, char **argv)
                                                 : "one TASK.json, not several");
     cJSON *args = cJSON_CreateObject();
     cJSON_AddStringToObject(args, "path", argv[first]);
-    char *text = cJSON_PrintUnformatted(args);
-    cJSON_Delete(args);
-    char *result = text ? cli_worker_request(argv[first], "tforge_worker.worker", "check_task",
-                                             text, cli_kernel_env(), a.timeout_s * 1000)
-                        : NULL;
-    free(text);
+    char *result = call(&a, argv[first], "tforge_worker.worker", "check_task", args);
     if (!result)
         return cli_fail(c);
     cJSON *doc = cJSON_Parse(result);

@@ -204,17 +204,17 @@ def _check_outputs(p, outputs):
     return out
 
 
-def _check_expression(p, field, a):
+def _check_expression(p, field, a, expected="a Python expression"):
     """A Python expression (a number allowed) -> its text, or None."""
     if isinstance(a, (int, float)) and not isinstance(a, bool):
         a = repr(a)
     if not isinstance(a, str):
-        p.add(field, "a Python expression (string) or a number", a)
+        p.add(field, f"{expected} (a string) or a number", a)
         return None
     try:
         _python_expression(a)
     except ValueError as e:
-        p.add(field, f"a Python expression ({e})", a)
+        p.add(field, f"{expected} ({e})", a)
     return a
 
 
@@ -241,17 +241,7 @@ def _check_keywords(p, field, values):
     return out
 
 
-def _check_grid(p, field, grid):
-    if not isinstance(grid, str):
-        p.add(field, "a Python expression giving the grid tuple", grid)
-        return grid
-    try:
-        _python_expression(grid)
-    except ValueError as e:
-        p.add(field, f"a Python expression giving the grid tuple ({e})", grid)
-    return grid
-
-
+_GRID = "a Python expression giving the grid tuple"
 _LAUNCH_FORMS = {"grid": ("grid", "args", "kwargs"), "call": ("call", "args", "kwargs",
                                                              "returns", "grid"),
                  "wrapper": ("wrapper",)}
@@ -277,9 +267,10 @@ def _check_launch(p, launch):
     if form == "grid":
         if "args" not in launch:
             p.add("launch.args", "a list of argument expressions", has_got=False)
-        return {"grid": _check_grid(p, "launch.grid", launch["grid"]), **out}
+        return {"grid": _check_expression(p, "launch.grid", launch["grid"], _GRID), **out}
     out["call"] = _check_ref(p, "launch.call", launch["call"])
-    out["grid"] = _check_grid(p, "launch.grid", launch["grid"]) if "grid" in launch else None
+    out["grid"] = _check_expression(p, "launch.grid", launch["grid"], _GRID) \
+        if "grid" in launch else None
     returns = launch.get("returns", [])
     if isinstance(returns, str):
         returns = [returns]
