@@ -59,3 +59,38 @@ def test_compile_reports_the_device_numbers_and_limits():
     big = compile(spec, {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 128, "GROUP_M": 8,
                          "num_warps": 8, "num_stages": 5}, shape)
     assert big["status"] == "compile" and "shared memory" in big["message"]
+
+
+@pytest.mark.parametrize("name", ["gemm_autotune.py", "rms_norm_liger.py", "softmax_inplace.py"])
+def test_init_captures_on_the_gpu(name, tmp_path):
+    """Capture under a real GPU: the autotuner's whole list runs, and the config it launched is
+    the baseline; each task passes its check and times."""
+    from conftest import FIXTURES
+    from tforge_worker import capture
+    got = capture.init(os.path.join(FIXTURES, "realistic", name), str(tmp_path))
+    assert got["error"] is None and got["tasks"]
+    for t in got["tasks"]:
+        assert t["check"] == "ok", (t["task"], t.get("check_message"))
+        spec = load_task(t["task"])
+        r = time(spec, spec["baseline"][0], spec["shapes"]["tune"][0])
+        assert r["status"] == "ok" and r["median_ms"] > 0, r
+
+
+def test_inputs_fn_draws_on_the_gpu(tmp_path):
+    (tmp_path / "made.py").write_text(
+        "import torch\n"
+        "def inputs(shape, gen):\n"
+        "    assert gen.device.type == 'cuda' and torch.empty(0).device.type == 'cuda'\n"
+        "    n = shape['N']\n"
+        "    return {'x': torch.randn(n, generator=gen), 'y': torch.randn(n, generator=gen),\n"
+        "            'out': torch.zeros(n)}\n")
+    import json
+    import shutil
+    from conftest import ADD_TASK, FIXTURES
+    shutil.copy(os.path.join(FIXTURES, "planted.py"), tmp_path / "planted.py")
+    doc = dict(ADD_TASK)
+    del doc["inputs"]
+    doc["inputs_fn"] = "made:inputs"
+    (tmp_path / "task.json").write_text(json.dumps(doc))
+    spec = load_task(str(tmp_path / "task.json"))
+    assert run_check(spec, {"BLOCK": 128, "num_warps": 4}, {"N": 4096})["status"] == "ok"
