@@ -93,3 +93,25 @@ def test_a_failing_script_is_reported_with_what_was_captured(tmp_path):
 def test_a_missing_script_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match=r"no_such\.py: no such script"):
         capture.capture(["python", "no_such.py"], "tasks", cwd=str(tmp_path))
+
+
+def test_a_function_launching_twice_returns_for_both_launches(tmp_path):
+    # as an autotuner does: benchmark launches first, then the chosen one; the task is made
+    # from the last, and the function's return value belongs to every launch it made
+    script = tmp_path / "twice.py"
+    script.write_text(
+        "import sys, torch, triton\n"
+        f"sys.path.insert(0, {os.path.join(FIXTURES, 'real_shapes')!r})\n"
+        "import rows\n"
+        "def twice(a, b):\n"
+        "    out = torch.empty_like(a)\n"
+        "    for block in (256, 1024):\n"
+        "        rows._add_kernel[(triton.cdiv(a.numel(), block),)](a, b, out, a.numel(),\n"
+        "                                                          BLOCK=block)\n"
+        "    return out\n"
+        "twice(torch.randn(3000), torch.randn(3000))\n")
+    got = capture.capture(["python", str(script)], "tasks", cwd=str(tmp_path))
+    (t,) = got["tasks"]
+    assert t["launches"] == 2 and t["baseline"]["BLOCK"] == 1024
+    doc = json.load(open(t["task"]))
+    assert doc["launch"]["returns"] == ["out0"] and doc["outputs"][0]["name"] == "out0"

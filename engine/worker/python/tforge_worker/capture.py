@@ -59,7 +59,7 @@ class _Recorder:
 
     def __init__(self):
         self.launches = []
-        self.stack = []  # [frame, arguments, record] of user functions being run
+        self.stack = []  # [frame, arguments, launches made] of user functions being run
         self.library = _library_dirs()
         self.user = {}
 
@@ -77,10 +77,10 @@ class _Recorder:
             names = list(info.args) + [n for n in (info.varargs, info.keywords) if n]
             self.stack.append([frame, {n: frame.f_locals.get(n) for n in names}, None])
         elif event == "return" and self.stack and self.stack[-1][0] is frame:
-            _, _, record = self.stack.pop()
-            if record is not None:
-                record["returned"] = _describe_value(arg)
-                record["returned_ids"] = _tensor_ids(arg)
+            _, _, launched = self.stack.pop()
+            for entry in launched or ():
+                entry["returned"] = _describe_value(arg)
+                entry["returned_ids"] = _tensor_ids(arg)
 
     def caller(self):
         """The innermost user function that can be called again by name: module level, or a
@@ -120,7 +120,7 @@ class _Recorder:
                                "params": _signature(frame)}
             for item in self.stack:
                 if item[0] is frame:
-                    item[2] = entry
+                    item[2] = (item[2] or []) + [entry]
         entry["ids"] = {n: v.data_ptr() for n, v in bound.items() if isinstance(v, torch.Tensor)}
         before = {n: v.detach().clone() for n, v in bound.items()
                   if isinstance(v, torch.Tensor) and v.numel() * v.element_size() <=
@@ -563,14 +563,19 @@ def _signature_key(entry):
 
 def _write_tasks(rec, out, reference, kernel):
     os.makedirs(out, exist_ok=True)
-    seen, written, irs = {}, [], {}
+    # The last launch of a kernel and shape stands for them all: an autotuner's benchmark
+    # launches come first, the config it chose last.
+    last, counts = {}, {}
     for entry in rec.launches:
         if (kernel and entry["kernel"] != kernel) or "failed" in entry:
             continue
         key = _signature_key(entry)
-        if key in seen:
-            seen[key]["launches"] += 1
-            continue
+        last.pop(key, None)
+        last[key] = entry
+        counts[key] = counts.get(key, 0) + 1
+    seen, written, irs = {}, [], {}
+    for key in last:  # in the order of their last launches
+        entry = last[key]
         index = sum(1 for k in seen if k[1] == entry["kernel"])
         folder = os.path.join(out, f"{entry['kernel']}_{index}")
         os.makedirs(folder, exist_ok=True)
@@ -588,7 +593,8 @@ def _write_tasks(rec, out, reference, kernel):
         report = {"task": path, "kernel": entry["kernel"], "launch": (
             "call " + doc["launch"]["call"]) if "call" in doc["launch"] else "grid",
             "shape": doc["shapes"]["tune"][0], "check_shape": doc["shapes"]["check"][0],
-            "baseline": doc["baseline"], "space": doc["space"], "notes": notes, "launches": 1}
+            "baseline": doc["baseline"], "space": doc["space"], "notes": notes,
+            "launches": counts[key]}
         try:
             spec = load_task(path)
             result = run_check(spec, spec["baseline"][0], doc["shapes"]["check"][0], seed=1)
