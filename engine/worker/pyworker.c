@@ -42,14 +42,16 @@ static int start_python(void)
         return -1;
     }
     PyObject *path = PySys_GetObject("path"); /* borrowed */
+    /* in order, as PYTHONPATH is: TFORGE_PYTHONPATH's folders, then ours, then the rest */
     const char *extra[2] = {getenv("TFORGE_PYTHONPATH"), TFORGE_PYTHON_DIR};
-    for (int i = 1; i >= 0; i--) {
+    Py_ssize_t at = 0;
+    for (int i = 0; i < 2; i++) {
         if (!extra[i] || !extra[i][0])
             continue;
         char *copy = strdup(extra[i]), *save = NULL;
         for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
             PyObject *entry = PyUnicode_FromString(dir);
-            PyList_Insert(path, 0, entry);
+            PyList_Insert(path, at++, entry);
             Py_DECREF(entry);
         }
         free(copy);

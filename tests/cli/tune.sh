@@ -210,5 +210,13 @@ if [ "$rc" -eq 1 ] && grep -q 'no Triton kernel launch was recorded' "$work/idle
 if "$tforge" check "$work/nobase/add_task.json" > "$work/check_bad.txt" 2>&1; then rc=0; else rc=$?; fi
 if [ "$rc" -eq 1 ] && grep -q 'baseline {"BLOCK":100} at {"N":3000}' "$work/check_bad.txt"; then ok; else bad "check of a failing baseline (exit $rc)"; cat "$work/check_bad.txt"; fi
 
+# TFORGE_PYTHONPATH: its folders in order, first found first (here a module that two hold).
+mkdir -p "$work/pp/a" "$work/pp/b" "$work/pp/task" && cp "$real/"* "$work/pp/task/"
+echo 'WHO = 256' > "$work/pp/a/who.py"; echo 'WHO = 512' > "$work/pp/b/who.py"
+printf 'import who\n\n\ndef f(shape):\n    return {"BLOCK": who.WHO}\n' > "$work/pp/basefn.py"
+"$python" -c "import json, sys; t = json.load(open(sys.argv[1])); t['baseline'] = 'basefn:f'; json.dump(t, open(sys.argv[1], 'w'))" "$work/pp/task/add_task.json"
+if TFORGE_PYTHONPATH="$work/pp:$work/pp/a:$work/pp/b" "$tforge" check "$work/pp/task/add_task.json" > "$work/pp.txt" 2>&1 &&
+   grep -q 'baseline {"BLOCK":256}' "$work/pp.txt"; then ok; else bad "TFORGE_PYTHONPATH order"; cat "$work/pp.txt"; fi
+
 echo "tune: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
