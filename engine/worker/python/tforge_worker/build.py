@@ -22,7 +22,7 @@ from triton.compiler import ASTSource, make_backend
 from triton.runtime.jit import JITFunction, create_function_from_signature
 
 from .task import TaskError
-from .worker import _size, classify, get, launch, make_inputs
+from .worker import _size, classify, get, hooked_runs, launch, make_inputs
 
 # Shared memory a block may use (opt-in maximum), by compute capability: checked when no GPU is
 # there to check it, as Triton's loader would.
@@ -119,23 +119,23 @@ def compile(task, config, shape, target=None, also=()):
     tgt = _target(target)
     built = []
 
-    def run(fn, *args, grid, warmup, **kwargs):
-        built.append(_compile_one(fn, tgt, args, kwargs))
+    def compiling(cls, original):
+        def run(fn, *args, grid, warmup, **kwargs):
+            built.append(_compile_one(fn, tgt, args, kwargs))
+        return run
 
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     # Every jit function launched is compiled instead, whichever module it comes from (the
     # file's own function may launch helpers of other files).
-    original, JITFunction.run = JITFunction.run, run
     try:
-        for s in [*also, shape]:  # the tuning shape last: its numbers are the ones reported
-            del built[:]
-            launch(loaded, _empty_inputs(loaded, s, dev), config, s)
+        with hooked_runs(compiling, (JITFunction,)):
+            for s in [*also, shape]:  # the tuning shape last: its numbers are those reported
+                del built[:]
+                launch(loaded, _empty_inputs(loaded, s, dev), config, s)
     except TaskError:
         raise
     except Exception as e:
         return classify(e)
-    finally:
-        JITFunction.run = original
     if not built:
         return {"status": "runtime", "fatal": False,
                 "message": f"no @triton.jit kernel of {loaded.spec['source']} was launched"}

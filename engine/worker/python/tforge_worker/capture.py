@@ -38,7 +38,7 @@ import triton
 from . import analyze as analysis
 from . import loader
 from .task import DTYPES, FLOAT_DTYPES, LAUNCH_OPTIONS, substitute
-from .worker import load_task, run_check
+from .worker import hooked_runs, load_task, run_check
 
 _TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-8,
               "float8_e4m3fn": 1.25e-1, "float8_e5m2": 2.5e-1}
@@ -194,31 +194,30 @@ class _installed:
         self.recorder = recorder
 
     def __enter__(self):
-        from triton.runtime.interpreter import InterpretedFunction
         rec = self.recorder
-        self.saved = [(cls, cls.__dict__["run"]) for cls in
-                      (triton.runtime.JITFunction, InterpretedFunction)]
-        for cls, original in self.saved:
-            def run(fn, *args, grid, warmup, _original=original, **kwargs):
+
+        def recording(cls, original):
+            def run(fn, *args, grid, warmup, **kwargs):
                 if warmup:
-                    return _original(fn, *args, grid=grid, warmup=warmup, **kwargs)
+                    return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
                 entry, bound, before = rec.record(fn, args, kwargs, grid)
                 try:
-                    out = _original(fn, *args, grid=grid, warmup=warmup, **kwargs)
+                    out = original(fn, *args, grid=grid, warmup=warmup, **kwargs)
                 except BaseException as e:
                     entry["failed"] = f"{type(e).__name__}: {e}"
                     raise
                 rec.written(entry, bound, before)
                 return out
-            cls.run = run
+            return run
+        self.hooks = hooked_runs(recording)
+        self.hooks.__enter__()
         self.profile = sys.getprofile()
         sys.setprofile(rec.profile)
         return self
 
     def __exit__(self, *exc):
         sys.setprofile(self.profile)
-        for cls, original in self.saved:
-            cls.run = original
+        self.hooks.__exit__(*exc)
 
 
 def _run_user_code(run):

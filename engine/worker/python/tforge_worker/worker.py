@@ -6,6 +6,7 @@ exception means the task itself (or the caller) is wrong.
 """
 
 import builtins
+import contextlib
 import inspect
 import math
 import os
@@ -16,6 +17,7 @@ import triton.language as tl
 from triton.compiler.errors import CompilationError
 from triton.runtime.autotuner import Autotuner, Config, Heuristics
 from triton.runtime.errors import OutOfResources, PTXASError
+from triton.runtime.interpreter import InterpretedFunction
 
 from . import loader, standin
 from .gaps import describe as interpreter_gap, interpreter_warnings
@@ -28,6 +30,7 @@ DEFAULT_NUM_STAGES = 3
 _MESSAGE_LIMIT = 4000
 _GRID_NAMES = {"triton", "tl", "torch", "math", "cdiv"} | set(dir(builtins))
 
+JIT_CLASSES = (triton.runtime.JITFunction, InterpretedFunction)  # their run launches a kernel
 _tasks = {}  # task id (absolute path of task.json) -> _Loaded
 
 
@@ -67,8 +70,7 @@ def kernel_params(kernel):
 
 
 def _is_kernel(obj):
-    from triton.runtime.interpreter import InterpretedFunction
-    return isinstance(unwrap(obj), (triton.runtime.JITFunction, InterpretedFunction))
+    return isinstance(unwrap(obj), JIT_CLASSES)
 
 
 def _scalar(v):
@@ -91,15 +93,15 @@ def _resolve(spec, ref, module, extra):
     importable module."""
     mod_name, func = ref.split(":")
     stem = os.path.splitext(os.path.basename(spec["source"]))[0]
+    beside = next((f for f in (os.path.join(d, mod_name + ".py") for d in
+                               (spec["dir"], os.path.dirname(spec["source"])))
+                   if os.path.isfile(f)), None)
     if mod_name == stem:
         mod = module
     elif mod_name in extra:
         mod = extra[mod_name]
-    elif any(os.path.isfile(os.path.join(d, mod_name + ".py"))
-             for d in (spec["dir"], os.path.dirname(spec["source"]))):
-        folder = next(d for d in (spec["dir"], os.path.dirname(spec["source"]))
-                      if os.path.isfile(os.path.join(d, mod_name + ".py")))
-        mod, _ = loader.load(os.path.join(folder, mod_name + ".py"), inject={stem: module})
+    elif beside:
+        mod, _ = loader.load(beside, inject={stem: module})
         extra[mod_name] = mod
     else:
         import importlib
@@ -274,7 +276,6 @@ class _Stop(Exception):
 def _kernel_arguments(loaded, shape, config):
     """The task kernel's integer arguments and constexprs at `shape`, as the task's launch
     passes them: launched on tensors of the meta device, stopped at the kernel's run."""
-    from triton.runtime.interpreter import InterpretedFunction
     spec, seen = loaded.spec, {}
     if spec["inputs"] is None:
         return seen  # an inputs_fn makes real tensors: not worth running for this
@@ -284,35 +285,33 @@ def _kernel_arguments(loaded, shape, config):
     names = [n for n, *_ in kernel_params(loaded.kernel)]
     base = (loaded.base.__name__, _code_file(loaded.kernel))
 
-    def run(fn, *args, grid, warmup, **kwargs):
-        if (getattr(fn, "__name__", None), _code_file(fn)) == base:
-            seen.update({n: v for n, v in zip(names, args)}, **kwargs)
-            raise _Stop()
-        raise _Stop()  # another kernel first: its outputs are not there to go on with
-    saved = [(cls, cls.__dict__["run"]) for cls in (triton.runtime.JITFunction,
-                                                    InterpretedFunction)]
-    for cls, _ in saved:
-        cls.run = run
+    def stop(cls, original):
+        def run(fn, *args, grid, warmup, **kwargs):
+            if (getattr(fn, "__name__", None), _code_file(fn)) == base:
+                seen.update(zip(names, args), **kwargs)
+            raise _Stop()  # another kernel first: its outputs are not there to go on with
+        return run
     try:
-        launch(loaded, inputs, config, shape)
+        with hooked_runs(stop):
+            launch(loaded, inputs, config, shape)
     except Exception:  # _Stop, or a function that needs real values: infer from less
         pass
-    finally:
-        for cls, original in saved:
-            cls.run = original
-    return {n: v for n, v in seen.items()
-            if isinstance(v, (int, float, bool, str)) and not isinstance(v, torch.Tensor)}
+    return {n: v for n, v in seen.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 def _inferred_space(loaded, shape, baseline):
     """The static analysis's space around the baseline at `shape` (for a task without one)."""
     from . import analyze
-    try:
-        ir = analyze.analyze(loaded.spec["source"], loaded.base.__name__)["kernels"][0]
-    except (ValueError, IndexError, KeyError):
+    if "analysis" not in loaded.cache:
+        try:
+            loaded.cache["analysis"] = \
+                analyze.analyze(loaded.spec["source"], loaded.base.__name__)["kernels"][0]
+        except (ValueError, IndexError, KeyError):
+            loaded.cache["analysis"] = None
+    ir = loaded.cache["analysis"]
+    if ir is None:
         return {"params": {}, "constraints": []}
-    bound = {k: v for k, v in _kernel_arguments(loaded, shape, baseline).items()
-             if isinstance(v, int) and not isinstance(v, bool)}
+    bound = _kernel_arguments(loaded, shape, baseline)
     bound.update({k: v for k, v in baseline.items() if isinstance(v, int)})
     inferred = analyze.infer_space(ir, bound)
     values = {k: v for k, v in bound.items() if k not in inferred["params"]}
@@ -509,6 +508,21 @@ def _arguments(loaded, env):
     return args, kwargs
 
 
+@contextlib.contextmanager
+def hooked_runs(make, classes=None):
+    """Within it, `cls.run` of each class (default: compiled and interpreted jit functions) is
+    make(cls, original): every launch of every kernel, whichever module holds it, goes through
+    it. Put back on exit."""
+    saved = [(cls, cls.__dict__["run"]) for cls in classes or JIT_CLASSES]
+    for cls, original in saved:
+        cls.run = make(cls, original)
+    try:
+        yield
+    finally:
+        for cls, original in saved:
+            cls.run = original
+
+
 def _code_file(kernel):
     fn = getattr(unwrap(kernel), "fn", None)
     return getattr(getattr(fn, "__code__", None), "co_filename", None)
@@ -585,19 +599,18 @@ class _injected:
             return original(level, *args, **kwargs)
         return run
 
+    def _run(self, cls, original):
+        make = self._autotuner_run if cls is Autotuner else \
+            self._heuristics_run if cls is Heuristics else self._jit_run
+        return make(original)
+
     def __enter__(self):
-        from triton.runtime.interpreter import InterpretedFunction
-        self.saved = [(cls, cls.__dict__["run"]) for cls in
-                      (triton.runtime.JITFunction, InterpretedFunction, Autotuner, Heuristics)]
-        for cls, original in self.saved:
-            make = self._autotuner_run if cls is Autotuner else \
-                self._heuristics_run if cls is Heuristics else self._jit_run
-            cls.run = make(original)
+        self.hooks = hooked_runs(self._run, JIT_CLASSES + (Autotuner, Heuristics))
+        self.hooks.__enter__()
         return self
 
     def __exit__(self, *exc):
-        for cls, original in self.saved:
-            cls.run = original
+        self.hooks.__exit__(*exc)
 
 
 def _call(loaded, inputs, config, shape, injected=None):
@@ -745,7 +758,7 @@ def _reference(loaded, inputs, shape):
     names = [o["name"] for o in spec["outputs"]]
     if spec["reference"] == "baseline":
         copies = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
-        config = shape_plan(loaded, shape)["baseline"][0]
+        config = _baselines_at(loaded, shape)[0]
         try:
             with _poisoned_allocations():
                 got = _outputs(loaded, copies, launch(loaded, copies, config, shape))
@@ -856,7 +869,7 @@ def check_task(path):
     else in the interpreter). Returns {status, message, config, shape, where, warnings}."""
     spec = load_task(path)
     shape = spec["shapes"]["check"][0]
-    config = shape_plan(get(spec), shape)["baseline"][0]
+    config = _baselines_at(get(spec), shape)[0]
     result = run_check(spec, config, shape, seed=1)
     where = "GPU" if torch.cuda.is_available() else "Triton's CPU interpreter"
     return {"status": result["status"], "message": result["message"], "config": config,
