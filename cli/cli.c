@@ -54,8 +54,9 @@ static const cli_command cmd_bench_proposer = {
     run_bench_proposer};
 
 static const cli_command *const commands[] = {
-    &cli_cmd_analyze, &cli_cmd_capture, &cli_cmd_init,    &cli_cmd_check,       &cli_cmd_tune,
-    &cli_cmd_replay,  &cli_cmd_store,   &cli_cmd_plugins, &cmd_bench_proposer};
+    &cli_cmd_analyze, &cli_cmd_capture, &cli_cmd_init,      &cli_cmd_check,
+    &cli_cmd_transform, &cli_cmd_tune,  &cli_cmd_replay,    &cli_cmd_store,
+    &cli_cmd_plugins, &cmd_bench_proposer};
 enum { N_COMMANDS = sizeof commands / sizeof *commands };
 
 static void print_main_help(FILE *out)
@@ -260,4 +261,41 @@ struct cJSON *cli_strategy_options(const tforge_registry *registry, const char *
         cJSON_AddStringToObject(options, key, eq + 1);
     }
     return options;
+}
+
+char *cli_analysis(const char *path, const char *kernel)
+{
+    static const char *const env[] = {"TRITON_INTERPRET=1", NULL}; /* no GPU needed to parse */
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "path", path);
+    if (kernel)
+        cJSON_AddStringToObject(args, "kernel", kernel);
+    char *text = cJSON_PrintUnformatted(args);
+    cJSON_Delete(args);
+    char *result = text ? cli_worker_request(path, "tforge_worker.analyze", "analyze", text, env,
+                                             120000)
+                        : NULL;
+    if (!text)
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    free(text);
+    return result;
+}
+
+char *cli_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long n = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (text = malloc((size_t)n + 1)) && fread(text, 1, (size_t)n, f) == (size_t)n) {
+        text[n] = '\0';
+        *size = (size_t)n;
+    } else {
+        fprintf(stderr, "tforge: %s: %s\n", path, f ? "cannot read it" : strerror(errno));
+        free(text);
+        text = NULL;
+    }
+    if (f)
+        fclose(f);
+    return text;
 }

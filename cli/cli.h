@@ -62,6 +62,14 @@ int cli_load_plugins(const cli_common *common, struct tforge_registry **out);
 char *cli_worker_request(const char *what, const char *module, const char *function,
                          const char *args, const char *const *env, int timeout_ms);
 
+/* The worker's analysis of the Triton file `path` (only `kernel` when not NULL) as JSON text (the
+ * caller frees it), or NULL with the error set (the input's fault: TFORGE_EINPUT). */
+char *cli_analysis(const char *path, const char *kernel);
+
+/* The whole file (NUL after its `*size` bytes; the caller frees it), or NULL with the reason
+ * printed to stderr. */
+char *cli_read_file(const char *path, size_t *size);
+
 /* The worker environment that runs kernels where they can run: on the GPU when a worker sees
  * one, else in Triton's interpreter (asks a worker once). */
 const char *const *cli_kernel_env(void);
@@ -73,6 +81,7 @@ extern const cli_command cli_cmd_check;
 extern const cli_command cli_cmd_init;
 extern const cli_command cli_cmd_plugins;
 extern const cli_command cli_cmd_replay;
+extern const cli_command cli_cmd_transform;
 extern const cli_command cli_cmd_tune;
 extern const cli_command cli_cmd_store;
 

@@ -25,26 +25,6 @@ static const char help[] =
     "exit status: 0 analysed, 1 the analysis failed, 2 bad usage, a missing file, a syntax\n"
     "error or an unknown kernel.\n";
 
-/* The worker's analysis of `path` as JSON text (the caller frees it), or NULL with the error set
- * (the input's fault: TFORGE_EINPUT; the worker's: TFORGE_ERROR). */
-static char *analyse(const char *path, const char *kernel)
-{
-    static const char *const env[] = {"TRITON_INTERPRET=1", NULL}; /* no GPU needed to parse */
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "path", path);
-    if (kernel)
-        cJSON_AddStringToObject(args, "kernel", kernel);
-    char *text = cJSON_PrintUnformatted(args);
-    cJSON_Delete(args);
-    char *result = text ? cli_worker_request(path, "tforge_worker.analyze", "analyze", text, env,
-                                             120000)
-                        : NULL;
-    if (!text)
-        tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    free(text);
-    return result;
-}
-
 static int run(const cli_command *command, int argc, char **argv)
 {
     enum { OPT_KERNEL = 1 };
@@ -78,7 +58,7 @@ static int run(const cli_command *command, int argc, char **argv)
                 found ? "not a regular file" : strerror(errno));
         return TFORGE_EXIT_USAGE;
     }
-    char *json = analyse(path, kernel);
+    char *json = cli_analysis(path, kernel);
     tforge_ir_file *ir = NULL;
     if (!json || tforge_ir_parse(&ir, json, path)) {
         free(json);

@@ -148,7 +148,7 @@ static tforge_ir_span span(parser *p, const cJSON *o, const char *key)
     tforge_ir_span s = {0};
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsObject(v)) {
-        fail(p, key, "a span {line, col, end_line, end_col}", v);
+        fail(p, key, "a span {line, col, end_line, end_col, start, end}", v);
         return s;
     }
     size_t len = push(p, "%s%s", p->where[0] ? "." : "", key);
@@ -156,6 +156,11 @@ static tforge_ir_span span(parser *p, const cJSON *o, const char *key)
     s.col = integer(p, v, "col");
     s.end_line = integer(p, v, "end_line");
     s.end_col = integer(p, v, "end_col");
+    int start = integer(p, v, "start"), end = integer(p, v, "end");
+    if (!p->rc && (start < 0 || end < start))
+        fail(p, "end", "byte offsets with 0 <= start <= end", v);
+    s.start = (uint32_t)start;
+    s.end = (uint32_t)end;
     pop(p, len);
     return s;
 }
@@ -268,6 +273,8 @@ static void parse_loop(parser *p, const cJSON *o, void *out)
     x->options = pairs(p, o, "options", 0, &x->n_options);
     x->depth = integer(p, o, "depth");
     x->span = span(p, o, "span");
+    x->iter = span(p, o, "iter_span");
+    x->func = span(p, o, "func_span");
 }
 
 static void parse_memop(parser *p, const cJSON *o, void *out)
@@ -459,10 +466,51 @@ static tforge_ir_heuristics *parse_heuristics(parser *p, const cJSON *o)
     return x;
 }
 
+static void parse_math(parser *p, const cJSON *o, void *out)
+{
+    tforge_ir_math *x = out;
+    x->op = text(p, o, "op", 1);
+    x->span = span(p, o, "span");
+    x->func = span(p, o, "func_span");
+    x->arg = span(p, o, "arg_span");
+}
+
+static void parse_offset(parser *p, const cJSON *o, void *out)
+{
+    tforge_ir_offset *x = out;
+    x->name = text(p, o, "name", 1);
+    x->multiple = text(p, o, "multiple", 1);
+    x->contiguous = text(p, o, "contiguous", 1);
+    x->span = span(p, o, "span");
+}
+
+static tforge_ir_tile_map *parse_tile_map(parser *p, const cJSON *o)
+{
+    static const char *const forms[] = {"linear", "grid2d"};
+    tforge_ir_tile_map *x = take(p, sizeof *x);
+    if (!x)
+        return NULL;
+    size_t len = push(p, ".tile_map");
+    x->form = forms[choice(p, o, "form", forms, 2)];
+    x->pid = text(p, o, "pid", 0);
+    x->num_pid_n = text(p, o, "num_pid_n", 0);
+    x->m_target = text(p, o, "m_target", 1);
+    x->n_target = text(p, o, "n_target", 1);
+    x->m_stmt = span(p, o, "m_stmt");
+    x->n_stmt = span(p, o, "n_stmt");
+    if (!p->rc && strcmp(x->form, "linear") == 0 && (!x->pid || !x->num_pid_n))
+        fail(p, "pid", "pid and num_pid_n for a linear tile map", o);
+    pop(p, len);
+    return x;
+}
+
 static void parse_kernel(parser *p, const cJSON *o, void *out)
 {
     tforge_ir_kernel *k = out;
     k->name = text(p, o, "name", 1);
+    k->language = text(p, o, "language", 0);
+    if (!k->language)
+        k->language = "triton.language";
     k->span = span(p, o, "span");
     k->decorators = array(p, o, "decorators", 0, sizeof *k->decorators, &k->n_decorators,
                           parse_statement);
@@ -503,6 +551,13 @@ static void parse_kernel(parser *p, const cJSON *o, void *out)
                         parse_tunable);
     k->constraints = array(p, o, "constraints", 0, sizeof *k->constraints, &k->n_constraints,
                            parse_constraint);
+    k->math = array(p, o, "math", 0, sizeof *k->math, &k->n_math, parse_math);
+    k->offsets = array(p, o, "offsets", 0, sizeof *k->offsets, &k->n_offsets, parse_offset);
+    const cJSON *tile_map = cJSON_GetObjectItemCaseSensitive(o, "tile_map");
+    if (cJSON_IsObject(tile_map))
+        k->tile_map = parse_tile_map(p, tile_map);
+    else if (tile_map && !cJSON_IsNull(tile_map))
+        fail(p, "tile_map", "an object or null", tile_map);
 }
 
 static void parse_function(parser *p, const cJSON *o, void *out)
@@ -727,6 +782,22 @@ static void print_tunables(FILE *out, const tforge_ir_kernel *k)
                                                                            : "");
 }
 
+/* What a rewrite can cut: exp calls, aligned offsets, the tile map. */
+static void print_sites(FILE *out, const char *path, const tforge_ir_kernel *k)
+{
+    for (size_t i = 0; i < k->n_math; i++)
+        fprintf(out, "  %s %s:%d %s\n", i ? "         " : "math:", path, k->math[i].span.line,
+                k->math[i].op);
+    for (size_t i = 0; i < k->n_offsets; i++)
+        fprintf(out, "  %s %s:%d %s: multiple of %s, %s contiguous\n", i ? "       " : "offsets:",
+                path, k->offsets[i].span.line, k->offsets[i].name, k->offsets[i].multiple,
+                k->offsets[i].contiguous);
+    if (k->tile_map)
+        fprintf(out, "  tile map %s:%d-%d: %s (%s, %s)\n", path, k->tile_map->m_stmt.line,
+                k->tile_map->n_stmt.line, k->tile_map->form, k->tile_map->m_target,
+                k->tile_map->n_target);
+}
+
 void tforge_ir_print(FILE *out, const tforge_ir_file *file, const char *kernel)
 {
     const char *path = file->path;
@@ -737,6 +808,7 @@ void tforge_ir_print(FILE *out, const tforge_ir_file *file, const char *kernel)
         fprintf(out, "%skernel %s (%s:%d)\n", i ? "\n" : "", k->name, path, k->span.line);
         print_params(out, k);
         print_body(out, path, k);
+        print_sites(out, path, k);
         print_decorators(out, path, k);
         print_launches(out, path, k);
         print_tunables(out, k);

@@ -11,7 +11,8 @@
 
 #include <cmocka.h>
 
-#define SPAN(l) "{\"line\": " #l ", \"col\": 4, \"end_line\": " #l ", \"end_col\": 9}"
+#define SPAN(l)                                                                                   \
+    "{\"line\": " #l ", \"col\": 4, \"end_line\": " #l ", \"end_col\": 9, \"start\": 0, \"end\": 5}"
 
 /* One kernel with a bit of everything the parser types. */
 static const char good[] =
@@ -27,7 +28,8 @@ static const char good[] =
     "    \"uses\": [\"arange\", \"mask\"], \"span\": " SPAN(3) "}],"
     " \"loops\": [{\"kind\": \"tl.range\", \"var\": \"i\", \"start\": \"0\", \"stop\": \"n\","
     "   \"step\": \"BLOCK\", \"trip_count\": \"cdiv(n, BLOCK)\", \"depth\": 0,"
-    "   \"options\": {\"num_stages\": \"2\"}, \"span\": " SPAN(5) "}],"
+    "   \"options\": {\"num_stages\": \"2\"}, \"span\": " SPAN(5) ","
+    "   \"iter_span\": " SPAN(5) ", \"func_span\": " SPAN(5) "}],"
     " \"memops\": [{\"op\": \"load\", \"pointer\": \"x_ptr + offs\", \"mask\": \"offs < n\","
     "   \"block_pointer\": false, \"descriptor\": false, \"in_loop\": true,"
     "   \"span\": " SPAN(6) "}],"
@@ -46,7 +48,14 @@ static const char good[] =
     " \"tunables\": [{\"name\": \"BLOCK\", \"kind\": \"block\", \"why\": \"\","
     "   \"domain\": \"powers of two\", \"covers_row\": \"n\", \"relates_to\": [\"n\"],"
     "   \"dot\": false}],"
-    " \"constraints\": [{\"expr\": \"BLOCK >= n\", \"why\": \"one block\"}]}],"
+    " \"constraints\": [{\"expr\": \"BLOCK >= n\", \"why\": \"one block\"}],"
+    " \"math\": [{\"op\": \"exp\", \"span\": " SPAN(7) ", \"func_span\": " SPAN(7) ","
+    "   \"arg_span\": " SPAN(7) "}],"
+    " \"offsets\": [{\"name\": \"offs\", \"multiple\": \"BLOCK\", \"contiguous\": \"BLOCK\","
+    "   \"span\": " SPAN(4) "}],"
+    " \"tile_map\": {\"form\": \"grid2d\", \"pid\": null, \"num_pid_n\": null,"
+    "   \"m_target\": \"pid_m\", \"n_target\": \"pid_n\", \"m_stmt\": " SPAN(4) ","
+    "   \"n_stmt\": " SPAN(4) "}}],"
     " \"functions\": [{\"name\": \"run\", \"qualname\": \"run\", \"span\": " SPAN(9) "}],"
     " \"device_queries\": [{\"text\": \"DEVICE = torch.cuda.current_device()\","
     "   \"span\": " SPAN(1) "}]}";
@@ -62,6 +71,14 @@ static void parses_a_good_document(void **state)
     assert_string_equal(k->name, "add");
     assert_int_equal(k->span.line, 3);
     assert_int_equal(k->span.end_col, 9);
+    assert_int_equal(k->span.end, 5);
+    assert_int_equal(k->n_math, 1);
+    assert_string_equal(k->math[0].op, "exp");
+    assert_int_equal(k->n_offsets, 1);
+    assert_string_equal(k->offsets[0].multiple, "BLOCK");
+    assert_non_null(k->tile_map);
+    assert_string_equal(k->tile_map->form, "grid2d");
+    assert_string_equal(k->tile_map->n_target, "pid_n");
     assert_int_equal(k->n_params, 2);
     assert_int_equal(k->params[0].kind, TFORGE_IR_POINTER);
     assert_null(k->params[0].default_json);
@@ -120,7 +137,7 @@ static const struct {
     {"{\"path\": \"k.py\", \"kernels\": [{\"span\": " SPAN(1) ", \"params\": []}]}",
      "kernels[0].name: expected a string, got nothing"},
     {"{\"path\": \"k.py\", \"kernels\": [{\"name\": \"k\", \"params\": []}]}",
-     "kernels[0].span: expected a span {line, col, end_line, end_col}, got nothing"},
+     "kernels[0].span: expected a span {line, col, end_line, end_col, start, end}, got nothing"},
     {"{\"path\": \"k.py\", \"kernels\": [{\"name\": \"k\", \"span\": {\"line\": 1, \"col\": 0,"
      " \"end_line\": \"2\", \"end_col\": 0}, \"params\": []}]}",
      "kernels[0].span.end_line: expected an integer, got \"2\""},

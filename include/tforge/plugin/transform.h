@@ -1,12 +1,21 @@
-/* DRAFT, interface "tforge.transform/0" (not frozen: issue 15, source-rewriting transforms,
- * fills it in and freezes it as /1). A transform reads the analysis IR of a kernel (issue 14),
- * says where it applies and which parameters it adds to the space, and for a point of those
- * parameters returns span edits on the source, never string hacks on the whole file. The host
- * composes the edits of several transforms, refuses overlapping ones, and verifies every
- * variant (compiled, checked on fresh inputs) before it is timed. */
+/* Interface "tforge.transform/1": a source rewrite as a family of dimensions of the space.
+ *
+ * A transform reads the analysis IR of one kernel (ir.h, part of this interface), decides whether
+ * it applies (a precondition the IR proves; its README says which and how), and declares the
+ * parameters it adds to the space. For a point of those parameters it returns span edits on the
+ * kernel's file (byte ranges replaced by text, never a rewrite of the whole file), or none when
+ * every level is 0 ("unchanged"). The host composes the edits of every transform in the space,
+ * refuses overlapping ones (naming both transforms), and verifies each variant as it verifies any
+ * candidate (compiled, checked on fresh inputs with poisoned outputs) before it is timed: a
+ * variant that fails is a failed measurement, learnt by the search.
+ *
+ * A parameter may instead be a launch option (`role` TFORGE_TRANSFORM_LAUNCH): it rewrites
+ * nothing and its value is passed to every launch of the kernel as the option of its name
+ * (maxnreg, num_ctas), level 0 meaning "not passed". */
 #ifndef TFORGE_PLUGIN_TRANSFORM_H
 #define TFORGE_PLUGIN_TRANSFORM_H
 
+#include "ir.h"
 #include "plugin.h"
 #include "types.h"
 
@@ -14,52 +23,66 @@
 extern "C" {
 #endif
 
-#define TFORGE_TRANSFORM_INTERFACE_ID "tforge.transform/0"
+#define TFORGE_TRANSFORM_INTERFACE_ID "tforge.transform/1"
 
-/* A byte range [start, end) of the kernel file. */
-typedef struct tforge_source_span {
-    uint32_t start, end;
-} tforge_source_span;
+/* create's answer when the transform does not apply to the kernel (nothing is added). */
+#define TFORGE_TRANSFORM_NOT_APPLICABLE 1
 
-/* Replace `span` by `text` (NUL-terminated, owned by the transform until its next call). */
+/* Replace the bytes [start, end) of the file by `text` (NUL-terminated); start == end inserts.
+ * Owned by the transform, valid until its next apply or destroy. */
 typedef struct tforge_span_edit {
-    tforge_source_span span;
+    uint32_t start, end;
     const char *text;
 } tforge_span_edit;
 
-/* A parameter a transform adds: its values as Python literals ("2", "True", "'evict_last'"),
- * level 0 meaning "leave the source unchanged", and constraints over it and other parameters in
- * the space's expression language. */
+typedef enum tforge_transform_role {
+    TFORGE_TRANSFORM_REWRITE = 0, /* its level selects edits through apply */
+    TFORGE_TRANSFORM_LAUNCH = 1   /* its value is a launch option of the kernel (level 0: none) */
+} tforge_transform_role;
+
+/* A parameter: an identifier unique in the space (say whose it is: "pipe0_stages"), the kind
+ * the search encodes it as, and its values as text. ORDINAL values are numbers, ascending;
+ * CATEGORICAL ones are words (letters, digits, '_'); BOOLEAN has none (n_values 0). Level 0 (the
+ * first value, or false) must mean "leave the kernel as it is". Constraints are expressions of
+ * the space's language (tforge/space.h) over this and other parameters of the space. Static or
+ * state-owned memory, valid as long as the state. */
 typedef struct tforge_transform_param {
     const char *name;
+    uint32_t kind; /* a tforge_dim_kind */
+    uint32_t role; /* a tforge_transform_role */
     uint32_t n_values;
     const char *const *values;
     uint32_t n_constraints;
     const char *const *constraints;
 } tforge_transform_param;
 
-/* The analysis IR, lent read-only; its layout is issue 14's to define. */
-typedef struct tforge_kernel_ir tforge_kernel_ir;
-
+/* Everything a transform is given, lent for the whole life of its state. */
 typedef struct tforge_transform_args {
     uint32_t struct_size;
     const tforge_host *host;
-    const tforge_kernel_ir *ir;
-    const char *source;   /* the kernel file's text */
-    uint32_t n_options;
+    const tforge_ir_kernel *kernel; /* the kernel being tuned */
+    const char *source;             /* the kernel's file, source_size bytes (NUL after them) */
+    uint32_t source_size;
+    /* the parameters the space has already (the task's or the analysis' knobs and tiles) */
+    uint32_t n_space_params;
+    const char *const *space_params;
+    uint32_t n_options; /* "key" = "value" options given for this transform */
     const char *const *option_keys;
     const char *const *option_values;
 } tforge_transform_args;
 
 typedef struct tforge_transform_interface {
     uint32_t struct_size;
-    /* 0 and `*state` set when the transform applies (the precondition its README states holds
-     * for this kernel); 1 when it does not apply (nothing is added to the space). */
+    /* 0 with `*state` set when the transform applies; TFORGE_TRANSFORM_NOT_APPLICABLE when it
+     * does not (nothing set); a negative code on failure (the host's error names it). */
     int (*create)(void **state, const tforge_transform_args *args);
-    uint32_t (*n_params)(void *state);
+    /* One line saying where it applies and what the analysis proved ("2 loads at lines 34, 35;
+     * none hinted"), for reports. Valid as long as the state. */
+    const char *(*describe)(void *state);
+    uint32_t (*n_params)(void *state); /* at least 1 */
     const tforge_transform_param *(*param)(void *state, uint32_t index);
-    /* The edits for `levels` (one per param): `*n_edits` of them into `*edits`, valid until the
-     * next call; none when every level is 0. */
+    /* The edits for `levels` (one per param, in param order) into `*edits`, `*n_edits` of them,
+     * in any order; none when every level is 0. Edits of one transform never overlap. */
     int (*apply)(void *state, const tforge_level *levels, const tforge_span_edit **edits,
                  uint32_t *n_edits);
     void (*destroy)(void *state);

@@ -63,6 +63,7 @@ _DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "float8
 _LOAD_ARGS = ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
               "eviction_policy", "volatile")
 _STORE_ARGS = ("pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy")
+_MATH = ("exp",)  # elementwise math a rewrite may change (exp -> exp2)
 _LOOP_OPTIONS = ("num_stages", "loop_unroll_factor", "flatten", "warp_specialize")
 _AUTOTUNE_KNOWN = ("configs", "key", "prune_configs_by", "reset_to_zero", "restore_value",
                    "pre_hook", "post_hook")
@@ -78,7 +79,28 @@ def analyze(path, kernel=None):
         tree = ast.parse(data, filename=path)
     except SyntaxError as e:
         raise ValueError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
-    return _File(path, data, tree).document(kernel)
+    return _with_offsets(_File(path, data, tree).document(kernel), data)
+
+
+def _with_offsets(doc, data):
+    """Every span of the document gains `start` and `end`: byte offsets into the file, which is
+    what a span edit cuts."""
+    starts = [0]
+    for line in data.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def visit(o):
+        if isinstance(o, dict):
+            if {"line", "col", "end_line", "end_col"} <= o.keys():
+                o["start"] = starts[o["line"] - 1] + o["col"]
+                o["end"] = starts[o["end_line"] - 1] + o["end_col"]
+            for v in o.values():
+                visit(v)
+        elif isinstance(o, list):
+            for v in o:
+                visit(v)
+    visit(doc)
+    return doc
 
 
 def _span(node):
@@ -136,10 +158,24 @@ class _File:
                         self.tl.add(a.asname or a.name)
                     elif a.name in ("jit", "autotune", "heuristics", "Config"):
                         self.imported[a.asname or a.name] = a.name
+        # the name a rewrite writes triton.language as: the file's own alias, else the module
+        bound = self._bound_language(tree)
+        self.language = "tl" if "tl" in bound else min(bound) if bound else "triton.language"
         self.module_assigns = _assignments(tree.body)
         self.jit = {}  # name -> FunctionDef of every jit function
         self.functions = []  # (qualname, FunctionDef) of every other function
         self._collect(tree.body, "")
+
+    @staticmethod
+    def _bound_language(tree):
+        """The names the file binds to triton.language."""
+        out = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                out |= {a.asname for a in node.names if a.name == "triton.language" and a.asname}
+            elif isinstance(node, ast.ImportFrom) and node.module == "triton":
+                out |= {a.asname or a.name for a in node.names if a.name == "language"}
+        return out
 
     def text(self, node):
         """The source text of a node, exactly (UTF-8 byte columns)."""
@@ -542,6 +578,7 @@ class _Kernel:
         f = self.f
         self.loops = self._loops()
         memops, dots, reductions, atomics, pids, nprogs, calls = [], [], [], [], [], [], []
+        math_calls = []
         masks = []  # (mask expression, node) pairs compared against sizes
         for c in self.calls():
             name = f.tl_attr(c.func)
@@ -558,6 +595,9 @@ class _Kernel:
                 memops.append(self._memop(c, c.func.attr, descriptor=True))
             elif name == "dot":
                 dots.append(self._dot(c))
+            elif name in _MATH and len(c.args) == 1 and not c.keywords:
+                math_calls.append({"op": name, "span": _span(c), "func_span": _span(c.func),
+                                   "arg_span": _span(c.args[0])})
             elif name in _REDUCTIONS:
                 axis = _keyword(c, "axis", 1)
                 reductions.append({"op": name, "span": _span(c), "input": self.text(
@@ -619,12 +659,75 @@ class _Kernel:
         tunables, constraints = self._tunables(params, uses, heuristics, sizes, rows)
         for d in dots:
             del d["_operands"]
-        return {"name": self.fn.name, "span": _span(self.fn), "decorators": decorators,
+        return {"name": self.fn.name, "span": _span(self.fn), "language": f.language,
+                "decorators": decorators,
                 "jit_options": jit_options, "autotune": autotune, "heuristics": heuristics,
                 "params": params, "loops": self.loops, "memops": memops, "dots": dots,
                 "reductions": reductions, "atomics": atomics, "program_ids": pids,
-                "num_programs": nprogs, "calls": calls, "launch_sites": sites,
+                "num_programs": nprogs, "calls": calls, "math": math_calls,
+                "offsets": self._offsets(), "tile_map": self._tile_map(),
+                "launch_sites": sites,
                 "tunables": tunables, "constraints": constraints}
+
+    def _offsets(self):
+        """Assignments `offs = X * B + tl.arange(0, B)` (either order; B a constexpr): a run of
+        B consecutive integers starting at a multiple of B, whatever X is."""
+        out = []
+        for node in ast.walk(self.fn):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and
+                    isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.BinOp)
+                    and isinstance(node.value.op, ast.Add)):
+                continue
+            for scaled, rng in ((node.value.left, node.value.right),
+                                (node.value.right, node.value.left)):
+                block = self.pure_arange(rng) if isinstance(rng, ast.Call) else None
+                if block is None or block not in self.constexprs or \
+                        not (isinstance(scaled, ast.BinOp) and isinstance(scaled.op, ast.Mult)):
+                    continue
+                factors = [scaled.left, scaled.right]
+                if any(isinstance(x, ast.Name) and x.id == block for x in factors) and \
+                        not any(isinstance(n, ast.Call) and self.f.tl_attr(n.func) == "arange"
+                                for n in ast.walk(scaled)):
+                    out.append({"name": node.targets[0].id, "span": _span(node.value),
+                                "multiple": block, "contiguous": block})
+                    break
+        return sorted(out, key=lambda o: (o["span"]["line"], o["span"]["col"]))
+
+    def _tile_map(self):
+        """How the program id becomes a 2-D tile, when the body's top level says so plainly:
+        `linear` for `pid_m = pid // NPN` then `pid_n = pid % NPN` (pid from tl.program_id(0)),
+        `grid2d` for `pid_m = tl.program_id(0)` then `pid_n = tl.program_id(1)`; None when the
+        kernel groups programs already (a GROUP constexpr or a min() over program counts)."""
+        if any("GROUP" in c for c in self.constexprs):
+            return None
+        stmts = [st for st in self.fn.body if isinstance(st, ast.Assign) and
+                 len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)]
+
+        def pid_of(e):  # the axis of tl.program_id(axis) behind e, through one name
+            if isinstance(e, ast.Name) and len(self.assigns.get(e.id, [])) == 1:
+                e = self.assigns[e.id][0]
+            if isinstance(e, ast.Call) and self.f.tl_attr(e.func) == "program_id":
+                axis = _keyword(e, "axis", 0)
+                return self.text(axis) if axis is not None else None
+            return None
+
+        for i, m in enumerate(stmts):
+            for n in stmts[i + 1:]:
+                if len(self.assigns.get(m.targets[0].id, [])) != 1 or \
+                        len(self.assigns.get(n.targets[0].id, [])) != 1:
+                    continue
+                mv, nv = m.value, n.value
+                common = {"m_stmt": _span(m), "n_stmt": _span(n), "m_target": m.targets[0].id,
+                          "n_target": n.targets[0].id}
+                if isinstance(mv, ast.BinOp) and isinstance(mv.op, ast.FloorDiv) and \
+                        isinstance(nv, ast.BinOp) and isinstance(nv.op, ast.Mod) and \
+                        self.text(mv.left) == self.text(nv.left) and \
+                        self.text(mv.right) == self.text(nv.right) and pid_of(mv.left) == "0":
+                    return {"form": "linear", "pid": self.text(mv.left),
+                            "num_pid_n": self.text(mv.right), **common}
+                if pid_of(mv) == "0" and pid_of(nv) == "1":
+                    return {"form": "grid2d", "pid": None, "num_pid_n": None, **common}
+        return None
 
     def _is_descriptor(self, e):
         if not isinstance(e, ast.Name):
@@ -659,7 +762,8 @@ class _Kernel:
                 depth += isinstance(p, ast.For)
             out.append({"kind": kind, "var": self.text(node.target), "start": start,
                         "stop": stop, "step": step, "trip_count": trip, "depth": depth,
-                        "span": _span(node),
+                        "span": _span(node), "iter_span": _span(it),
+                        "func_span": _span(it.func),
                         "options": {k.arg: self.text(k.value) for k in it.keywords
                                     if k.arg in _LOOP_OPTIONS}})
         return sorted(out, key=lambda lp: (lp["span"]["line"], lp["span"]["col"]))

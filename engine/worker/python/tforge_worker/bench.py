@@ -15,6 +15,7 @@ import time as _time
 
 import torch
 
+from . import variants
 from .task import TaskError
 from .worker import bind, classify, get, make_inputs
 
@@ -58,6 +59,7 @@ def _clock_mhz():
         return None
 
 
+@variants.taking_variant
 def time(task, config, shape, seed=0, warmup_ms=25.0, rep_ms=100.0, min_repeats=10,
          max_repeats=1000, flush_l2=True, samples=False):
     """Time `config` on `shape`. Returns {status: ok|unsupported|compile|runtime, message,

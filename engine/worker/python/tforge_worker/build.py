@@ -21,6 +21,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource, make_backend
 from triton.runtime.jit import JITFunction, create_function_from_signature
 
+from . import variants
 from .task import TaskError
 from .worker import _size, classify, get, hooked_runs, launch, make_inputs
 
@@ -103,6 +104,7 @@ def _empty_inputs(loaded, shape, dev):
             for i, s in enumerate(spec["inputs"])}
 
 
+@variants.taking_variant
 def compile(task, config, shape, target=None, also=()):
     """Compile `config` for `shape` without running it. Returns {status: ok|compile|runtime,
     message, kernel, target, registers, spill_stores, spill_loads, stack_bytes, shared_bytes,
@@ -121,7 +123,7 @@ def compile(task, config, shape, target=None, also=()):
 
     def compiling(cls, original):
         def run(fn, *args, grid, warmup, **kwargs):
-            built.append(_compile_one(fn, tgt, args, kwargs))
+            built.append(_compile_one(variants.swap(fn), tgt, args, kwargs))
         return run
 
     dev = "cuda" if torch.cuda.is_available() else "cpu"

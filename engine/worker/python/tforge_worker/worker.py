@@ -19,7 +19,7 @@ from triton.runtime.autotuner import Autotuner, Config, Heuristics
 from triton.runtime.errors import OutOfResources, PTXASError
 from triton.runtime.interpreter import InterpretedFunction
 
-from . import loader, standin
+from . import loader, standin, variants
 from .gaps import describe as interpreter_gap, interpreter_warnings
 from .task import (LAUNCH_OPTIONS, Problems, TaskError, check_config, eval_expression,
                    python_names, read, substitute)
@@ -48,6 +48,12 @@ class _Loaded:
     @property
     def base(self):
         return unwrap(self.kernel)
+
+    @property
+    def analysis_path(self):
+        """The file that defines the kernel (what a variant replaces)."""
+        name = _code_file(self.kernel)
+        return name if name and os.path.isfile(name) else self.spec["source"]
 
 
 def unwrap(kernel):
@@ -221,7 +227,8 @@ def load_task(path):
                 kernel_kind=("autotune" if isinstance(kernel, Autotuner) else
                              "heuristics" if isinstance(kernel, Heuristics) else "jit"),
                 kernel_params=[{"name": n, "constexpr": c, **({"default": _scalar(d)} if h else {})}
-                               for n, c, h, d in kernel_params(kernel)])
+                               for n, c, h, d in kernel_params(kernel)],
+                analysis=kernel_analysis(loaded))
     loaded.spec = spec
     _tasks[spec["id"]] = loaded
     return spec
@@ -283,11 +290,10 @@ def _kernel_arguments(loaded, shape, config):
                                      dtype=getattr(torch, s["dtype"]), device="meta")
               for s in spec["inputs"]}
     names = [n for n, *_ in kernel_params(loaded.kernel)]
-    base = (loaded.base.__name__, _code_file(loaded.kernel))
 
     def stop(cls, original):
         def run(fn, *args, grid, warmup, **kwargs):
-            if (getattr(fn, "__name__", None), _code_file(fn)) == base:
+            if is_task_kernel(loaded, fn):
                 seen.update(zip(names, args), **kwargs)
             raise _Stop()  # another kernel first: its outputs are not there to go on with
         return run
@@ -299,16 +305,30 @@ def _kernel_arguments(loaded, shape, config):
     return {n: v for n, v in seen.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
-def _inferred_space(loaded, shape, baseline):
-    """The static analysis's space around the baseline at `shape` (for a task without one)."""
+def kernel_analysis(loaded):
+    """The static analysis of the file that defines the task's kernel, that kernel alone (the
+    document transforms rewrite), or None when that file cannot be analysed."""
     from . import analyze
     if "analysis" not in loaded.cache:
         try:
-            loaded.cache["analysis"] = \
-                analyze.analyze(loaded.spec["source"], loaded.base.__name__)["kernels"][0]
-        except (ValueError, IndexError, KeyError):
+            loaded.cache["analysis"] = analyze.analyze(loaded.analysis_path, loaded.base.__name__)
+        except (ValueError, OSError):
             loaded.cache["analysis"] = None
-    ir = loaded.cache["analysis"]
+    return loaded.cache["analysis"]
+
+
+def is_task_kernel(loaded, obj):
+    """Whether `obj` (a jit function or a wrapper of one) is the task's kernel: its name and
+    file, so that another import of the same module counts too."""
+    return getattr(unwrap(obj), "__name__", None) == loaded.base.__name__ and \
+        _code_file(obj) == _code_file(loaded.kernel)
+
+
+def _inferred_space(loaded, shape, baseline):
+    """The static analysis's space around the baseline at `shape` (for a task without one)."""
+    from . import analyze
+    doc = kernel_analysis(loaded)
+    ir = doc["kernels"][0] if doc and doc["kernels"] else None
     if ir is None:
         return {"params": {}, "constraints": []}
     bound = _kernel_arguments(loaded, shape, baseline)
@@ -542,12 +562,10 @@ class _injected:
         self.loaded = loaded
         self.config = dict(config)
         self.pinned = _pinned(loaded.kernel, config).config
-        self.name, self.file = loaded.base.__name__, _code_file(loaded.kernel)
         self.launches = []
 
     def _mine(self, obj):
-        return getattr(unwrap(obj), "__name__", None) == self.name and \
-            _code_file(obj) == self.file
+        return is_task_kernel(self.loaded, obj)
 
     def _jit_run(self, original):
         spec = self.loaded.spec
@@ -820,6 +838,7 @@ def _interpreting():
     return triton.knobs.runtime.interpret
 
 
+@variants.taking_variant
 def run_check(task, config, shape, seed=0):
     """Run `config` once on fresh inputs for `shape` and compare with the reference.
     Returns {status: ok|wrong|runtime|compile|unsupported, message, max_abs_err: {output: x},

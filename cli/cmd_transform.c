@@ -1,0 +1,291 @@
+/* `tforge transform FILE.py`: which source transforms apply to a kernel and what they add to
+ * the space; with --set, the variant one point of them makes (or its diff). Runs no kernel. */
+#include "analysis.h"
+#include "cli.h"
+#include "registry.h"
+#include "transforms.h"
+#include "tforge/error.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+    "usage: tforge transform FILE.py [--kernel K] [--transforms ID,...] [--set NAME=VALUE]...\n"
+    "                        [--option ID.KEY=VALUE]... [--diff] [--out FILE]\n\n"
+    "Lists the transform plugins that apply to kernel K of the Triton file (what each found and\n"
+    "the parameters it adds to the tuning space, level 0 first: \"unchanged\"), and those that do\n"
+    "not apply. With --set (any number; parameters not set stay at level 0) it composes the\n"
+    "transforms' edits at that point and prints the variant's source, or with --diff a unified\n"
+    "diff against FILE.py. The file itself is never changed; nothing is run.\n\n"
+    "  --kernel K          the jit function (needed when the file has several)\n"
+    "  --transforms IDS    only these transforms (default: every one `tforge plugins` lists)\n"
+    "  --set NAME=VALUE    a parameter's value: a number, a word, True or False\n"
+    "  --option ID.K=V     an option of transform ID\n"
+    "  --diff              print a unified diff instead of the variant\n"
+    "  --out FILE          write the variant to FILE\n"
+    "  --plugin-dir DIR    also load plugins from DIR\n"
+    "  -v, -q              more or less logging\n\n"
+    "exit status: 0 done, 1 the edits were refused (they overlap) or a transform failed,\n"
+    "2 bad usage, a missing file, an unknown kernel, transform or parameter.\n";
+
+enum { MAX_ITEMS = 64 };
+
+typedef struct request {
+    const char *kernel, *out;
+    const char *transforms[MAX_ITEMS + 1];
+    const char *options[MAX_ITEMS + 1];
+    const char *set[MAX_ITEMS];
+    size_t n_transforms, n_options, n_set;
+    int diff;
+    char *ids; /* the --transforms text, split in place */
+} request;
+
+static const tforge_ir_kernel *find_kernel(const cli_command *command, const tforge_ir_file *ir,
+                                           const char *name, const char *path)
+{
+    if (!name && ir->n_kernels == 1)
+        return &ir->kernels[0];
+    for (size_t i = 0; name && i < ir->n_kernels; i++)
+        if (strcmp(ir->kernels[i].name, name) == 0)
+            return &ir->kernels[i];
+    char found[512] = "";
+    for (size_t i = 0; i < ir->n_kernels; i++)
+        snprintf(found + strlen(found), sizeof found - strlen(found), "%s%s", i ? ", " : "",
+                 ir->kernels[i].name);
+    if (name)
+        cli_usage_error(command, "%s: no @triton.jit function '%s' (found: %s)", path, name,
+                        found[0] ? found : "none");
+    else
+        cli_usage_error(command, "%s has %zu jit functions (%s): name one with --kernel", path,
+                        ir->n_kernels, found);
+    return NULL;
+}
+
+static void print_param(const tforge_transform_param *p)
+{
+    static const char *const roles[] = {"rewrite", "launch option"};
+    printf("    %-28s", p->name);
+    if (p->kind == TFORGE_DIM_BOOLEAN)
+        printf(" False, True");
+    for (uint32_t v = 0; v < p->n_values; v++)
+        printf("%s %s", v ? "," : "", p->values[v]);
+    printf("  (%s)\n", roles[p->role == TFORGE_TRANSFORM_LAUNCH]);
+    for (uint32_t c = 0; c < p->n_constraints; c++)
+        printf("      constraint %s\n", p->constraints[c]);
+}
+
+static void list(const tforge_transforms *t, const tforge_ir_kernel *k, const char *path)
+{
+    printf("kernel %s (%s:%d)\n", k->name, path, k->span.line);
+    printf("transforms that apply: %zu\n", tforge_transforms_count(t));
+    for (size_t i = 0; i < tforge_transforms_count(t); i++) {
+        printf("  %s: %s\n", tforge_transforms_id(t, i), tforge_transforms_describe(t, i));
+        for (uint32_t j = 0; j < tforge_transforms_n_params(t, i); j++)
+            print_param(tforge_transforms_param(t, i, j));
+    }
+    if (tforge_transforms_n_skipped(t)) {
+        printf("do not apply:");
+        for (size_t i = 0; i < tforge_transforms_n_skipped(t); i++)
+            printf("%s %s", i ? "," : "", tforge_transforms_skipped(t, i));
+        putchar('\n');
+    }
+}
+
+/* The point of the --set values, every other parameter at level 0. */
+static int point_of(tforge_level *point, const cli_command *command, const tforge_space *space,
+                    const request *r)
+{
+    uint32_t dims = tforge_space_dims(space);
+    memset(point, 0, dims * sizeof *point);
+    for (size_t i = 0; i < r->n_set; i++) {
+        const char *eq = strchr(r->set[i], '=');
+        char name[128];
+        if (!eq || (size_t)(eq - r->set[i]) >= sizeof name)
+            return cli_usage_error(command, "--set %s: expected NAME=VALUE", r->set[i]);
+        memcpy(name, r->set[i], (size_t)(eq - r->set[i]));
+        name[eq - r->set[i]] = '\0';
+        int d = tforge_space_find(space, name);
+        if (d < 0)
+            return cli_usage_error(command, "--set %s: no parameter '%s' (see the list without "
+                                   "--set)", r->set[i], name);
+        const char *value = eq + 1;
+        uint32_t level = UINT32_MAX, dim = (uint32_t)d;
+        if (tforge_space_kind(space, dim) == TFORGE_DIM_BOOLEAN) {
+            if (!strcmp(value, "True") || !strcmp(value, "true") || !strcmp(value, "1"))
+                level = 1;
+            else if (!strcmp(value, "False") || !strcmp(value, "false") || !strcmp(value, "0"))
+                level = 0;
+        }
+        for (uint32_t l = 0; level == UINT32_MAX && l < tforge_space_levels(space, dim); l++) {
+            const char *label = tforge_space_label(space, dim, l);
+            char *end;
+            double number = strtod(value, &end);
+            if (label ? strcmp(label, value) == 0
+                      : end != value && *end == '\0' && number == tforge_space_value(space, dim, l))
+                level = l;
+        }
+        if (level == UINT32_MAX)
+            return cli_usage_error(command, "--set %s: '%s' is not one of the parameter's "
+                                   "values", r->set[i], value);
+        point[d] = (tforge_level)level;
+    }
+    return 0;
+}
+
+/* The variant (or its diff) to stdout or --out. */
+static int write_variant(const cli_command *command, const request *r, const char *path,
+                         const char *variant)
+{
+    char *text = NULL;
+    if (r->diff) {
+        cJSON *args = cJSON_CreateObject();
+        cJSON_AddStringToObject(args, "path", path);
+        cJSON_AddStringToObject(args, "text", variant);
+        char *json = cJSON_PrintUnformatted(args);
+        cJSON_Delete(args);
+        char *result = json ? cli_worker_request(path, "tforge_worker.variants", "unified_diff",
+                                                 json, NULL, 60000)
+                            : NULL;
+        free(json);
+        cJSON *doc = result ? cJSON_Parse(result) : NULL;
+        free(result);
+        if (!cJSON_IsString(doc)) {
+            cJSON_Delete(doc);
+            return cli_fail(command);
+        }
+        text = strdup(doc->valuestring);
+        cJSON_Delete(doc);
+    }
+    FILE *out = r->out ? fopen(r->out, "w") : stdout;
+    if (!out) {
+        free(text);
+        fprintf(stderr, "tforge %s: %s: cannot write\n", command->name, r->out);
+        return TFORGE_EXIT_USAGE;
+    }
+    fputs(text ? text : variant, out);
+    if (out != stdout)
+        fclose(out);
+    free(text);
+    return TFORGE_EXIT_OK;
+}
+
+static int parse(const cli_command *command, cli_common *common, request *r, int argc,
+                 char **argv)
+{
+    enum { OPT_KERNEL = 1, OPT_TRANSFORMS, OPT_SET, OPT_OPTION, OPT_DIFF, OPT_OUT };
+    static const struct option options[] = {
+        {"kernel", required_argument, NULL, OPT_KERNEL},
+        {"transforms", required_argument, NULL, OPT_TRANSFORMS},
+        {"set", required_argument, NULL, OPT_SET},
+        {"option", required_argument, NULL, OPT_OPTION},
+        {"diff", no_argument, NULL, OPT_DIFF},
+        {"out", required_argument, NULL, OPT_OUT},
+        CLI_COMMON_LONG_OPTIONS,
+        {0, 0, 0, 0}};
+    for (int opt; (opt = getopt_long(argc, argv, "hvq", options, NULL)) != -1;) {
+        if (opt == OPT_KERNEL) {
+            r->kernel = optarg;
+        } else if (opt == OPT_TRANSFORMS) {
+            free(r->ids);
+            r->ids = strdup(optarg);
+            r->n_transforms = 0;
+            for (char *save = NULL, *id = strtok_r(r->ids, ",", &save);
+                 id && r->n_transforms < MAX_ITEMS; id = strtok_r(NULL, ",", &save))
+                r->transforms[r->n_transforms++] = id;
+        } else if (opt == OPT_SET || opt == OPT_OPTION) {
+            size_t *n = opt == OPT_SET ? &r->n_set : &r->n_options;
+            if (*n == MAX_ITEMS)
+                return cli_usage_error(command, "at most %d --set and --option each", MAX_ITEMS);
+            (opt == OPT_SET ? r->set : r->options)[(*n)++] = optarg;
+        } else if (opt == OPT_DIFF) {
+            r->diff = 1;
+        } else if (opt == OPT_OUT) {
+            r->out = optarg;
+        } else {
+            int handled = cli_common_option(command, common, opt, optarg);
+            if (handled < 0)
+                return -1;
+            if (handled > 1)
+                return handled;
+            if (handled == 0)
+                return cli_bad_option(command, argv);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error(command, "FILE.py is required");
+    if (optind + 1 < argc)
+        return cli_usage_error(command, "unexpected argument '%s'", argv[optind + 1]);
+    return 0;
+}
+
+static int run(const cli_command *command, int argc, char **argv)
+{
+    cli_common common = {0};
+    request r = {0};
+    int status = parse(command, &common, &r, argc, argv);
+    if (status) {
+        free(r.ids);
+        return status < 0 ? TFORGE_EXIT_OK : status;
+    }
+    const char *path = argv[optind];
+    size_t size = 0;
+    char *source = cli_read_file(path, &size);
+    char *json = source ? cli_analysis(path, NULL) : NULL;
+    tforge_ir_file *ir = NULL;
+    tforge_registry *registry = NULL;
+    tforge_transforms *t = NULL;
+    tforge_space *space = NULL;
+    tforge_level *point = NULL;
+    char *variant = NULL;
+    const tforge_ir_kernel *k = NULL;
+    if (!source) {
+        status = TFORGE_EXIT_USAGE;
+        goto cleanup;
+    }
+    if (!json || tforge_ir_parse(&ir, json, path) || cli_load_plugins(&common, &registry)) {
+        status = cli_fail(command);
+        goto cleanup;
+    }
+    if (!(k = find_kernel(command, ir, r.kernel, path))) {
+        status = TFORGE_EXIT_USAGE;
+        goto cleanup;
+    }
+    if (tforge_transforms_open(&t, registry, r.n_transforms ? r.transforms : NULL, k, source,
+                               size, NULL, 0, r.n_options ? r.options : NULL)) {
+        status = cli_fail(command);
+        goto cleanup;
+    }
+    if (!r.n_set) {
+        list(t, k, path);
+        goto cleanup;
+    }
+    if (tforge_space_new(&space) || tforge_transforms_add_to_space(t, space) ||
+        tforge_space_build(space, NULL) ||
+        !(point = calloc(tforge_space_dims(space) + 1, sizeof *point))) {
+        status = cli_fail(command);
+        goto cleanup;
+    }
+    if ((status = point_of(point, command, space, &r)))
+        goto cleanup;
+    if (tforge_transforms_variant(&variant, t, space, point, SIZE_MAX)) {
+        status = cli_fail(command);
+        goto cleanup;
+    }
+    status = write_variant(command, &r, path, variant ? variant : source);
+cleanup:
+    free(variant);
+    free(point);
+    tforge_space_free(space);
+    tforge_transforms_free(t);
+    tforge_registry_free(registry);
+    tforge_ir_free(ir);
+    free(json);
+    free(source);
+    free(r.ids);
+    return status;
+}
+
+const cli_command cli_cmd_transform = {
+    "transform", "which source transforms apply to a kernel; the variant of a point", help, run};

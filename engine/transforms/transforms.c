@@ -1,0 +1,406 @@
+#include "transforms.h"
+
+#include "tforge/error.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct opened {
+    const tforge_plugin_record *record;
+    const tforge_transform_interface *api;
+    void *state;
+    char **keys, **values; /* its options */
+    uint32_t n_options;
+    tforge_transform_args args; /* lent to the plugin for the life of its state */
+} opened;
+
+struct tforge_transforms {
+    const char *source;
+    size_t size;
+    opened *items;
+    size_t n;
+    const char **skipped;
+    size_t n_skipped;
+};
+
+static void close_one(opened *o)
+{
+    if (o->state)
+        o->api->destroy(o->state);
+    for (uint32_t i = 0; i < o->n_options; i++) {
+        free(o->keys[i]);
+        free(o->values[i]);
+    }
+    free(o->keys);
+    free(o->values);
+    memset(o, 0, sizeof *o);
+}
+
+void tforge_transforms_free(tforge_transforms *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++)
+        close_one(&t->items[i]);
+    free(t->items);
+    free(t->skipped);
+    free(t);
+}
+
+/* The options "ID.KEY=VALUE" of transform `id` into o's keys and values. */
+static int take_options(opened *o, const char *id, const char *const *options)
+{
+    size_t len = strlen(id), n = 0;
+    for (size_t i = 0; options && options[i]; i++)
+        n++;
+    o->keys = calloc(n + 1, sizeof *o->keys);
+    o->values = calloc(n + 1, sizeof *o->values);
+    if (!o->keys || !o->values)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t i = 0; options && options[i]; i++) {
+        const char *eq = strchr(options[i], '=');
+        if (!eq)
+            return tforge_error_set(TFORGE_EINPUT, "transform option '%s': expected ID.KEY=VALUE",
+                                    options[i]);
+        if (strncmp(options[i], id, len) != 0 || options[i][len] != '.')
+            continue;
+        const char *key = options[i] + len + 1;
+        o->keys[o->n_options] = strndup(key, (size_t)(eq - key));
+        o->values[o->n_options] = strdup(eq + 1);
+        if (!o->keys[o->n_options] || !o->values[o->n_options])
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        o->n_options++;
+    }
+    return 0;
+}
+
+static int open_one(tforge_transforms *t, const tforge_plugin_record *r,
+                    const tforge_ir_kernel *kernel, const char *const *space_params,
+                    size_t n_space_params, const char *const *options)
+{
+    const char *id = r->descriptor->id;
+    const tforge_transform_interface *api =
+        tforge_plugin_interface(r, TFORGE_TRANSFORM_INTERFACE_ID);
+    if (!api)
+        return tforge_error_set(TFORGE_EINPUT, "transform '%s' (%s) speaks %s, not %s", id,
+                                r->path, r->descriptor->interface_id,
+                                TFORGE_TRANSFORM_INTERFACE_ID);
+    opened *o = &t->items[t->n]; /* in place: the plugin keeps a pointer to o->args */
+    *o = (opened){r, api, NULL, NULL, NULL, 0, {0}};
+    int rc = take_options(o, id, options);
+    o->args = (tforge_transform_args){sizeof o->args,
+                                      tforge_registry_host(),
+                                      kernel,
+                                      t->source,
+                                      (uint32_t)t->size,
+                                      (uint32_t)n_space_params,
+                                      space_params,
+                                      o->n_options,
+                                      (const char *const *)o->keys,
+                                      (const char *const *)o->values};
+    int applies = rc ? rc : api->create(&o->state, &o->args);
+    if (applies == TFORGE_TRANSFORM_NOT_APPLICABLE) {
+        o->state = NULL;
+        close_one(o);
+        t->skipped[t->n_skipped++] = id;
+        return 0;
+    }
+    if (applies == 0 && api->n_params(o->state) == 0)
+        applies = tforge_error_set(TFORGE_ERROR, "transform '%s' applies but has no parameters",
+                                   id);
+    if (applies) {
+        if (applies != rc) /* the plugin's own failure: its message is the last error */
+            tforge_error_set(applies, "transform '%s' (%s): %s", id, r->path,
+                             tforge_error_last()->message);
+        close_one(o);
+        return applies;
+    }
+    t->n++;
+    return 0;
+}
+
+int tforge_transforms_open(tforge_transforms **out, const tforge_registry *registry,
+                           const char *const *ids, const tforge_ir_kernel *kernel,
+                           const char *source, size_t size, const char *const *space_params,
+                           size_t n_space_params, const char *const *options)
+{
+    *out = NULL;
+    tforge_transforms *t = calloc(1, sizeof *t);
+    size_t n = tforge_registry_count(registry);
+    if (t) {
+        t->items = calloc(n + 1, sizeof *t->items);
+        t->skipped = calloc(n + 1, sizeof *t->skipped);
+    }
+    if (!t || !t->items || !t->skipped) {
+        tforge_transforms_free(t);
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    }
+    t->source = source;
+    t->size = size;
+    int rc = 0;
+    for (size_t i = 0; ids && ids[i] && !rc; i++)
+        if (!tforge_registry_find(registry, TFORGE_PLUGIN_TRANSFORM, ids[i]))
+            rc = tforge_error_last()->code;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const tforge_plugin_record *r = tforge_registry_at(registry, i);
+        if (r->descriptor->kind != TFORGE_PLUGIN_TRANSFORM)
+            continue;
+        int wanted = !ids;
+        for (size_t j = 0; ids && ids[j] && !wanted; j++)
+            wanted = strcmp(ids[j], r->descriptor->id) == 0;
+        if (wanted)
+            rc = open_one(t, r, kernel, space_params, n_space_params, options);
+    }
+    if (rc) {
+        tforge_transforms_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+size_t tforge_transforms_count(const tforge_transforms *t)
+{
+    return t ? t->n : 0;
+}
+
+const char *tforge_transforms_id(const tforge_transforms *t, size_t i)
+{
+    return t->items[i].record->descriptor->id;
+}
+
+const char *tforge_transforms_describe(const tforge_transforms *t, size_t i)
+{
+    return t->items[i].api->describe(t->items[i].state);
+}
+
+uint32_t tforge_transforms_n_params(const tforge_transforms *t, size_t i)
+{
+    return t->items[i].api->n_params(t->items[i].state);
+}
+
+const tforge_transform_param *tforge_transforms_param(const tforge_transforms *t, size_t i,
+                                                      uint32_t j)
+{
+    return t->items[i].api->param(t->items[i].state, j);
+}
+
+size_t tforge_transforms_n_skipped(const tforge_transforms *t)
+{
+    return t ? t->n_skipped : 0;
+}
+
+const char *tforge_transforms_skipped(const tforge_transforms *t, size_t i)
+{
+    return t->skipped[i];
+}
+
+static int add_param(tforge_space *space, const char *id, const tforge_transform_param *p)
+{
+    int rc;
+    if (tforge_space_find(space, p->name) >= 0)
+        return tforge_error_set(TFORGE_EINPUT, "transform '%s': parameter '%s' is in the space "
+                                "already", id, p->name);
+    if (p->kind == TFORGE_DIM_BOOLEAN) {
+        rc = tforge_space_add_boolean(space, p->name);
+    } else if (p->kind == TFORGE_DIM_CATEGORICAL) {
+        rc = tforge_space_add_categorical(space, p->name, p->values, p->n_values);
+    } else {
+        double *values = malloc((p->n_values + 1) * sizeof *values);
+        if (!values)
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        rc = 0;
+        for (uint32_t k = 0; k < p->n_values && !rc; k++) {
+            char *end;
+            values[k] = strtod(p->values[k], &end);
+            if (end == p->values[k] || *end || (k && values[k] <= values[k - 1]))
+                rc = tforge_error_set(TFORGE_EINPUT, "transform '%s': parameter '%s': value "
+                                      "'%s' is not a number above the one before", id, p->name,
+                                      p->values[k]);
+        }
+        if (!rc)
+            rc = tforge_space_add_values(space, p->name, values, p->n_values);
+        free(values);
+    }
+    if (rc)
+        tforge_error_set(rc, "transform '%s': %s", id, tforge_error_last()->message);
+    return rc;
+}
+
+int tforge_transforms_add_to_space(const tforge_transforms *t, tforge_space *space)
+{
+    for (size_t i = 0; i < tforge_transforms_count(t); i++)
+        for (uint32_t j = 0; j < tforge_transforms_n_params(t, i); j++) {
+            int rc = add_param(space, tforge_transforms_id(t, i), tforge_transforms_param(t, i, j));
+            if (rc)
+                return rc;
+        }
+    for (size_t i = 0; i < tforge_transforms_count(t); i++)
+        for (uint32_t j = 0; j < tforge_transforms_n_params(t, i); j++) {
+            const tforge_transform_param *p = tforge_transforms_param(t, i, j);
+            for (uint32_t c = 0; c < p->n_constraints; c++) {
+                int rc = tforge_space_add_constraint(space, p->constraints[c]);
+                if (rc)
+                    return tforge_error_set(rc, "transform '%s': %s", tforge_transforms_id(t, i),
+                                            tforge_error_last()->message);
+            }
+        }
+    return 0;
+}
+
+int tforge_transforms_find(const tforge_transforms *t, const char *name, size_t *transform,
+                           uint32_t *param)
+{
+    for (size_t i = 0; i < tforge_transforms_count(t); i++)
+        for (uint32_t j = 0; j < tforge_transforms_n_params(t, i); j++)
+            if (strcmp(tforge_transforms_param(t, i, j)->name, name) == 0) {
+                *transform = i;
+                *param = j;
+                return 0;
+            }
+    return TFORGE_ENOTFOUND;
+}
+
+/* The levels of transform i's params at `point`, into `levels`; 1 when any is not 0. */
+static int levels_of(tforge_level *levels, const tforge_transforms *t, const tforge_space *space,
+                     const tforge_level *point, size_t i)
+{
+    int any = 0;
+    for (uint32_t j = 0; j < tforge_transforms_n_params(t, i); j++) {
+        int d = tforge_space_find(space, tforge_transforms_param(t, i, j)->name);
+        levels[j] = d >= 0 ? point[d] : 0;
+        any |= levels[j] != 0;
+    }
+    return any;
+}
+
+int tforge_transforms_active(const tforge_transforms *t, const tforge_space *space,
+                             const tforge_level *point, size_t i)
+{
+    tforge_level levels[256];
+    return tforge_transforms_n_params(t, i) <= 256 && levels_of(levels, t, space, point, i);
+}
+
+int tforge_transforms_variant(char **text, const tforge_transforms *t, const tforge_space *space,
+                              const tforge_level *point, size_t without)
+{
+    *text = NULL;
+    size_t n = 0, cap = 0, count = tforge_transforms_count(t);
+    tforge_owned_edit *all = NULL;
+    const char **owners = calloc(count + 1, sizeof *owners);
+    tforge_level *levels = NULL;
+    int rc = owners ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < count && !rc; i++) {
+        owners[i] = tforge_transforms_id(t, i);
+        uint32_t n_params = tforge_transforms_n_params(t, i);
+        tforge_level *more = realloc(levels, n_params * sizeof *levels);
+        if (!more) {
+            rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+            break;
+        }
+        levels = more;
+        if (i == without || t->items[i].api->apply == NULL ||
+            !levels_of(levels, t, space, point, i))
+            continue;
+        const tforge_span_edit *edits = NULL;
+        uint32_t n_edits = 0;
+        if ((rc = t->items[i].api->apply(t->items[i].state, levels, &edits, &n_edits))) {
+            tforge_error_set(rc, "transform '%s': %s", owners[i], tforge_error_last()->message);
+            break;
+        }
+        for (uint32_t e = 0; e < n_edits && !rc; e++) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 16;
+                tforge_owned_edit *bigger = realloc(all, cap * sizeof *all);
+                if (!bigger) {
+                    rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+                    break;
+                }
+                all = bigger;
+            }
+            all[n++] = (tforge_owned_edit){edits[e], i};
+        }
+    }
+    if (!rc && n)
+        rc = tforge_edits_compose(text, t->source, t->size, all, n, owners);
+    free(levels);
+    free(all);
+    free(owners);
+    return rc;
+}
+
+/* An edit as sorted: its place, then its owner, then its given order. */
+typedef struct placed {
+    tforge_owned_edit e;
+    size_t order;
+} placed;
+
+static int by_place(const void *pa, const void *pb)
+{
+    const placed *a = pa, *b = pb;
+    if (a->e.edit.start != b->e.edit.start)
+        return a->e.edit.start < b->e.edit.start ? -1 : 1;
+    if (a->e.edit.end != b->e.edit.end)
+        return a->e.edit.end < b->e.edit.end ? -1 : 1;
+    if (a->e.owner != b->e.owner)
+        return a->e.owner < b->e.owner ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int line_of(const char *source, uint32_t at)
+{
+    int line = 1;
+    for (uint32_t i = 0; i < at; i++)
+        line += source[i] == '\n';
+    return line;
+}
+
+int tforge_edits_compose(char **out, const char *source, size_t size, tforge_owned_edit *edits,
+                         size_t n, const char *const *owners)
+{
+    *out = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (edits[i].edit.end < edits[i].edit.start || edits[i].edit.end > size)
+            return tforge_error_set(TFORGE_EINPUT, "transform '%s': an edit of bytes [%u, %u) "
+                                    "outside the file (%zu bytes)", owners[edits[i].owner],
+                                    edits[i].edit.start, edits[i].edit.end, size);
+    placed *p = malloc((n + 1) * sizeof *p);
+    if (!p)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        p[i] = (placed){edits[i], i};
+    qsort(p, n, sizeof *p, by_place);
+    size_t length = size;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const tforge_span_edit *a = &p[i].e.edit;
+        if (i + 1 < n && p[i + 1].e.edit.start < a->end)
+            rc = tforge_error_set(
+                TFORGE_EINPUT, "overlapping edits: transform '%s' at line %d and transform '%s' "
+                "at line %d change the same source", owners[p[i].e.owner],
+                line_of(source, a->start), owners[p[i + 1].e.owner],
+                line_of(source, p[i + 1].e.edit.start));
+        length += strlen(a->text) - (a->end - a->start);
+    }
+    char *text = rc ? NULL : malloc(length + 1), *w = text;
+    if (!rc && !text)
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    uint32_t at = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const tforge_span_edit *e = &p[i].e.edit;
+        memcpy(w, source + at, e->start - at);
+        w += e->start - at;
+        size_t len = strlen(e->text);
+        memcpy(w, e->text, len);
+        w += len;
+        at = e->end;
+    }
+    if (!rc) {
+        memcpy(w, source + at, size - at);
+        w[size - at] = '\0';
+        *out = text;
+    }
+    free(p);
+    return rc;
+}

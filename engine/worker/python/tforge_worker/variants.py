@@ -1,0 +1,98 @@
+"""Source variants of a task's kernel file: what the engine's transforms composed.
+
+A variant is the kernel file's text with span edits applied. It is loaded under the original
+file's name and package (so that its imports resolve as the file's own do), and while
+`active(loaded, text)` holds, every launch of the task's kernel, however it is reached (the
+task's grid, the file's own function, a wrapper, the autotuner), runs the variant's kernel of the
+same name instead. Everything else of the file (wrappers, references, helpers the caller imports)
+stays the original's.
+"""
+
+import contextlib
+import difflib
+import functools
+import hashlib
+import os
+
+from . import loader
+
+
+def unified_diff(path, text):
+    """The unified diff from the file at `path` to `text`, "" when they are the same."""
+    with open(path, encoding="utf-8") as f:
+        old = f.read()
+    name = os.path.basename(path)
+    return "".join(difflib.unified_diff(old.splitlines(True), text.splitlines(True),
+                                        f"a/{name}", f"b/{name}"))
+
+
+def _kernel_of(loaded, text):
+    """The variant's jit function of the task's kernel name, loaded once per text."""
+    from .worker import unwrap
+    cache = loaded.cache.setdefault("variants", {})
+    digest = hashlib.sha1(text.encode()).hexdigest()
+    if digest not in cache:
+        path = loaded.analysis_path
+        try:
+            module, _ = loader.load(path, text=text)
+        except loader.LoadError as e:
+            raise VariantError(f"the variant does not load: {e}") from None
+        kernel = getattr(module, loaded.base.__name__, None)
+        if kernel is None:
+            raise VariantError(f"the variant defines no '{loaded.base.__name__}'")
+        cache.clear()  # one variant at a time: a search visits each once
+        cache[digest] = unwrap(kernel)
+    return cache[digest]
+
+
+class VariantError(Exception):
+    """The variant itself is broken (it does not parse or load): a failed candidate."""
+
+
+_active = []  # (loaded, variant kernel) while active() holds
+
+
+def swap(fn):
+    """The variant's kernel when `fn` is the task's kernel and a variant is active, else fn (for
+    hooks that replace a launch instead of passing it on, such as compile-only)."""
+    from .worker import is_task_kernel
+    for loaded, variant in _active:
+        if fn is not variant and is_task_kernel(loaded, fn):
+            return variant
+    return fn
+
+
+@contextlib.contextmanager
+def active(loaded, text):
+    """While it holds, launches of the task's kernel run the variant of `text` (None: the file
+    as it is). A variant that does not load raises VariantError."""
+    if text is None:
+        yield
+        return
+    from .worker import JIT_CLASSES, hooked_runs
+    variant = _kernel_of(loaded, text)
+
+    def make(cls, original):
+        def run(fn, *args, **kwargs):
+            return original(swap(fn), *args, **kwargs)
+        return run
+    _active.append((loaded, variant))
+    try:
+        with hooked_runs(make, JIT_CLASSES):
+            yield
+    finally:
+        _active.remove((loaded, variant))
+
+
+def taking_variant(request):
+    """`request(task, config, shape, ...)` gains `variant=None`: the kernel file's rewritten text,
+    active while the request runs. A variant that does not load is a failed compile."""
+    @functools.wraps(request)
+    def run(task, config, shape, *args, variant=None, **kwargs):
+        from .worker import get
+        try:
+            with active(get(task), variant):
+                return request(task, config, shape, *args, **kwargs)
+        except VariantError as e:
+            return {"status": "compile", "fatal": False, "message": str(e)}
+    return run

@@ -1,0 +1,168 @@
+/* Software pipelining and unrolling of the kernel's loops through tl.range: for each `range` or
+ * `tl.range` loop whose body loads memory (the analysis puts a load inside its span), the number
+ * of stages its loads are pipelined over (num_stages), an unroll factor (loop_unroll_factor),
+ * and, where the body holds a tl.dot, disallow_acc_multi_buffer; for a loop around another
+ * loop, flatten. An option the loop sets already is left alone. `range` becomes tl.range (the
+ * same iteration; Triton lowers both to one scf.for), so the rewrite changes only how the
+ * compiler schedules the loop, never what it computes. */
+#include <tforge/sdk/transform.h>
+
+enum { MAX_LOOPS = 4, PER_LOOP = 4 };
+
+static const char *const stages_values[] = {"0", "1", "2", "3", "4", "5"};
+static const char *const unroll_values[] = {"0", "2", "4", "8"};
+
+typedef enum option { STAGES, UNROLL, FLATTEN, SINGLE_ACC } option;
+static const char *const option_names[] = {"num_stages", "loop_unroll_factor", "flatten",
+                                           "disallow_acc_multi_buffer"};
+static const char *const option_suffix[] = {"stages", "unroll", "flatten", "single_acc"};
+
+typedef struct loop_params {
+    const tforge_ir_loop *loop;
+    uint32_t first, n; /* its params in the state's list */
+    option options[PER_LOOP];
+} loop_params;
+
+typedef struct pipeline_state {
+    const tforge_transform_args *args;
+    loop_params loops[MAX_LOOPS];
+    uint32_t n_loops, n_params;
+    tforge_transform_param params[MAX_LOOPS * PER_LOOP];
+    char names[MAX_LOOPS * PER_LOOP][48];
+    xf_edits edits;
+    char description[256];
+} pipeline_state;
+
+static int has_option(const tforge_ir_loop *loop, const char *name)
+{
+    for (size_t i = 0; i < loop->n_options; i++)
+        if (strcmp(loop->options[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+static int inside(tforge_ir_span inner, tforge_ir_span outer)
+{
+    return inner.start >= outer.start && inner.end <= outer.end;
+}
+
+static void add(pipeline_state *s, loop_params *lp, option o)
+{
+    if (has_option(lp->loop, option_names[o]))
+        return;
+    uint32_t k = s->n_params++;
+    snprintf(s->names[k], sizeof s->names[k], "loop%u_%s", (unsigned)(lp - s->loops),
+             option_suffix[o]);
+    tforge_transform_param *p = &s->params[k];
+    *p = (tforge_transform_param){s->names[k], TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE,
+                                  0, NULL, 0, NULL};
+    if (o == STAGES)
+        p->kind = TFORGE_DIM_ORDINAL, p->n_values = 6, p->values = stages_values;
+    else if (o == UNROLL)
+        p->kind = TFORGE_DIM_ORDINAL, p->n_values = 4, p->values = unroll_values;
+    lp->options[lp->n++] = o;
+}
+
+static int pipeline_create(void **state, const tforge_transform_args *args)
+{
+    const tforge_ir_kernel *k = args->kernel;
+    pipeline_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return TFORGE_PLUGIN_ENOMEM;
+    s->args = args;
+    size_t len = (size_t)snprintf(s->description, sizeof s->description, "loops at line");
+    for (size_t i = 0; i < k->n_loops && s->n_loops < MAX_LOOPS; i++) {
+        const tforge_ir_loop *loop = &k->loops[i];
+        if (strcmp(loop->kind, "tl.static_range") == 0)
+            continue;
+        int loads = 0, dots = 0, inner = 0;
+        for (size_t m = 0; m < k->n_memops; m++)
+            loads |= strcmp(k->memops[m].op, "load") == 0 && inside(k->memops[m].span, loop->span);
+        for (size_t d = 0; d < k->n_dots; d++)
+            dots |= inside(k->dots[d].span, loop->span);
+        for (size_t j = 0; j < k->n_loops; j++)
+            inner |= j != i && inside(k->loops[j].span, loop->span);
+        if (!loads)
+            continue;
+        loop_params *lp = &s->loops[s->n_loops++];
+        lp->loop = loop;
+        lp->first = s->n_params;
+        add(s, lp, STAGES);
+        add(s, lp, UNROLL);
+        if (inner)
+            add(s, lp, FLATTEN);
+        if (dots)
+            add(s, lp, SINGLE_ACC);
+        if (len < sizeof s->description)
+            len += (size_t)snprintf(s->description + len, sizeof s->description - len, "%s %d",
+                                    s->n_loops > 1 ? "," : "", loop->span.line);
+    }
+    if (s->n_params == 0) {
+        free(s);
+        return TFORGE_TRANSFORM_NOT_APPLICABLE;
+    }
+    *state = s;
+    return 0;
+}
+
+static const char *pipeline_describe(void *state)
+{
+    return ((pipeline_state *)state)->description;
+}
+
+static uint32_t pipeline_n_params(void *state)
+{
+    return ((pipeline_state *)state)->n_params;
+}
+
+static const tforge_transform_param *pipeline_param(void *state, uint32_t index)
+{
+    pipeline_state *s = state;
+    return index < s->n_params ? &s->params[index] : NULL;
+}
+
+static int pipeline_apply(void *state, const tforge_level *levels, const tforge_span_edit **edits,
+                          uint32_t *n_edits)
+{
+    pipeline_state *s = state;
+    xf_reset(&s->edits);
+    int rc = 0;
+    for (uint32_t l = 0; l < s->n_loops && !rc; l++) {
+        const loop_params *lp = &s->loops[l];
+        char keywords[256] = "";
+        size_t len = 0;
+        for (uint32_t j = 0; j < lp->n; j++) {
+            tforge_level v = levels[lp->first + j];
+            const tforge_transform_param *p = &s->params[lp->first + j];
+            if (v == 0 || len >= sizeof keywords)
+                continue;
+            len += (size_t)snprintf(keywords + len, sizeof keywords - len, "%s%s=%s",
+                                    len ? ", " : "", option_names[lp->options[j]],
+                                    p->kind == TFORGE_DIM_BOOLEAN ? "True" : p->values[v]);
+        }
+        if (!len)
+            continue;
+        const tforge_ir_loop *loop = lp->loop;
+        if (strcmp(loop->kind, "range") == 0)
+            rc = xf_edit(&s->edits, loop->func.start, loop->func.end, "%s.range",
+                         s->args->kernel->language);
+        if (!rc)
+            rc = xf_add_keyword(&s->edits, s->args->source, loop->iter, keywords);
+    }
+    *edits = s->edits.items;
+    *n_edits = s->edits.n;
+    return rc;
+}
+
+static void pipeline_destroy(void *state)
+{
+    pipeline_state *s = state;
+    xf_free(&s->edits);
+    free(s);
+}
+
+static const tforge_transform_interface pipeline_interface = {
+    sizeof pipeline_interface, pipeline_create, pipeline_describe, pipeline_n_params,
+    pipeline_param,           pipeline_apply,  pipeline_destroy};
+
+XF_PLUGIN("pipeline", "loop pipelining and unrolling through tl.range", pipeline_interface);

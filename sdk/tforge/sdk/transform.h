@@ -1,0 +1,148 @@
+/* Helpers for transform plugins (interface "tforge.transform/1"): a list of span edits that owns
+ * its texts, the few questions about the source every rewrite asks (a line's indentation, where a
+ * call's arguments end), an option lookup, and the entry boilerplate (XF_PLUGIN). Header-only,
+ * C11, the plugin ABI and the C library only. */
+#ifndef TFORGE_SDK_TRANSFORM_H
+#define TFORGE_SDK_TRANSFORM_H
+
+#include <tforge/plugin/transform.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define XF_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define XF_PRINTF(f, a)
+#endif
+
+/* Edits whose texts the list owns; reset before each apply, freed with the state. */
+typedef struct xf_edits {
+    tforge_span_edit *items;
+    char **texts;
+    uint32_t n, capacity;
+} xf_edits;
+
+static inline void xf_reset(xf_edits *e)
+{
+    for (uint32_t i = 0; i < e->n; i++)
+        free(e->texts[i]);
+    e->n = 0;
+}
+
+static inline void xf_free(xf_edits *e)
+{
+    xf_reset(e);
+    free(e->items);
+    free(e->texts);
+    memset(e, 0, sizeof *e);
+}
+
+/* Appends "replace [start, end) by the formatted text". TFORGE_PLUGIN_ENOMEM on failure. */
+static inline int xf_edit(xf_edits *e, uint32_t start, uint32_t end, const char *format, ...)
+    XF_PRINTF(4, 5);
+static inline int xf_edit(xf_edits *e, uint32_t start, uint32_t end, const char *format, ...)
+{
+    if (e->n == e->capacity) {
+        uint32_t cap = e->capacity ? 2 * e->capacity : 8;
+        tforge_span_edit *items = realloc(e->items, cap * sizeof *items);
+        if (items)
+            e->items = items;
+        char **texts = items ? realloc(e->texts, cap * sizeof *texts) : NULL;
+        if (!texts)
+            return TFORGE_PLUGIN_ENOMEM;
+        e->texts = texts;
+        e->capacity = cap;
+    }
+    va_list ap;
+    va_start(ap, format);
+    int len = vsnprintf(NULL, 0, format, ap);
+    va_end(ap);
+    char *text = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (!text)
+        return TFORGE_PLUGIN_ENOMEM;
+    va_start(ap, format);
+    vsnprintf(text, (size_t)len + 1, format, ap);
+    va_end(ap);
+    e->texts[e->n] = text;
+    e->items[e->n++] = (tforge_span_edit){start, end, text};
+    return 0;
+}
+
+/* The indentation (spaces and tabs) of the line holding byte `at`, copied into `out`. */
+static inline const char *xf_indent(char *out, size_t size, const char *source, uint32_t at)
+{
+    uint32_t begin = at;
+    while (begin > 0 && source[begin - 1] != '\n')
+        begin--;
+    size_t n = 0;
+    while (n + 1 < size && (source[begin + n] == ' ' || source[begin + n] == '\t'))
+        n++;
+    memcpy(out, source + begin, n);
+    out[n] = '\0';
+    return out;
+}
+
+/* Appends a keyword argument ("name=value") to the call spanning `span` (it ends with ')'):
+ * an insertion before the ')', with a comma unless the arguments end with one or are none. */
+static inline int xf_add_keyword(xf_edits *e, const char *source, tforge_ir_span span,
+                                 const char *keyword)
+{
+    uint32_t close = span.end - 1, k = close;
+    while (k > span.start && (source[k - 1] == ' ' || source[k - 1] == '\n' ||
+                              source[k - 1] == '\t' || source[k - 1] == '\r'))
+        k--;
+    int bare = k > span.start && (source[k - 1] == '(' || source[k - 1] == ',');
+    return xf_edit(e, close, close, "%s%s", bare ? "" : ", ", keyword);
+}
+
+/* The value of option `key`, or NULL. */
+static inline const char *xf_option(const tforge_transform_args *args, const char *key)
+{
+    for (uint32_t i = 0; i < args->n_options; i++)
+        if (strcmp(args->option_keys[i], key) == 0)
+            return args->option_values[i];
+    return NULL;
+}
+
+/* Whether the space already has a parameter called `name`. */
+static inline int xf_in_space(const tforge_transform_args *args, const char *name)
+{
+    for (uint32_t i = 0; i < args->n_space_params; i++)
+        if (strcmp(args->space_params[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The 1-based line of byte `at`, for describe(). */
+static inline int xf_line(const char *source, uint32_t at)
+{
+    int line = 1;
+    for (uint32_t i = 0; i < at; i++)
+        line += source[i] == '\n';
+    return line;
+}
+
+#ifndef XF_VERSION
+#define XF_VERSION "1.0.0"
+#endif
+
+/* The module entry of a plugin offering one transform, from its interface table. */
+#define XF_PLUGIN(id, description, interface_table)                                              \
+    static const tforge_plugin_descriptor xf_descriptor = {                                      \
+        TFORGE_PLUGIN_TRANSFORM, id, XF_VERSION, description, TFORGE_TRANSFORM_INTERFACE_ID,      \
+        &interface_table, NULL, 0, NULL};                                                         \
+    static uint32_t xf_count(void)                                                               \
+    {                                                                                            \
+        return 1;                                                                                \
+    }                                                                                            \
+    static const tforge_plugin_descriptor *xf_get(uint32_t index)                                \
+    {                                                                                            \
+        return index == 0 ? &xf_descriptor : NULL;                                               \
+    }                                                                                            \
+    TFORGE_PLUGIN_EXPORT const tforge_plugin_module TFORGE_PLUGIN_ENTRY_NAME = {                 \
+        TFORGE_PLUGIN_ABI_VERSION_INIT, id, NULL, NULL, xf_count, xf_get}
+
+#endif
