@@ -299,3 +299,43 @@ char *cli_read_file(const char *path, size_t *size)
         fclose(f);
     return text;
 }
+
+int cli_transform_point(tforge_level *point, const cli_command *command,
+                        const tforge_space *space, const char *const *sets, size_t n_sets)
+{
+    uint32_t dims = tforge_space_dims(space);
+    memset(point, 0, dims * sizeof *point);
+    for (size_t i = 0; i < n_sets; i++) {
+        const char *eq = strchr(sets[i], '=');
+        char name[128];
+        if (!eq || (size_t)(eq - sets[i]) >= sizeof name)
+            return cli_usage_error(command, "--set %s: expected NAME=VALUE", sets[i]);
+        memcpy(name, sets[i], (size_t)(eq - sets[i]));
+        name[eq - sets[i]] = '\0';
+        int d = tforge_space_find(space, name);
+        if (d < 0)
+            return cli_usage_error(command, "--set %s: no parameter '%s' (see the list without "
+                                   "--set)", sets[i], name);
+        const char *value = eq + 1;
+        uint32_t level = UINT32_MAX, dim = (uint32_t)d;
+        if (tforge_space_kind(space, dim) == TFORGE_DIM_BOOLEAN) {
+            if (!strcmp(value, "True") || !strcmp(value, "true") || !strcmp(value, "1"))
+                level = 1;
+            else if (!strcmp(value, "False") || !strcmp(value, "false") || !strcmp(value, "0"))
+                level = 0;
+        }
+        for (uint32_t l = 0; level == UINT32_MAX && l < tforge_space_levels(space, dim); l++) {
+            const char *label = tforge_space_label(space, dim, l);
+            char *end;
+            double number = strtod(value, &end);
+            if (label ? strcmp(label, value) == 0
+                      : end != value && *end == '\0' && number == tforge_space_value(space, dim, l))
+                level = l;
+        }
+        if (level == UINT32_MAX)
+            return cli_usage_error(command, "--set %s: '%s' is not one of the parameter's "
+                                   "values", sets[i], value);
+        point[d] = (tforge_level)level;
+    }
+    return 0;
+}

@@ -2,6 +2,8 @@
 #ifndef TFORGE_ENGINE_CLI_H
 #define TFORGE_ENGINE_CLI_H
 
+#include "tforge/space.h"
+
 #include <getopt.h>
 #include <stddef.h>
 
@@ -69,6 +71,12 @@ char *cli_analysis(const char *path, const char *kernel);
 /* The whole file (NUL after its `*size` bytes; the caller frees it), or NULL with the reason
  * printed to stderr. */
 char *cli_read_file(const char *path, size_t *size);
+
+/* The point of `sets` ("NAME=VALUE": a number, a word, True or False), every other parameter at
+ * level 0. A name not in the space, or a value not among its parameter's, is a usage error
+ * (its exit status returned); else 0. */
+int cli_transform_point(tforge_level *point, const cli_command *command,
+                        const tforge_space *space, const char *const *sets, size_t n_sets);
 
 /* The worker environment that runs kernels where they can run: on the GPU when a worker sees
  * one, else in Triton's interpreter (asks a worker once). */

@@ -1,6 +1,8 @@
 /* `tforge capture -- COMMAND...`, `tforge init FILE.py` and `tforge check TASK.json`: from a
  * user's own code to tasks that pass, without writing a launcher. */
 #include "cli.h"
+#include "registry.h"
+#include "task.h"
 #include "tforge/error.h"
 
 #include <cjson/cJSON.h>
@@ -36,16 +38,23 @@ static const char init_help[] =
     "exit status: as for capture.\n";
 
 static const char check_help[] =
-    "usage: tforge check TASK.json [--json]\n\n"
+    "usage: tforge check TASK.json [--transforms IDS] [--set NAME=VALUE]...\n"
+    "                    [--transform-option ID.K=V]... [--json]\n\n"
     "Validates a task file (every malformed field named) and runs its baseline once at the\n"
     "first check shape against the reference: on the GPU if there is one, else in Triton's CPU\n"
-    "interpreter. Prints the status and, when it failed, why.\n\n"
-    "exit status: 0 the baseline passed, 1 it failed, 2 a bad task file.\n";
+    "interpreter. Prints the status and, when it failed, why. With --set, the kernel is the\n"
+    "variant the source transforms make at those parameters (`tforge transform` lists them;\n"
+    "--transforms IDS: only these), launched with the baseline's config.\n\n"
+    "exit status: 0 the baseline passed, 1 it failed, 2 a bad task file or parameter.\n";
 
 typedef struct capture_args {
     const char *out, *kernel, *reference;
     int timeout_s;
     cli_common common;
+    /* check only: a variant of the kernel */
+    const char *transforms;
+    const char *sets[65], *transform_options[65];
+    size_t n_sets, n_transform_options;
 } capture_args;
 
 /* The options before the file or the `--`; returns the index of the first operand, or a
@@ -53,13 +62,25 @@ typedef struct capture_args {
 static int parse_options(const cli_command *c, int argc, char **argv, capture_args *a,
                          int stop_at_operand)
 {
-    enum { OPT_OUT = 1, OPT_KERNEL, OPT_REFERENCE, OPT_TIMEOUT };
-    static const struct option options[] = {{"out", required_argument, NULL, OPT_OUT},
-                                            {"kernel", required_argument, NULL, OPT_KERNEL},
-                                            {"reference", required_argument, NULL, OPT_REFERENCE},
-                                            {"timeout", required_argument, NULL, OPT_TIMEOUT},
-                                            CLI_COMMON_LONG_OPTIONS,
-                                            {0, 0, 0, 0}};
+    enum { OPT_OUT = 1, OPT_KERNEL, OPT_REFERENCE, OPT_TIMEOUT, OPT_TRANSFORMS, OPT_SET,
+           OPT_TRANSFORM_OPTION };
+    static const struct option all[] = {{"out", required_argument, NULL, OPT_OUT},
+                                        {"kernel", required_argument, NULL, OPT_KERNEL},
+                                        {"reference", required_argument, NULL, OPT_REFERENCE},
+                                        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+                                        CLI_COMMON_LONG_OPTIONS,
+                                        {"transforms", required_argument, NULL, OPT_TRANSFORMS},
+                                        {"set", required_argument, NULL, OPT_SET},
+                                        {"transform-option", required_argument, NULL,
+                                         OPT_TRANSFORM_OPTION},
+                                        {0, 0, 0, 0}};
+    /* the variant's options are check's alone: capture and init end the table before them */
+    static struct option options[sizeof all / sizeof *all];
+    size_t n_common = 4 + sizeof((struct option[]){CLI_COMMON_LONG_OPTIONS}) /
+                              sizeof(struct option);
+    memcpy(options, all, sizeof all);
+    if (c != &cli_cmd_check)
+        memset(&options[n_common], 0, sizeof options - n_common * sizeof *options);
     a->out = "tforge-tasks";
     a->timeout_s = 1800;
     /* capture: everything after the first operand (the user's command) is left alone */
@@ -70,6 +91,15 @@ static int parse_options(const cli_command *c, int argc, char **argv, capture_ar
         case OPT_OUT: a->out = optarg; continue;
         case OPT_KERNEL: a->kernel = optarg; continue;
         case OPT_REFERENCE: a->reference = optarg; continue;
+        case OPT_TRANSFORMS: a->transforms = optarg; continue;
+        case OPT_SET:
+        case OPT_TRANSFORM_OPTION: {
+            size_t *n = opt == OPT_SET ? &a->n_sets : &a->n_transform_options;
+            if (*n == 64)
+                return -1 - cli_usage_error(c, "at most 64 --set and --transform-option each");
+            (opt == OPT_SET ? a->sets : a->transform_options)[(*n)++] = optarg;
+            continue;
+        }
         case OPT_TIMEOUT:
             a->timeout_s = (int)strtol(optarg, &end, 10);
             if (*end || a->timeout_s < 1 || a->timeout_s > 86400)
@@ -207,17 +237,102 @@ static int run_init(const cli_command *c, int argc, char **argv)
     return run_capture_or_init(c, argc, argv, 1);
 }
 
+/* check --set: the baseline's config (with any launch option set) and the kernel file's variant
+ * at the transforms' parameters set, into `*config` and `*variant` (NULL when nothing is
+ * rewritten). 0, or the exit status to return. */
+static int check_variant(const cli_command *c, const capture_args *a, const char *path,
+                         char **config, char **variant)
+{
+    tforge_registry *registry = NULL;
+    tforge_worker *worker = NULL;
+    tforge_task *task = NULL;
+    tforge_level *point = NULL;
+    char *ids_text = a->transforms ? strdup(a->transforms) : NULL;
+    const char *ids[65] = {NULL};
+    size_t n_ids = 0;
+    for (char *save = NULL, *id = ids_text ? strtok_r(ids_text, ",", &save) : NULL;
+         id && n_ids < 64; id = strtok_r(NULL, ",", &save))
+        ids[n_ids++] = id;
+    tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
+    wo.name = "task";
+    wo.env = cli_kernel_env();
+    int status = TFORGE_EXIT_OK;
+    if (cli_load_plugins(&a->common, &registry) || tforge_worker_start(&worker, &wo) ||
+        tforge_task_load(&task, worker, path, a->timeout_s * 1000) ||
+        tforge_task_use_transforms(task, registry, n_ids ? ids : NULL,
+                                   a->n_transform_options ? a->transform_options : NULL) ||
+        !(point = calloc(tforge_space_dims(task->space) + 1, sizeof *point))) {
+        status = cli_fail(c);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < a->n_sets; i++) {
+        char name[128];
+        size_t len = strcspn(a->sets[i], "=");
+        snprintf(name, sizeof name, "%.*s", (int)len, a->sets[i]);
+        size_t transform;
+        uint32_t param;
+        if (tforge_transforms_find(task->transforms, name, &transform, &param)) {
+            status = cli_usage_error(c, "--set %s: '%s' is no transform's parameter here (`tforge "
+                                     "transform` lists them; the check runs the baseline's "
+                                     "config)", a->sets[i], name);
+            goto cleanup;
+        }
+    }
+    if ((status = cli_transform_point(point, c, task->space, a->sets, a->n_sets)))
+        goto cleanup;
+    if (tforge_task_variant(variant, task, point, SIZE_MAX)) {
+        status = cli_fail(c);
+        goto cleanup;
+    }
+    /* the launch options set join the baseline's config (else the worker takes the baseline
+     * of the check shape itself) */
+    char *launch = NULL;
+    cJSON *cfg = cJSON_Parse(task->baselines[0]), *extra = NULL;
+    if (!tforge_task_config(&launch, task, point))
+        extra = cJSON_Parse(launch);
+    int added = 0;
+    for (cJSON *v = extra ? extra->child : NULL; v; v = v->next) {
+        size_t transform;
+        uint32_t param;
+        if (!tforge_transforms_find(task->transforms, v->string, &transform, &param)) {
+            cJSON_AddItemToObject(cfg, v->string, cJSON_Duplicate(v, 1));
+            added = 1;
+        }
+    }
+    *config = added ? cJSON_PrintUnformatted(cfg) : NULL;
+    cJSON_Delete(cfg);
+    cJSON_Delete(extra);
+    free(launch);
+cleanup:
+    free(point);
+    tforge_task_free(task);
+    tforge_worker_free(worker);
+    tforge_registry_free(registry);
+    free(ids_text);
+    return status;
+}
+
 static int run_check(const cli_command *c, int argc, char **argv)
 {
     capture_args a = {0};
-    int first = parse_options(c, argc, argv, &a, 0);
+    int status, first = parse_options(c, argc, argv, &a, 0);
     if (first < 0)
         return -1 - first;
     if (first != argc - 1)
         return cli_usage_error(c, first >= argc ? "TASK.json is required"
                                                 : "one TASK.json, not several");
+    char *config = NULL, *variant = NULL;
+    if ((a.n_sets || a.transforms) &&
+        (status = check_variant(c, &a, argv[first], &config, &variant)))
+        return status;
     cJSON *args = cJSON_CreateObject();
     cJSON_AddStringToObject(args, "path", argv[first]);
+    if (config)
+        cJSON_AddItemToObject(args, "config", cJSON_Parse(config));
+    if (variant)
+        cJSON_AddStringToObject(args, "variant", variant);
+    free(config);
+    free(variant);
     char *result = call(&a, argv[first], "tforge_worker.worker", "check_task", args);
     if (!result)
         return cli_fail(c);

@@ -16,9 +16,9 @@ static const char help[] =
     "                        [--option ID.KEY=VALUE]... [--diff] [--out FILE]\n\n"
     "Lists the transform plugins that apply to kernel K of the Triton file (what each found and\n"
     "the parameters it adds to the tuning space, level 0 first: \"unchanged\"), and those that do\n"
-    "not apply. With --set (any number; parameters not set stay at level 0) it composes the\n"
-    "transforms' edits at that point and prints the variant's source, or with --diff a unified\n"
-    "diff against FILE.py. The file itself is never changed; nothing is run.\n\n"
+    "not apply. With --set (any number; parameters not set stay at level 0), --diff or --out it\n"
+    "composes the transforms' edits at that point and prints the variant's source, or with --diff\n"
+    "a unified diff against FILE.py. The file itself is never changed; nothing is run.\n\n"
     "  --kernel K          the jit function (needed when the file has several)\n"
     "  --transforms IDS    only these transforms (default: every one `tforge plugins` lists)\n"
     "  --set NAME=VALUE    a parameter's value: a number, a word, True or False\n"
@@ -91,47 +91,6 @@ static void list(const tforge_transforms *t, const tforge_ir_kernel *k, const ch
             printf("%s %s", i ? "," : "", tforge_transforms_skipped(t, i));
         putchar('\n');
     }
-}
-
-/* The point of the --set values, every other parameter at level 0. */
-static int point_of(tforge_level *point, const cli_command *command, const tforge_space *space,
-                    const request *r)
-{
-    uint32_t dims = tforge_space_dims(space);
-    memset(point, 0, dims * sizeof *point);
-    for (size_t i = 0; i < r->n_set; i++) {
-        const char *eq = strchr(r->set[i], '=');
-        char name[128];
-        if (!eq || (size_t)(eq - r->set[i]) >= sizeof name)
-            return cli_usage_error(command, "--set %s: expected NAME=VALUE", r->set[i]);
-        memcpy(name, r->set[i], (size_t)(eq - r->set[i]));
-        name[eq - r->set[i]] = '\0';
-        int d = tforge_space_find(space, name);
-        if (d < 0)
-            return cli_usage_error(command, "--set %s: no parameter '%s' (see the list without "
-                                   "--set)", r->set[i], name);
-        const char *value = eq + 1;
-        uint32_t level = UINT32_MAX, dim = (uint32_t)d;
-        if (tforge_space_kind(space, dim) == TFORGE_DIM_BOOLEAN) {
-            if (!strcmp(value, "True") || !strcmp(value, "true") || !strcmp(value, "1"))
-                level = 1;
-            else if (!strcmp(value, "False") || !strcmp(value, "false") || !strcmp(value, "0"))
-                level = 0;
-        }
-        for (uint32_t l = 0; level == UINT32_MAX && l < tforge_space_levels(space, dim); l++) {
-            const char *label = tforge_space_label(space, dim, l);
-            char *end;
-            double number = strtod(value, &end);
-            if (label ? strcmp(label, value) == 0
-                      : end != value && *end == '\0' && number == tforge_space_value(space, dim, l))
-                level = l;
-        }
-        if (level == UINT32_MAX)
-            return cli_usage_error(command, "--set %s: '%s' is not one of the parameter's "
-                                   "values", r->set[i], value);
-        point[d] = (tforge_level)level;
-    }
-    return 0;
 }
 
 /* The variant (or its diff) to stdout or --out. */
@@ -257,7 +216,7 @@ static int run(const cli_command *command, int argc, char **argv)
         status = cli_fail(command);
         goto cleanup;
     }
-    if (!r.n_set) {
+    if (!r.n_set && !r.diff && !r.out) {
         list(t, k, path);
         goto cleanup;
     }
@@ -267,7 +226,7 @@ static int run(const cli_command *command, int argc, char **argv)
         status = cli_fail(command);
         goto cleanup;
     }
-    if ((status = point_of(point, command, space, &r)))
+    if ((status = cli_transform_point(point, command, space, r.set, r.n_set)))
         goto cleanup;
     if (tforge_transforms_variant(&variant, t, space, point, SIZE_MAX)) {
         status = cli_fail(command);

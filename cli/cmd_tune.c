@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "digest.h"
 #include "install.h"
+#include "ablation.h"
 #include "backend.h"
 #include "loop.h"
 #include "tune_report.h"
@@ -46,6 +47,10 @@ static const char help[] =
     "                     compile: compile only (for the GPU there is, else sm_90): which\n"
     "                     candidates build, their registers, spills and shared memory\n"
     "  --strategy ID      search strategy (default bo; see `tforge plugins`)\n"
+    "  --transforms IDS   source transforms whose parameters join the space: all (default,\n"
+    "                     every transform plugin that applies; none with the replay backend,\n"
+    "                     whose recordings hold no rewrites), none, or ID,ID (`tforge plugins`)\n"
+    "  --transform-option ID.K=V  an option of transform ID (repeatable)\n"
     "  --option K=V       a setting of the strategy (repeatable)\n"
     "  --budget N         candidates to evaluate, baselines not counted (default 50)\n"
     "  --time T           stop after T (90s, 5m, 1h) even if the budget is not spent\n"
@@ -65,12 +70,16 @@ static const char help[] =
     "exit status: 0 tuned, 1 the work failed, 2 bad usage or a bad task file.\n";
 
 enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_BATCH,
-       OPT_WORKERS, OPT_SHAPE, OPT_OUT, OPT_RESUME, OPT_CHECK, OPT_TIMEOUT };
+       OPT_WORKERS, OPT_SHAPE, OPT_OUT, OPT_RESUME, OPT_CHECK, OPT_TIMEOUT, OPT_TRANSFORMS,
+       OPT_TRANSFORM_OPTION };
 
 typedef struct settings {
     const char *task, *backend_text, *strategy, *out, *replay_file;
     const char *options[65]; /* NULL-terminated: at most 64 are taken */
     size_t n_options;
+    const char *transforms; /* "all", "none" or ID,ID */
+    const char *transform_options[65];
+    size_t n_transform_options;
     const tforge_backend_type *backend;
     uint32_t budget, batch, workers, shape, timeout;
     int all_shapes;
@@ -138,10 +147,13 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         {"resume", no_argument, NULL, OPT_RESUME},
         {"check", no_argument, NULL, OPT_CHECK},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"transforms", required_argument, NULL, OPT_TRANSFORMS},
+        {"transform-option", required_argument, NULL, OPT_TRANSFORM_OPTION},
         CLI_COMMON_LONG_OPTIONS,
         {0, 0, 0, 0}};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    *s = (settings){.backend_text = "auto", .strategy = "bo", .budget = 50, .seed = 1,
+    *s = (settings){.backend_text = "auto", .strategy = "bo", .transforms = "all", .budget = 50,
+                    .seed = 1,
                     .workers = cores > 0 ? (uint32_t)cores : 1};
     /* no '+': options may follow the task file */
     for (int opt; (opt = getopt_long(argc, argv, "hvq", options, NULL)) != -1;) {
@@ -171,6 +183,15 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         case OPT_RESUME: s->resume = 1; break;
         case OPT_CHECK: s->check = 1; break;
         case OPT_TIMEOUT: rc = parse_uint(c, "--timeout", optarg, &s->timeout, 1); break;
+        case OPT_TRANSFORMS: s->transforms = optarg; break;
+        case OPT_TRANSFORM_OPTION:
+            if (!strchr(optarg, '=') || !strchr(optarg, '.'))
+                return cli_usage_error(c, "--transform-option expects ID.KEY=VALUE, not '%s'",
+                                       optarg);
+            if (s->n_transform_options == 64)
+                return cli_usage_error(c, "too many --transform-option settings (at most 64)");
+            s->transform_options[s->n_transform_options++] = optarg;
+            break;
         default:
             rc = cli_common_option(c, common, opt, optarg);
             if (rc < 0)
@@ -272,6 +293,10 @@ static char *settings_json(const settings *s)
     cJSON_AddNumberToObject(o, "shape", s->shape);
     cJSON_AddNumberToObject(o, "batch", s->batch);
     cJSON_AddBoolToObject(o, "check", s->check);
+    cJSON_AddStringToObject(o, "transforms", s->transforms);
+    cJSON *topts = cJSON_AddArrayToObject(o, "transform_options");
+    for (size_t i = 0; i < s->n_transform_options; i++)
+        cJSON_AddItemToArray(topts, cJSON_CreateString(s->transform_options[i]));
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return text;
@@ -470,6 +495,115 @@ typedef struct shape_outcome {
 } shape_outcome;
 
 /* Tunes the task's selected shape into `dir`. */
+/* What the winner's rewrites are: every evaluation's rewrite parameters, the winner's variant,
+ * its diff, and what each of its transforms is worth. */
+typedef struct won {
+    char **rewrites;
+    char *variant, *diff;
+    tforge_ablation *ablation;
+    size_t n_ablation;
+} won;
+
+static void won_dispose(won *w, size_t n_evals)
+{
+    for (size_t i = 0; w->rewrites && i < n_evals; i++)
+        free(w->rewrites[i]);
+    free(w->rewrites);
+    free(w->variant);
+    free(w->diff);
+    free(w->ablation);
+}
+
+/* The unified diff from the kernel's file to `variant` (the worker's difflib). */
+static char *diff_of(const char *path, const char *variant)
+{
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "path", path);
+    cJSON_AddStringToObject(args, "text", variant);
+    char *json = cJSON_PrintUnformatted(args), *out = NULL;
+    cJSON_Delete(args);
+    char *result = json ? cli_worker_request(path, "tforge_worker.variants", "unified_diff", json,
+                                             NULL, 60000)
+                        : NULL;
+    cJSON *doc = result ? cJSON_Parse(result) : NULL;
+    if (cJSON_IsString(doc))
+        out = strdup(doc->valuestring);
+    cJSON_Delete(doc);
+    free(result);
+    free(json);
+    return out;
+}
+
+static int winner_variant(won *w, tforge_backend *b, const tforge_task *t,
+                          const tforge_loop_outcome *o, const cli_common *common)
+{
+    if (!(w->rewrites = calloc(o->n_evals + 1, sizeof *w->rewrites)))
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < o->n_evals; i++)
+        if (tforge_task_rewrites(&w->rewrites[i], t, o->evals[i].point))
+            return TFORGE_ENOMEM;
+    const tforge_level *point = o->best >= 0 ? o->evals[o->best].point : NULL;
+    if (!point || tforge_task_variant(&w->variant, t, point, SIZE_MAX) || !w->variant)
+        return 0;
+    if (!(w->diff = diff_of(t->ir->path, w->variant)))
+        return TFORGE_ERROR;
+    if (common->verbosity >= 0 && !common->json)
+        fprintf(stderr, "tforge: what each of the winner's transforms is worth (each left out, "
+                        "checked, re-timed interleaved)\n");
+    return tforge_ablate(&w->ablation, &w->n_ablation, b, t, point, 5);
+}
+
+/* result.json's "transforms": those that apply, the winner's rewrites, each one's worth. */
+static void add_transform_results(cJSON *r, const tforge_task *t, const tforge_loop_outcome *o,
+                                  const won *w)
+{
+    cJSON *x = cJSON_AddObjectToObject(r, "transforms");
+    cJSON *applied = cJSON_AddArrayToObject(x, "apply");
+    for (size_t i = 0; i < tforge_transforms_count(t->transforms); i++)
+        cJSON_AddItemToArray(applied, cJSON_CreateString(tforge_transforms_id(t->transforms, i)));
+    const char *rewrites = o->best >= 0 ? w->rewrites[o->best] : NULL;
+    if (rewrites)
+        cJSON_AddStringToObject(x, "winner", rewrites);
+    else
+        cJSON_AddNullToObject(x, "winner");
+    cJSON *worth = cJSON_AddArrayToObject(x, "worth");
+    for (size_t k = 0; k < w->n_ablation; k++) {
+        const tforge_ablation *a = &w->ablation[k];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "without", tforge_transforms_id(t->transforms, a->transform));
+        cJSON_AddStringToObject(e, "status", tforge_status_name(a->m.status));
+        if (!isnan(a->with_ms) && !isnan(a->without_ms)) {
+            cJSON_AddNumberToObject(e, "winner_ms", a->with_ms);
+            cJSON_AddNumberToObject(e, "without_ms", a->without_ms);
+        }
+        cJSON_AddItemToArray(worth, e);
+    }
+}
+
+/* Opens the transforms --transforms names on the task (once: every shape's space then has
+ * their parameters) and says which apply. */
+static int use_transforms(const settings *s, const tforge_registry *reg, tforge_task *task)
+{
+    if (task->transforms || strcmp(s->transforms, "none") == 0)
+        return 0;
+    char *list = strdup(s->transforms);
+    const char *ids[65] = {NULL};
+    size_t n = 0;
+    for (char *save = NULL, *id = list ? strtok_r(list, ",", &save) : NULL; id && n < 64;
+         id = strtok_r(NULL, ",", &save))
+        ids[n++] = id;
+    int all = strcmp(s->transforms, "all") == 0;
+    int rc = list ? tforge_task_use_transforms(task, reg, all ? NULL : ids,
+                                               s->n_transform_options ? s->transform_options
+                                                                      : NULL)
+                  : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    free(list);
+    for (size_t i = 0; !rc && i < tforge_transforms_count(task->transforms); i++)
+        tforge_log(TFORGE_LOG_INFO, "transform %s: %s", tforge_transforms_id(task->transforms, i),
+                   tforge_transforms_describe(task->transforms, i));
+    return rc;
+}
+
 static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
                       const cli_common *common, tforge_registry *reg, tforge_task *task,
                       const char *env, const char *dir)
@@ -482,6 +616,7 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     tforge_run_history history = {0};
     tforge_store *store = NULL;
     tforge_loop_outcome outcome = {0};
+    won won = {0};
     char *set = NULL, db[4200];
     cJSON *result = NULL;
     int exit_code = TFORGE_EXIT_OK, lock = -1, rc;
@@ -492,6 +627,8 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
      * 20 evaluations fell from 0.92 (one at a time) to 0.91 in fours and 0.82 in sixteens. */
     if (!s.batch)
         s.batch = s.backend == &tforge_backend_replay ? 1 : s.workers < 4 ? s.workers : 4;
+    if (s.backend != &tforge_backend_replay && use_transforms(&s, reg, task))
+        goto failed;
     if (!(set = settings_json(&s)))
         goto failed;
     snprintf(db, sizeof db, "%s/tforge.db", dir);
@@ -531,10 +668,16 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     if (tforge_loop_run(&outcome, reg, task->space, &backend, &lo) ||
         name_configs(&outcome, task))
         goto failed;
+    if (task->transforms && winner_variant(&won, &backend, task, &outcome, common))
+        goto failed;
     result = result_json(&s, reg, task, &outcome, dir);
+    if (task->transforms)
+        add_transform_results(result, task, &outcome, &won);
     char *result_text = cJSON_Print(result);
-    tforge_report_tune report = {s.task, s.backend_text, backend_note(&s), s.strategy, s.seed,
-                                 task->kernel, task->path, task->source, &outcome, result_text};
+    tforge_report_tune report = {s.task,       s.backend_text, backend_note(&s), s.strategy,
+                                 s.seed,       task->kernel,   task->path,       task->source,
+                                 &outcome,     result_text,    task->transforms, won.rewrites,
+                                 won.variant,  won.diff,       won.ablation,     won.n_ablation};
     rc = tforge_report_write_tune(dir, &report);
     free(result_text);
     if (rc)
@@ -555,6 +698,9 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
         if (outcome.best >= 0 && !isnan(outcome.speedup))
             printf("baseline %.4g ms -> best %.4g ms: %.2fx\nbest %s\n", outcome.baseline_ms,
                    outcome.best_ms, outcome.speedup, outcome.evals[outcome.best].config);
+        if (outcome.best >= 0 && won.variant)
+            printf("rewrites %s (best_variant.py, best_variant.diff)\n",
+                   won.rewrites[outcome.best]);
         size_t ok = 0;
         for (size_t i = 0; i < outcome.n_evals; i++)
             ok += outcome.evals[i].m.status == TFORGE_STATUS_OK;
@@ -583,6 +729,7 @@ failed:
 cleanup:
     so->exit_code = exit_code;
     cJSON_Delete(result);
+    won_dispose(&won, outcome.n_evals);
     tforge_loop_outcome_dispose(&outcome);
     tforge_backend_close(&backend);
     tforge_run_history_dispose(&history);

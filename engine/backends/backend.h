@@ -29,6 +29,8 @@
 typedef struct tforge_candidate {
     const tforge_level *point; /* the space's dims levels, or NULL */
     const char *config;        /* the task's JSON object text, or NULL (then from the point) */
+    unsigned without;          /* 0, or 1 + a transform left out of the point's variant (the
+                                  report's what-each-transform-is-worth) */
 } tforge_candidate;
 
 #define TFORGE_BACKEND_ARGS_VERSION 1

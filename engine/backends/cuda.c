@@ -13,12 +13,12 @@ static int retime(void *state, const tforge_candidate *candidate, uint64_t seed,
                   tforge_measurement *out)
 {
     (void)seed;
-    char *config = NULL;
-    int rc = pool_config(&config, state, candidate);
+    pool_job job;
+    int rc = pool_job_of(&job, state, candidate, out);
     if (rc)
-        return rc;
-    pool_time(state, config, out);
-    free(config);
+        return rc == 1 ? 0 : rc; /* 1: the variant failed, `out` says why */
+    pool_time(state, &job, out);
+    pool_job_free(&job);
     return pool_task_error(state);
 }
 

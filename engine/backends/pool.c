@@ -116,40 +116,62 @@ int pool_retime_untimed(void *state, const tforge_candidate *candidate, uint64_t
     return 0;
 }
 
-int pool_config(char **out, const pool *p, const tforge_candidate *c)
+int pool_job_of(pool_job *out, const pool *p, const tforge_candidate *c, tforge_measurement *m)
 {
-    if (c->config) {
-        *out = strdup(c->config);
-        return *out ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    *out = (pool_job){NULL, NULL};
+    int rc = c->config ? ((out->config = strdup(c->config)) ? 0 : TFORGE_ENOMEM)
+                       : tforge_task_config(&out->config, p->task, c->point);
+    if (rc)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    if (!c->point)
+        return 0;
+    if (tforge_task_variant(&out->variant, p->task, c->point,
+                            c->without ? c->without - 1 : SIZE_MAX)) {
+        /* the transforms' edits do not compose here: a failed candidate, learnt by the search */
+        m->status = TFORGE_STATUS_COMPILE;
+        snprintf(m->message, sizeof m->message, "%s", tforge_error_last()->message);
+        pool_job_free(out);
+        return 1;
     }
-    return tforge_task_config(out, p->task, c->point);
+    return 0;
+}
+
+void pool_job_free(pool_job *job)
+{
+    free(job->config);
+    free(job->variant);
+    *job = (pool_job){NULL, NULL};
 }
 
 int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
                   tforge_measurement *out)
 {
     pool *p = state;
-    char **configs = calloc(n, sizeof *configs);
-    int rc = configs ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    pool_job *jobs = calloc(n + 1, sizeof *jobs);
+    int rc = jobs ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < n; i++)
-        rc = pool_config(&configs[i], p, &candidates[i]);
+        if ((rc = pool_job_of(&jobs[i], p, &candidates[i], &out[i])) == 1)
+            rc = 0;
     if (!rc)
-        rc = pool_run(p, (const char *const *)configs, n, out);
-    for (size_t i = 0; configs && i < n; i++)
-        free(configs[i]);
-    free(configs);
+        rc = pool_run(p, jobs, n, out);
+    for (size_t i = 0; jobs && i < n; i++)
+        pool_job_free(&jobs[i]);
+    free(jobs);
     return rc;
 }
 
-/* {"module": "tforge_worker", "function": F, "args": {"task": path, "config": C, "shape": S}} */
-static char *request(const pool *e, const char *function, const char *config,
+/* {"module": "tforge_worker", "function": F, "args": {"task": path, "config": C, "shape": S,
+ *  "variant": V}} */
+static char *request(const pool *e, const char *function, const pool_job *job,
                      const char *shape, const char *extra)
 {
     cJSON *r = cJSON_CreateObject(), *args = cJSON_AddObjectToObject(r, "args");
     cJSON_AddStringToObject(r, "module", "tforge_worker");
     cJSON_AddStringToObject(r, "function", function);
     cJSON_AddStringToObject(args, "task", e->task->path);
-    cJSON_AddItemToObject(args, "config", cJSON_Parse(config));
+    cJSON_AddItemToObject(args, "config", cJSON_Parse(job->config));
+    if (job->variant)
+        cJSON_AddStringToObject(args, "variant", job->variant);
     cJSON_AddItemToObject(args, "shape", cJSON_Parse(shape));
     cJSON *more = extra ? cJSON_Parse(extra) : NULL;
     for (cJSON *m = more ? more->child : NULL; m; m = m->next)
@@ -245,7 +267,7 @@ static cJSON *call(pool *e, tforge_worker *w, const char *req, int timeout_ms,
  * only for a batch's first compile. */
 typedef struct batch {
     pool *e;
-    const char *const *configs;
+    const pool_job *jobs;
     size_t n;
     tforge_measurement *results;
     pthread_mutex_t lock;
@@ -267,7 +289,7 @@ static void *compile_all(void *arg)
 {
     batch *b = arg;
     pool *e = b->e;
-    const char *const *configs = b->configs;
+    const pool_job *jobs = b->jobs;
     tforge_measurement *results = b->results;
     size_t n = b->n;
     unsigned W = e->o.compile_workers;
@@ -279,8 +301,11 @@ static void *compile_all(void *arg)
     size_t next = 0, done = 0;
     while (done < n) {
         for (unsigned w = 0; w < W && next < n; w++)
-            if (slot[w] == SIZE_MAX) {
-                char *req = request(e, "compile", configs[next], shape, e->also);
+            if (slot[w] == SIZE_MAX && !jobs[next].config) { /* failed before compiling */
+                mark_compiled(b, next++);
+                done++;
+            } else if (slot[w] == SIZE_MAX) {
+                char *req = request(e, "compile", &jobs[next], shape, e->also);
                 if (req && tforge_worker_send(e->compilers[w], req) == 0) {
                     slot[w] = next;
                 } else {
@@ -351,7 +376,7 @@ static void *compile_all(void *arg)
 }
 
 /* Checks on every check shape with fresh inputs (and, on a GPU, at the tuning shape too). */
-int pool_check(pool *e, const char *config, tforge_measurement *r)
+int pool_check(pool *e, const pool_job *job, tforge_measurement *r)
 {
     size_t n = e->task->n_check + (e->mode == POOL_CUDA);
     for (size_t s = 0; s < n; s++) {
@@ -359,7 +384,7 @@ int pool_check(pool *e, const char *config, tforge_measurement *r)
                                                  : e->task->tune_shapes[e->o.shape];
         char extra[64];
         snprintf(extra, sizeof extra, "{\"seed\": %llu}", (unsigned long long)++e->checks);
-        char *req = request(e, "run_check", config, shape, extra);
+        char *req = request(e, "run_check", job, shape, extra);
         cJSON *doc = NULL;
         cJSON *ok = req ? call(e, e->runner, req, e->o.check_timeout_ms, r, &doc) : NULL;
         free(req);
@@ -370,9 +395,9 @@ int pool_check(pool *e, const char *config, tforge_measurement *r)
     return 1;
 }
 
-void pool_time(pool *e, const char *config, tforge_measurement *r)
+void pool_time(pool *e, const pool_job *job, tforge_measurement *r)
 {
-    char *req = request(e, "time", config, e->task->tune_shapes[e->o.shape], NULL);
+    char *req = request(e, "time", job, e->task->tune_shapes[e->o.shape], NULL);
     cJSON *doc = NULL;
     const cJSON *t = req ? call(e, e->runner, req, e->o.time_timeout_ms, r, &doc) : NULL;
     if (t) {
@@ -385,13 +410,13 @@ void pool_time(pool *e, const char *config, tforge_measurement *r)
     cJSON_Delete(doc);
 }
 
-int pool_run(pool *e, const char *const *configs, size_t n, tforge_measurement *results)
+int pool_run(pool *e, const pool_job *jobs, size_t n, tforge_measurement *results)
 {
     if (n == 0)
         return 0;
     double start = tforge_worker_now_ms();
     size_t busy = n < e->o.compile_workers ? n : e->o.compile_workers;
-    batch b = {e, configs, n, results, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+    batch b = {e, jobs, n, results, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
                calloc(n, 2), 0};
     unsigned char *ran = b.compiled + n;
     pthread_t compiler;
@@ -413,9 +438,9 @@ int pool_run(pool *e, const char *const *configs, size_t n, tforge_measurement *
         ran[i] = 1;
         tforge_measurement *r = &results[i];
         double t0 = tforge_worker_now_ms();
-        if (r->status == TFORGE_STATUS_OK && e->runner && pool_check(e, configs[i], r) &&
-            e->mode == POOL_CUDA)
-            pool_time(e, configs[i], r);
+        if (r->status == TFORGE_STATUS_OK && jobs[i].config && e->runner &&
+            pool_check(e, &jobs[i], r) && e->mode == POOL_CUDA)
+            pool_time(e, &jobs[i], r);
         /* the batch's compile time is shared by the workers it kept busy: each candidate is
          * charged its part of it */
         r->wall_ms = (tforge_worker_now_ms() - t0) + r->compile_ms / (double)busy;

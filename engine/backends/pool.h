@@ -19,18 +19,27 @@ int pool_open(pool **out, const tforge_backend_args *args, pool_mode mode);
 /* Also the type tables' close (`state` is a pool); NULL is allowed. */
 void pool_close(void *state);
 
-/* The config text the worker is sent: the candidate's own, or its point's; the caller frees. */
-int pool_config(char **out, const pool *p, const tforge_candidate *candidate);
+/* What the worker is sent for a candidate: its config text (its own, or its point's) and the
+ * kernel file's variant at its point (NULL when the point rewrites nothing); the caller frees
+ * both. A variant the transforms cannot compose fails the candidate: 1 with `m` holding the
+ * failure (status compile, the reason). */
+typedef struct pool_job {
+    char *config, *variant;
+} pool_job;
+int pool_job_of(pool_job *out, const pool *p, const tforge_candidate *candidate,
+                tforge_measurement *m);
+void pool_job_free(pool_job *job);
 
-/* Compiles every config, then checks (and times) each one that compiled. */
-int pool_run(pool *p, const char *const *configs, size_t n, tforge_measurement *out);
-/* Checks one config on every check shape with fresh inputs; 1 when it passed (else `m` holds
- * the failure). */
-int pool_check(pool *p, const char *config, tforge_measurement *m);
-/* Times one config on the GPU worker into `m`. */
-void pool_time(pool *p, const char *config, tforge_measurement *m);
+/* Compiles every job (a NULL config: failed already, skipped), then checks (and times) each one
+ * that compiled. */
+int pool_run(pool *p, const pool_job *jobs, size_t n, tforge_measurement *out);
+/* Checks one job on every check shape with fresh inputs; 1 when it passed (else `m` holds the
+ * failure). */
+int pool_check(pool *p, const pool_job *job, tforge_measurement *m);
+/* Times one job on the GPU worker into `m`. */
+void pool_time(pool *p, const pool_job *job, tforge_measurement *m);
 /* The type-table functions the pool's backends share (`state` is a pool): evaluate makes each
- * candidate's config and runs pool_run; retime_untimed leaves the measurement untimed (for the
+ * candidate's job and runs pool_run; retime_untimed leaves the measurement untimed (for the
  * backends that time nothing). */
 int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
                   tforge_measurement *out);

@@ -194,11 +194,13 @@ static int evaluate(void *state, const tforge_candidate *candidates, size_t n,
         if (rc)
             return rc;
         if (r->checker && out[i].status == TFORGE_STATUS_OK) {
-            char *config = NULL;
-            if ((rc = pool_config(&config, r->checker, &candidates[i])))
+            pool_job job;
+            if ((rc = pool_job_of(&job, r->checker, &candidates[i], &out[i])) == 1)
+                continue;
+            if (rc)
                 return rc;
-            pool_check(r->checker, config, &out[i]); /* a failed check overrides the record */
-            free(config);
+            pool_check(r->checker, &job, &out[i]); /* a failed check overrides the record */
+            pool_job_free(&job);
             if ((rc = pool_task_error(r->checker)))
                 return rc;
         }

@@ -305,7 +305,7 @@ static int candidates_loop(loop *l)
             const tforge_level *p = points + (size_t)i * l->dims;
             if (!(rc = check_proposal(l, p)))
                 rc = seen_add(&l->seen, p);
-            c[i] = (tforge_candidate){p, NULL};
+            c[i] = (tforge_candidate){p, NULL, 0};
         }
         size_t before = l->out->n_evals;
         if (rc || (rc = evaluate(l, c, got, 0)))
@@ -376,7 +376,7 @@ static int final_choice(loop *l)
     for (uint32_t r = 0; !rc && r < rounds; r++)
         for (size_t c = 0; !rc && c < k; c++) {
             const tforge_loop_eval *e = &out->evals[pick[c]];
-            tforge_candidate candidate = {e->point, e->config};
+            tforge_candidate candidate = {e->point, e->config, 0};
             tforge_measurement again;
             rc = tforge_backend_retime(l->backend, &candidate, l->o->seed * 1000003u + r * 31u + c,
                                        &again);

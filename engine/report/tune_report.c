@@ -76,6 +76,81 @@ static FILE *open_out(const char *dir, const char *name, char *path, size_t size
     return f;
 }
 
+/* best_variant.py: the winner's variant (or the kernel file) with the config to launch it
+ * with; best_variant.diff beside it when the source was rewritten. */
+static int write_variant(const char *dir, const tforge_report_tune *r, const char *best)
+{
+    char path[4096];
+    FILE *f = open_out(dir, "best_variant.py", path, sizeof path);
+    FILE *in = r->variant ? NULL : fopen(r->source, "r");
+    if (!f) {
+        if (in)
+            fclose(in);
+        return TFORGE_EIO;
+    }
+    fputs("# ", f);
+    write_escaped(f, r->source);
+    fputs(r->variant ? ", rewritten by tforge (best_variant.diff says how); launch it with\n# "
+                     : ", tuned by tforge. The source is unchanged; launch it with\n# ",
+          f);
+    if (best)
+        write_triton_config(f, best);
+    else
+        fputs("(no timed candidate)", f);
+    fputs("\n\n", f);
+    if (r->variant)
+        fputs(r->variant, f);
+    for (int ch; in && (ch = fgetc(in)) != EOF;)
+        fputc(ch, f);
+    if (in)
+        fclose(in);
+    fclose(f);
+    if (!r->variant || !r->diff)
+        return 0;
+    if (!(f = open_out(dir, "best_variant.diff", path, sizeof path)))
+        return TFORGE_EIO;
+    fputs(r->diff, f);
+    fclose(f);
+    return 0;
+}
+
+/* Which transforms apply, which the winner uses, and what each is worth. */
+static void write_transforms(FILE *f, const tforge_report_tune *r)
+{
+    const tforge_transforms *t = r->transforms;
+    if (!t)
+        return;
+    fputs("## Source transforms\n\n", f);
+    if (!tforge_transforms_count(t))
+        fputs("None applies to this kernel.\n", f);
+    for (size_t i = 0; i < tforge_transforms_count(t); i++)
+        fprintf(f, "- `%s`: %s\n", tforge_transforms_id(t, i), tforge_transforms_describe(t, i));
+    for (size_t i = 0; i < tforge_transforms_n_skipped(t); i++)
+        fprintf(f, "%s`%s`%s", i ? ", " : "\nDo not apply: ", tforge_transforms_skipped(t, i),
+                i + 1 == tforge_transforms_n_skipped(t) ? ".\n" : "");
+    const tforge_loop_outcome *o = r->outcome;
+    const char *used = o->best >= 0 && r->rewrites ? r->rewrites[o->best] : NULL;
+    fprintf(f, "\nThe winner rewrites %s%s%s.\n", used ? "`" : "", used ? used : "nothing",
+            used ? "` (best_variant.diff)" : "");
+    if (!r->n_ablation) {
+        fputc('\n', f);
+        return;
+    }
+    fputs("\nWhat each transform is worth: the winner with that transform taken out, checked, "
+          "then re-timed interleaved with the winner.\n\n| without | status | winner (ms) | "
+          "without it (ms) | worth |\n|---|---|---|---|---|\n", f);
+    for (size_t k = 0; k < r->n_ablation; k++) {
+        const tforge_ablation *a = &r->ablation[k];
+        char worth[32] = "-";
+        if (!isnan(a->with_ms) && !isnan(a->without_ms))
+            snprintf(worth, sizeof worth, "%.3fx", a->without_ms / a->with_ms);
+        fprintf(f, "| `%s` | %s | %.4g | %.4g | %s |\n",
+                tforge_transforms_id(t, a->transform), tforge_status_name(a->m.status),
+                a->with_ms, a->without_ms, a->m.message[0] ? a->m.message : worth);
+    }
+    fputc('\n', f);
+}
+
 int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
 {
     const tforge_loop_outcome *o = r->outcome;
@@ -100,26 +175,8 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
         fputs("BEST = None  # no candidate was timed (see report.md)\n", f);
     }
     fclose(f);
-    /* the variant's source: parameters only for now, so the kernel file with its config */
-    FILE *in = fopen(r->source, "r");
-    if (!(f = open_out(dir, "best_variant.py", path, sizeof path))) {
-        if (in)
-            fclose(in);
+    if (write_variant(dir, r, best))
         return TFORGE_EIO;
-    }
-    fputs("# ", f);
-    write_escaped(f, r->source);
-    fputs(", tuned by tforge. The source is unchanged; launch it with\n# ", f);
-    if (best)
-        write_triton_config(f, best);
-    else
-        fputs("(no timed candidate)", f);
-    fputs("\n\n", f);
-    for (int ch; in && (ch = fgetc(in)) != EOF;)
-        fputc(ch, f);
-    if (in)
-        fclose(in);
-    fclose(f);
     /* the convergence plot: best so far over evaluations */
     size_t n = o->n_evals;
     double *curve = malloc((n ? n : 1) * sizeof *curve);
@@ -160,6 +217,7 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
                 o->evals[o->baseline].config, o->baseline_ms, best, o->best_ms, o->speedup);
     if (has_time)
         fputs("![best so far](convergence.svg)\n\n", f);
+    write_transforms(f, r);
     size_t counts[6] = {0};
     for (size_t i = 0; i < n; i++)
         counts[o->evals[i].m.status < TFORGE_STATUS_COUNT ? o->evals[i].m.status : 2]++;
@@ -167,8 +225,9 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
     for (int st = 0; st < 6; st++)
         if (counts[st])
             fprintf(f, "| %s | %zu |\n", tforge_status_name((tforge_status)st), counts[st]);
-    fputs("\n| # | config | status | median (ms) | note (failure, or registers, spills and shared "
-          "memory) |\n|---|---|---|---|---|\n", f);
+    fprintf(f, "\n| # | config |%s status | median (ms) | note (failure, or registers, spills "
+               "and shared memory) |\n|---|---|%s---|---|---|\n", r->transforms ? " rewrites |" : "",
+            r->transforms ? "---|" : "");
     for (size_t i = 0; i < n; i++) {
         const tforge_measurement *m = &o->evals[i].m;
         char metrics[1024];
@@ -176,9 +235,12 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
         char value[32] = "-";
         if (!isnan(m->value))
             snprintf(value, sizeof value, "%.4g", m->value);
-        fprintf(f, "| %zu%s | `%s` | %s | %s | %s |\n", i + 1,
-                o->evals[i].baseline ? " (baseline)" : "", o->evals[i].config,
-                tforge_status_name(m->status), value, m->message[0] ? m->message : metrics);
+        fprintf(f, "| %zu%s | `%s` |", i + 1, o->evals[i].baseline ? " (baseline)" : "",
+                o->evals[i].config);
+        if (r->transforms)
+            fprintf(f, " %s |", r->rewrites && r->rewrites[i] ? r->rewrites[i] : "-");
+        fprintf(f, " %s | %s | %s |\n", tforge_status_name(m->status), value,
+                m->message[0] ? m->message : metrics);
     }
     fclose(f);
     /* the result */

@@ -2,7 +2,9 @@
 #ifndef TFORGE_ENGINE_REPORT_TUNE_H
 #define TFORGE_ENGINE_REPORT_TUNE_H
 
+#include "ablation.h"
 #include "loop.h"
+#include "transforms.h"
 
 #include <stdint.h>
 
@@ -15,10 +17,17 @@ typedef struct tforge_report_tune {
     const char *kernel, *task_path, *source;
     const tforge_loop_outcome *outcome; /* every evaluation's config text set */
     const char *result_json;  /* result.json's text */
+    /* source transforms: NULL and 0 without them */
+    const tforge_transforms *transforms; /* those that apply */
+    char *const *rewrites;    /* per evaluation: its rewrite parameters, or NULL */
+    const char *variant;      /* the winner's variant of the kernel file, NULL: the file itself */
+    const char *diff;         /* the variant's unified diff against the file */
+    const tforge_ablation *ablation; /* what each of the winner's transforms is worth */
+    size_t n_ablation;
 } tforge_report_tune;
 
-/* Writes best_config.py, best_variant.py, convergence.svg (when anything was timed), report.md
- * and result.json into `dir`. */
+/* Writes best_config.py, best_variant.py (and best_variant.diff when the winner rewrites the
+ * kernel), convergence.svg (when anything was timed), report.md and result.json into `dir`. */
 int tforge_report_write_tune(const char *dir, const tforge_report_tune *report);
 
 #endif

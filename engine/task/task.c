@@ -1,6 +1,7 @@
 #include "task.h"
 
 #include "tforge/error.h"
+#include "tforge/log.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -26,6 +27,12 @@ void tforge_task_free(tforge_task *t)
     free(t->source);
     free(t->baseline_from);
     tforge_space_free(t->space);
+    tforge_transforms_free(t->transforms);
+    for (size_t i = 0; i < t->n_knobs; i++)
+        free(t->knobs[i]);
+    free(t->knobs);
+    free(t->kernel_text);
+    tforge_ir_free(t->ir);
     free(t);
 }
 
@@ -152,6 +159,8 @@ static int build_space(tforge_task *t, const cJSON *space)
             snprintf(why, sizeof why, "%s", tforge_error_last()->message);
             rc = tforge_error_set(rc, "%s: space.params.%s: %s", t->path, p->string, why);
         }
+    if (!rc && t->transforms)
+        rc = tforge_transforms_add_to_space(t->transforms, t->space);
     const cJSON *constraints = cJSON_GetObjectItemCaseSensitive(space, "constraints");
     for (const cJSON *c = constraints ? constraints->child : NULL; !rc && c; c = c->next)
         if ((rc = tforge_space_add_constraint(t->space, c->valuestring))) {
@@ -159,7 +168,11 @@ static int build_space(tforge_task *t, const cJSON *space)
             snprintf(why, sizeof why, "%s", tforge_error_last()->message);
             rc = tforge_error_set(rc, "%s: space.constraints: %s", t->path, why);
         }
-    if (!rc && (rc = tforge_space_build(t->space, NULL))) {
+    /* With transforms the space is too large to enumerate whole: the strategies sample it. */
+    tforge_space_build_options options = TFORGE_SPACE_BUILD_OPTIONS_INIT;
+    if (t->transforms)
+        options.enumerate_limit = 1000000;
+    if (!rc && (rc = tforge_space_build(t->space, &options))) {
         char why[1024];
         snprintf(why, sizeof why, "%s", tforge_error_last()->message);
         rc = tforge_error_set(rc, "%s: space: %s", t->path, why);
@@ -223,6 +236,18 @@ int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
         rc = tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", path);
         goto cleanup;
     }
+    const cJSON *analysis = cJSON_GetObjectItemCaseSensitive(task, "analysis");
+    if (cJSON_IsObject(analysis)) {
+        char *json = cJSON_PrintUnformatted(analysis);
+        rc = json ? tforge_ir_parse(&t->ir, json, t->source)
+                  : tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", path);
+        free(json);
+        if (!rc && t->ir->n_kernels != 1)
+            rc = tforge_error_set(TFORGE_ERROR, "%s: the analysis holds %zu kernels, not the "
+                                  "task's one", path, t->ir->n_kernels);
+        if (rc)
+            goto cleanup;
+    }
     if (t->n_plans != t->n_tune) {
         rc = tforge_error_set(TFORGE_ERROR, "%s: the worker planned %zu of %zu tuning shapes",
                               path, t->n_plans, t->n_tune);
@@ -266,11 +291,24 @@ int tforge_task_select(tforge_task *t, size_t shape)
     return rc;
 }
 
+/* -1 for a plan's parameter, else the role of a transform's (a tforge_transform_role). */
+static int transform_role(const tforge_task *t, const char *name)
+{
+    size_t i;
+    uint32_t j;
+    if (!t->transforms || tforge_transforms_find(t->transforms, name, &i, &j))
+        return -1;
+    return (int)tforge_transforms_param(t->transforms, i, j)->role;
+}
+
 int tforge_task_config(char **out, const tforge_task *t, const tforge_level *point)
 {
     cJSON *o = cJSON_CreateObject();
     for (uint32_t d = 0; d < tforge_space_dims(t->space); d++) {
         const char *name = tforge_space_name(t->space, d);
+        int role = transform_role(t, name);
+        if (role == TFORGE_TRANSFORM_REWRITE || (role == TFORGE_TRANSFORM_LAUNCH && !point[d]))
+            continue;
         switch (tforge_space_kind(t->space, d)) {
         case TFORGE_DIM_CATEGORICAL:
             cJSON_AddStringToObject(o, name, tforge_space_label(t->space, d, point[d]));
@@ -304,7 +342,9 @@ int tforge_task_point(tforge_level *out, const tforge_task *t, const char *confi
                     : cJSON_IsNumber(v) && v->valuedouble == tforge_space_value(t->space, d, l))
                 break;
         }
-        if (!v || l == levels)
+        if (!v && transform_role(t, tforge_space_name(t->space, d)) >= 0)
+            out[d] = 0; /* the kernel as it is */
+        else if (!v || l == levels)
             rc = tforge_error_set(TFORGE_ENOTFOUND, "config %s: %s is outside the space", config,
                                   tforge_space_name(t->space, d));
         else
@@ -315,4 +355,89 @@ int tforge_task_point(tforge_level *out, const tforge_task *t, const char *confi
                               config);
     cJSON_Delete(o);
     return rc;
+}
+
+static char *read_all(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long n = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (text = malloc((size_t)n + 1)) && fread(text, 1, (size_t)n, f) == (size_t)n) {
+        text[n] = '\0';
+        *size = (size_t)n;
+    } else {
+        free(text);
+        text = NULL;
+    }
+    if (f)
+        fclose(f);
+    return text;
+}
+
+int tforge_task_use_transforms(tforge_task *t, const tforge_registry *registry,
+                               const char *const *ids, const char *const *options)
+{
+    if (t->transforms)
+        return tforge_error_set(TFORGE_ERROR, "%s: transforms are opened once", t->path);
+    if (!t->ir) {
+        tforge_log(TFORGE_LOG_WARN, "%s: kernel '%s' could not be analysed, so no source "
+                   "transform applies (only its parameters are tuned)", t->path, t->kernel);
+        return 0;
+    }
+    const char *file = t->ir->path;
+    if (!(t->kernel_text = read_all(file, &t->kernel_size)))
+        return tforge_error_set(TFORGE_EINPUT, "%s: cannot read the kernel's file %s", t->path,
+                                file);
+    uint32_t dims = tforge_space_dims(t->space);
+    if (!(t->knobs = calloc(dims + 1, sizeof *t->knobs)))
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (uint32_t d = 0; d < dims; d++)
+        if (!(t->knobs[t->n_knobs++] = strdup(tforge_space_name(t->space, d))))
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    int rc = tforge_transforms_open(&t->transforms, registry, ids, &t->ir->kernels[0],
+                                    t->kernel_text, t->kernel_size,
+                                    (const char *const *)t->knobs, t->n_knobs, options);
+    if (rc)
+        return rc;
+    return tforge_task_select(t, t->shape);
+}
+
+int tforge_task_variant(char **out, const tforge_task *t, const tforge_level *point,
+                        size_t without)
+{
+    *out = NULL;
+    return t->transforms ? tforge_transforms_variant(out, t->transforms, t->space, point, without)
+                         : 0;
+}
+
+int tforge_task_rewrites(char **out, const tforge_task *t, const tforge_level *point)
+{
+    *out = NULL;
+    size_t used = 0, cap = 0;
+    for (uint32_t d = 0; point && d < tforge_space_dims(t->space); d++) {
+        if (!point[d] || transform_role(t, tforge_space_name(t->space, d)) !=
+                             TFORGE_TRANSFORM_REWRITE)
+            continue;
+        char value[64];
+        const char *label = tforge_space_label(t->space, d, point[d]);
+        if (tforge_space_kind(t->space, d) == TFORGE_DIM_BOOLEAN)
+            label = "True";
+        else if (!label)
+            snprintf(value, sizeof value, "%.17g", tforge_space_value(t->space, d, point[d]));
+        const char *name = tforge_space_name(t->space, d);
+        size_t need = used + strlen(name) + strlen(label ? label : value) + 4;
+        if (need > cap) {
+            char *bigger = realloc(*out, cap = 2 * need);
+            if (!bigger) {
+                free(*out);
+                *out = NULL;
+                return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+            }
+            *out = bigger;
+        }
+        used += (size_t)snprintf(*out + used, cap - used, "%s%s=%s", used ? ", " : "", name,
+                                 label ? label : value);
+    }
+    return 0;
 }

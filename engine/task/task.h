@@ -4,7 +4,10 @@
 #ifndef TFORGE_ENGINE_TASK_H
 #define TFORGE_ENGINE_TASK_H
 
+#include "analysis.h"
+#include "registry.h"
 #include "tforge/space.h"
+#include "transforms.h"
 #include "worker.h"
 
 #include <stddef.h>
@@ -27,6 +30,13 @@ typedef struct tforge_task {
     size_t shape;          /* the tuning shape selected (0 after loading) */
     char **baselines;      /* the selected shape's configs: {"BLOCK_M": 32, "num_warps": 4} */
     tforge_space *space;   /* the selected shape's space, built */
+    tforge_ir_file *ir;    /* the analysis of the file defining the kernel (that kernel only),
+                              NULL when it could not be analysed */
+    char *kernel_text;     /* that file's text, once transforms are used */
+    size_t kernel_size;
+    char **knobs;          /* the plan's parameter names, lent to the transforms */
+    size_t n_knobs;
+    tforge_transforms *transforms; /* NULL until tforge_task_use_transforms */
 } tforge_task;
 
 /* Asks `worker` to load and validate the task file, then builds its space. Errors that the
@@ -39,11 +49,31 @@ void tforge_task_free(tforge_task *task);
  * its sizes) replace the current ones. */
 int tforge_task_select(tforge_task *task, size_t shape);
 
-/* The config of a point, as a JSON object text the caller frees. */
+/* Opens the transforms named in `ids` (NULL-terminated; NULL: every one the registry has) on the
+ * task's kernel and adds their parameters to every shape's space (the selected shape is built
+ * again). `options` are "ID.KEY=VALUE" (may be NULL). Without an analysis of the kernel (a
+ * kernel the analysis cannot read) nothing is added and a warning says why. */
+int tforge_task_use_transforms(tforge_task *task, const tforge_registry *registry,
+                               const char *const *ids, const char *const *options);
+
+/* The config of a point, as a JSON object text the caller frees: the values of the plan's
+ * parameters and of the transforms' launch options (those not at level 0); the transforms'
+ * rewrite parameters shape the variant instead. */
 int tforge_task_config(char **out, const tforge_task *task, const tforge_level *point);
 
-/* The point of a config (every space parameter present, at one of its values); TFORGE_ENOTFOUND
- * when it is outside the space. */
+/* The transforms' rewrite parameters a point sets (level not 0), as "name=value, ..." (the
+ * caller frees it), or NULL when it sets none. */
+int tforge_task_rewrites(char **out, const tforge_task *task, const tforge_level *point);
+
+/* The kernel file's variant at `point` (the caller frees it), or NULL when the point rewrites
+ * nothing; transform `without` (SIZE_MAX: none) left out. An error (overlapping edits, a
+ * transform's failure) is the candidate's, not the run's: the caller records it as a failed
+ * compile. */
+int tforge_task_variant(char **out, const tforge_task *task, const tforge_level *point,
+                        size_t without);
+
+/* The point of a config (every space parameter present, at one of its values; a transform's
+ * parameter it lacks at level 0); TFORGE_ENOTFOUND when it is outside the space. */
 int tforge_task_point(tforge_level *out, const tforge_task *task, const char *config);
 
 #endif

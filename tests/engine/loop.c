@@ -220,7 +220,7 @@ static void baselines_come_first(void **state)
     fixture *f = *state;
     reset_fake();
     tforge_level inside[2] = {2, 3};
-    tforge_candidate baselines[1] = {{inside, "{\"BLOCK_M\": 64, \"BLOCK_N\": 128}"}};
+    tforge_candidate baselines[1] = {{inside, "{\"BLOCK_M\": 64, \"BLOCK_N\": 128}", 0}};
     tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
     o.strategy = "exhaustive";
     o.budget = POINTS;
@@ -386,7 +386,7 @@ static void bad_proposals_are_named(void **state)
                         "level 9 (it has 6)");
     tforge_loop_outcome_dispose(&out);
     tforge_level told[2] = {1, 1};
-    tforge_candidate baseline = {told, "{}"};
+    tforge_candidate baseline = {told, "{}", 0};
     o.baselines = &baseline;
     o.n_baselines = 1;
     rogue_out_of_range = 0;
@@ -462,7 +462,7 @@ static void the_host_keeps_the_history(void **state)
     assert_int_equal(tforge_registry_add_static(f->reg, &historian_module, "test:historian"), 0);
     reset_fake();
     tforge_level inside[2] = {2, 3};
-    tforge_candidate baselines[1] = {{inside, "{}"}};
+    tforge_candidate baselines[1] = {{inside, "{}", 0}};
     tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
     o.strategy = "historian";
     o.budget = 10;

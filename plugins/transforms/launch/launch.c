@@ -1,5 +1,6 @@
 /* Launch options with no rewrite: maxnreg (a register cap per thread, ptxas's maxrregcount) and
- * num_ctas (thread-block clusters on Hopper). Applies to every kernel; each option is added
+ * num_ctas (thread-block clusters on Hopper, for kernels with a tl.dot: Triton splits only dot
+ * and TMA layouts across a cluster, and its pipeline gives up on others). Each option is added
  * only when the space does not have it already. Level 0: not passed. */
 #include <tforge/sdk/transform.h>
 
@@ -24,7 +25,7 @@ static int launch_create(void **state, const tforge_transform_args *args)
         s->params[s->n++] = (tforge_transform_param){
             "maxnreg", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_LAUNCH, 6, maxnreg_values,
             warps ? 1u : 0u, warps ? maxnreg_fits : NULL};
-    if (!xf_in_space(args, "num_ctas"))
+    if (!xf_in_space(args, "num_ctas") && args->kernel->n_dots)
         s->params[s->n++] = (tforge_transform_param){
             "num_ctas", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_LAUNCH, 2, num_ctas_values, 0, NULL};
     if (s->n == 0) {

@@ -697,9 +697,11 @@ def classify(exc):
     """A candidate's exception as a status: compile (the compiler refused it or it needs more
     resources than the GPU has) or runtime. `fatal` says the CUDA context is probably lost.
     Under the interpreter, a failure that only its gaps cause starts "interpreter gap:"."""
-    status = "compile" if isinstance(exc, (CompilationError, OutOfResources, PTXASError)) \
-        else "runtime"
     text = f"{type(exc).__name__}: {exc}"
+    # a pass of Triton's MLIR pipeline that gives up is the compiler refusing the candidate
+    refused = isinstance(exc, RuntimeError) and "PassManager::run failed" in str(exc)
+    status = "compile" if refused or isinstance(exc, (CompilationError, OutOfResources,
+                                                        PTXASError)) else "runtime"
     gap = interpreter_gap(exc)
     if gap is not None:
         text = f"{gap}. {text}"
@@ -883,13 +885,14 @@ def run_check(task, config, shape, seed=0):
     return result
 
 
-def check_task(path):
-    """Validate a task and run its first baseline once at its first check shape (on the GPU,
-    else in the interpreter). Returns {status, message, config, shape, where, warnings}."""
+def check_task(path, config=None, variant=None):
+    """Validate a task and run its first baseline (or `config`) once at its first check shape (on
+    the GPU, else in the interpreter), the kernel file's `variant` in place of the kernel when
+    given. Returns {status, message, config, shape, where, warnings}."""
     spec = load_task(path)
     shape = spec["shapes"]["check"][0]
-    config = _baselines_at(get(spec), shape)[0]
-    result = run_check(spec, config, shape, seed=1)
+    config = config if config is not None else _baselines_at(get(spec), shape)[0]
+    result = run_check(spec, config, shape, seed=1, variant=variant)
     where = "GPU" if torch.cuda.is_available() else "Triton's CPU interpreter"
     return {"status": result["status"], "message": result["message"], "config": config,
             "shape": shape, "where": where, "warnings": spec["warnings"]}

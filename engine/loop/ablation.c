@@ -1,0 +1,73 @@
+#include "ablation.h"
+
+#include "tforge/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(v[i]))
+            v[k++] = v[i];
+    if (!k)
+        return NAN;
+    qsort(v, k, sizeof *v, by_value);
+    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+
+int tforge_ablate(tforge_ablation **out, size_t *n, tforge_backend *b, const tforge_task *t,
+                  const tforge_level *point, unsigned rounds)
+{
+    *out = NULL;
+    *n = 0;
+    size_t count = tforge_transforms_count(t->transforms);
+    tforge_ablation *a = calloc(count + 1, sizeof *a);
+    if (!a)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < count && !rc; i++) {
+        if (!tforge_transforms_active(t->transforms, t->space, point, i))
+            continue;
+        tforge_ablation *e = &a[(*n)++];
+        e->transform = i;
+        e->with_ms = e->without_ms = NAN;
+        tforge_candidate without = {point, NULL, (unsigned)i + 1};
+        rc = tforge_backend_evaluate(b, &without, 1, &e->m);
+    }
+    double *with = calloc(rounds + 1, sizeof *with), *alone = calloc(rounds + 1, sizeof *alone);
+    if (!rc && (!with || !alone))
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t k = 0; !rc && b->type->timed && k < *n; k++) {
+        if (a[k].m.status != TFORGE_STATUS_OK)
+            continue;
+        tforge_candidate winner = {point, NULL, 0};
+        tforge_candidate without = {point, NULL, (unsigned)a[k].transform + 1};
+        for (unsigned r = 0; r < rounds && !rc; r++) { /* interleaved: drift hits both alike */
+            tforge_measurement mw, ma;
+            rc = tforge_backend_retime(b, &winner, r, &mw);
+            if (!rc)
+                rc = tforge_backend_retime(b, &without, r, &ma);
+            with[r] = mw.status == TFORGE_STATUS_OK ? mw.value : NAN;
+            alone[r] = ma.status == TFORGE_STATUS_OK ? ma.value : NAN;
+        }
+        a[k].with_ms = median(with, rounds);
+        a[k].without_ms = median(alone, rounds);
+    }
+    free(with);
+    free(alone);
+    if (rc) {
+        free(a);
+        *n = 0;
+        return rc;
+    }
+    *out = a;
+    return 0;
+}

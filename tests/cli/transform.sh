@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Source transforms, case by case (tests/transforms/ID/cases, one case a line):
+#   FILE KERNEL NAME [TASK] : NAME=VALUE ...
+# For each case: the diff of the variant against FILE equals tests/transforms/ID/NAME.diff;
+# with every parameter at level 0 the variant is FILE byte for byte; with TASK, `tforge check
+# TASK` of the variant passes (Triton's interpreter, fresh inputs, poisoned outputs). Then the
+# transforms that do not apply to a file leave it unchanged, and overlapping edits are refused.
+# usage: transform.sh TFORGE ROOT [--update]  (run from ROOT: the cases hold relative paths)
+set -u
+tforge=$1 root=$2 update=${3:-}
+cd "$root" || exit 1
+failures=0 passed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() { # check OK MESSAGE
+  if [ "$1" = 0 ]; then passed=$((passed + 1)); else echo "FAIL: $2"; failures=$((failures + 1)); fi
+}
+
+for cases in tests/transforms/*/cases; do
+  id=$(basename "$(dirname "$cases")")
+  while read -r line; do
+    case "$line" in '' | '#'*) continue ;; esac
+    head=${line%% : *} settings=${line#* : }
+    read -r file kernel name task <<<"$head"
+    sets=()
+    for s in $settings; do sets+=(--set "$s"); done
+    golden=tests/transforms/$id/$name.diff
+    "$tforge" transform "$file" --kernel "$kernel" --transforms "$id" "${sets[@]}" --diff \
+      >"$tmp/diff" 2>"$tmp/err"
+    check $? "$id/$name: transform exited non-zero: $(cat "$tmp/err")"
+    if [ "$update" = --update ]; then cp "$tmp/diff" "$golden"; fi
+    if [ ! -s "$tmp/diff" ]; then check 1 "$id/$name: the variant equals the file"; fi
+    diff -u "$golden" "$tmp/diff" >"$tmp/golden" 2>&1
+    check $? "$id/$name: the diff differs from $golden:
+$(head -40 "$tmp/golden")"
+    "$tforge" transform "$file" --kernel "$kernel" --transforms "$id" --out "$tmp/same.py" \
+      2>"$tmp/err"
+    cmp -s "$file" "$tmp/same.py"
+    check $? "$id/$name: at level 0 the variant is not $file byte for byte $(cat "$tmp/err")"
+    if [ -n "$task" ]; then
+      "$tforge" check "$task" --transforms "$id" "${sets[@]}" >"$tmp/out" 2>&1
+      check $? "$id/$name: check of the variant failed: $(tail -5 "$tmp/out")"
+    fi
+  done <"$cases"
+done
+
+# A transform that does not apply says so and changes nothing: pipeline on a kernel without loops.
+file=tests/python/fixtures/realistic/rms_norm_liger.py
+"$tforge" transform "$file" --kernel _rms_norm_forward --transforms pipeline >"$tmp/out" 2>&1
+grep -q "do not apply: pipeline" "$tmp/out"
+check $? "pipeline applied to a kernel without a loop that loads: $(cat "$tmp/out")"
+"$tforge" transform "$file" --kernel _rms_norm_forward --transforms pipeline --out "$tmp/same.py"
+cmp -s "$file" "$tmp/same.py"
+check $? "a transform that does not apply changed the file"
+
+for f in tests/transforms/*/not_applicable; do id=$(basename "$(dirname "$f")"); while read -r file kernel; do out=$("$tforge" transform "$file" --kernel "$kernel" --transforms "$id" 2>&1; "$tforge" transform "$file" --kernel "$kernel" --transforms "$id" --out "$tmp/same.py" 2>&1); grep -q "do not apply: $id" <<<"$out" && cmp -s "$file" "$tmp/same.py"; check $? "$id applied to $file ($kernel), or changed it: $out"; done < <(grep -v "^#" "$f"); done # the same for each tests/transforms/ID/not_applicable (FILE KERNEL a line)
+
+# An unknown parameter or value is refused with exit 2, naming it.
+"$tforge" transform experiments/kernels/matmul/kernel.py --set loop0_stages=7 >"$tmp/out" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "'7' is not one of the parameter's values" "$tmp/out"
+check $? "a bad value: exit $rc, $(cat "$tmp/out")"
+
+echo "transform: $passed passed, $failures failed"
+[ "$failures" = 0 ]
