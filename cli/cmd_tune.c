@@ -553,6 +553,20 @@ static int winner_variant(won *w, tforge_backend *b, const tforge_task *t,
     return tforge_ablate(&w->ablation, &w->n_ablation, b, t, point, 5);
 }
 
+/* The runner's busy share of the wall time after the first batch (the GPU's, on cuda: how much
+ * it waited for the compilers), NAN when the run had no second batch. */
+static double runner_busy(const tforge_loop_outcome *o, size_t first)
+{
+    if (o->n_evals <= first + 1)
+        return NAN;
+    double busy = 0, wall = o->evals[o->n_evals - 1].elapsed_s - o->evals[first].elapsed_s;
+    for (size_t i = first + 1; i < o->n_evals; i++)
+        for (uint32_t k = 0; k < o->evals[i].m.n_metrics; k++)
+            if (strcmp(o->evals[i].m.metrics[k].name, "runner_ms") == 0)
+                busy += o->evals[i].m.metrics[k].value / 1e3;
+    return wall > 0 ? busy / wall : NAN;
+}
+
 /* result.json's "transforms": those that apply, the winner's rewrites, each one's worth. */
 static void add_transform_results(cJSON *r, const tforge_task *t, const tforge_loop_outcome *o,
                                   const won *w)
@@ -670,7 +684,11 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
         goto failed;
     if (task->transforms && winner_variant(&won, &backend, task, &outcome, common))
         goto failed;
+    /* the first batch: the baselines and the first proposals (they wait for their compile) */
+    double busy = runner_busy(&outcome, task->n_baseline + s.batch - 1);
     result = result_json(&s, reg, task, &outcome, dir);
+    if (!isnan(busy))
+        cJSON_AddNumberToObject(result, "runner_busy_after_first_batch", busy);
     if (task->transforms)
         add_transform_results(result, task, &outcome, &won);
     char *result_text = cJSON_Print(result);
@@ -705,6 +723,9 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
         for (size_t i = 0; i < outcome.n_evals; i++)
             ok += outcome.evals[i].m.status == TFORGE_STATUS_OK;
         printf("%zu of %zu evaluations ok; results in %s/\n", ok, outcome.n_evals, dir);
+        if (!isnan(busy))
+            printf("%s busy %.0f%% of the wall time after the first batch\n",
+                   s.backend == &tforge_backend_cuda ? "GPU" : "checker", 100 * busy);
     }
     so->baseline_ms = outcome.baseline_ms;
     so->best_ms = outcome.best_ms;

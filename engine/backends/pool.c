@@ -441,6 +441,8 @@ int pool_run(pool *e, const pool_job *jobs, size_t n, tforge_measurement *result
         if (r->status == TFORGE_STATUS_OK && jobs[i].config && e->runner &&
             pool_check(e, &jobs[i], r) && e->mode == POOL_CUDA)
             pool_time(e, &jobs[i], r);
+        if (e->runner) /* how long the GPU (or the interpreter) was busy with it */
+            tforge_measurement_set_metric(r, "runner_ms", tforge_worker_now_ms() - t0);
         /* the batch's compile time is shared by the workers it kept busy: each candidate is
          * charged its part of it */
         r->wall_ms = (tforge_worker_now_ms() - t0) + r->compile_ms / (double)busy;
