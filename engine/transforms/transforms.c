@@ -362,7 +362,7 @@ int tforge_edits_compose(char **out, const char *source, size_t size, tforge_own
     *out = NULL;
     for (size_t i = 0; i < n; i++)
         if (edits[i].edit.end < edits[i].edit.start || edits[i].edit.end > size)
-            return tforge_error_set(TFORGE_EINPUT, "transform '%s': an edit of bytes [%u, %u) "
+            return tforge_error_set(TFORGE_ERROR, "transform '%s': an edit of bytes [%u, %u) "
                                     "outside the file (%zu bytes)", owners[edits[i].owner],
                                     edits[i].edit.start, edits[i].edit.end, size);
     placed *p = malloc((n + 1) * sizeof *p);
@@ -377,7 +377,7 @@ int tforge_edits_compose(char **out, const char *source, size_t size, tforge_own
         const tforge_span_edit *a = &p[i].e.edit;
         if (i + 1 < n && p[i + 1].e.edit.start < a->end)
             rc = tforge_error_set(
-                TFORGE_EINPUT, "overlapping edits: transform '%s' at line %d and transform '%s' "
+                TFORGE_ERROR, "overlapping edits: transform '%s' at line %d and transform '%s' "
                 "at line %d change the same source", owners[p[i].e.owner],
                 line_of(source, a->start), owners[p[i + 1].e.owner],
                 line_of(source, p[i + 1].e.edit.start));

@@ -51,7 +51,7 @@ int tforge_transforms_active(const tforge_transforms *t, const tforge_space *spa
 /* The variant of the file at `point`, a point of a space the parameters were added to: `*text`
  * (malloc'd, NUL-terminated; the caller frees it) or NULL when no transform edits anything.
  * Transform `without` (SIZE_MAX for none) is left out, as if its levels were all 0. Edits that
- * overlap are TFORGE_EINPUT naming both transforms and the lines. */
+ * overlap are TFORGE_ERROR naming both transforms and the lines. */
 int tforge_transforms_variant(char **text, const tforge_transforms *t, const tforge_space *space,
                               const tforge_level *point, size_t without);
 
@@ -64,7 +64,8 @@ typedef struct tforge_owned_edit {
 /* Applies `edits` (sorted here, by start, then end, then owner, then their given order) to
  * `source`: `*out` is the new text (malloc'd). An edit past the end of the source, or two that
  * overlap (a replaced range holding any part of another edit; insertions at one place are
- * fine, in owner order), is TFORGE_EINPUT naming both owners and their lines. */
+ * fine, in owner order), is TFORGE_ERROR naming both owners and their lines (the transforms'
+ * fault, not the user's input). */
 int tforge_edits_compose(char **out, const char *source, size_t size, tforge_owned_edit *edits,
                          size_t n, const char *const *owners);
 

@@ -5,9 +5,11 @@
 # with every parameter at level 0 the variant is FILE byte for byte; with TASK, `tforge check
 # TASK` of the variant passes (Triton's interpreter, fresh inputs, poisoned outputs). Then the
 # transforms that do not apply to a file leave it unchanged, and overlapping edits are refused.
-# usage: transform.sh TFORGE ROOT [--update]  (run from ROOT: the cases hold relative paths)
+# usage: transform.sh TFORGE ROOT [FIXTURE_TRANSFORM_DIR] [--update]  (run from ROOT: the cases
+# hold relative paths)
 set -u
-tforge=$1 root=$2 update=${3:-}
+tforge=$1 root=$2 fixtures=${3:-} update=${4:-}
+[ "$fixtures" = --update ] && { fixtures=; update=--update; }
 cd "$root" || exit 1
 failures=0 passed=0
 tmp=$(mktemp -d)
@@ -61,6 +63,17 @@ for f in tests/transforms/*/not_applicable; do id=$(basename "$(dirname "$f")");
 rc=$?
 [ $rc = 2 ] && grep -q "'7' is not one of the parameter's values" "$tmp/out"
 check $? "a bad value: exit $rc, $(cat "$tmp/out")"
+
+# Overlapping edits are refused, naming both transforms (a fixture transform that rewrites the
+# iterator pipeline appends its options to).
+if [ -n "$fixtures" ]; then
+  "$tforge" transform experiments/kernels/matmul/kernel.py --plugin-dir "$fixtures" \
+    --transforms pipeline,clobber --set loop0_stages=2 --set clobber=True >"$tmp/out" 2>&1
+  rc=$?
+  [ $rc = 1 ] && grep -q "overlapping edits: transform '.*' at line 32 and transform '.*' at line 32" \
+    "$tmp/out" && grep -q "'clobber'" "$tmp/out" && grep -q "'pipeline'" "$tmp/out"
+  check $? "overlapping edits: exit $rc, $(cat "$tmp/out")"
+fi
 
 echo "transform: $passed passed, $failures failed"
 [ "$failures" = 0 ]

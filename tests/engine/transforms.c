@@ -40,17 +40,17 @@ static void refuses_overlaps_and_edits_past_the_end(void **state)
     tforge_owned_edit overlap[] = {{{4, 8, "h(z)"}, 0}, {{6, 6, "w, "}, 1}};
     char *out = NULL;
     assert_int_equal(tforge_edits_compose(&out, source, strlen(source), overlap, 2, owners),
-                     TFORGE_EINPUT);
+                     TFORGE_ERROR);
     assert_null(out);
     const char *msg = tforge_error_last()->message;
     assert_non_null(strstr(msg, "transform 'first' at line 1"));
     assert_non_null(strstr(msg, "transform 'second' at line 1"));
     tforge_owned_edit same[] = {{{13, 14, "z"}, 0}, {{13, 14, "w"}, 1}};
     assert_int_equal(tforge_edits_compose(&out, source, strlen(source), same, 2, owners),
-                     TFORGE_EINPUT);
+                     TFORGE_ERROR);
     tforge_owned_edit past[] = {{{10, 40, "z"}, 1}};
     assert_int_equal(tforge_edits_compose(&out, source, strlen(source), past, 1, owners),
-                     TFORGE_EINPUT);
+                     TFORGE_ERROR);
     assert_non_null(strstr(tforge_error_last()->message, "transform 'second'"));
 }
 

@@ -103,6 +103,8 @@ def taking_variant(request):
     @functools.wraps(request)
     def run(task, config, shape, *args, variant=None, **kwargs):
         from .worker import get
+        if variant is None:
+            return request(task, config, shape, *args, **kwargs)
         try:
             with active(get(task), variant):
                 return request(task, config, shape, *args, **kwargs)
