@@ -143,15 +143,14 @@ static int choice(parser *p, const cJSON *o, const char *key, const char *const 
     return 0;
 }
 
-static tforge_ir_span span(parser *p, const cJSON *o, const char *key)
+static tforge_ir_span span_value(parser *p, const cJSON *v, const char *key)
 {
     tforge_ir_span s = {0};
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsObject(v)) {
         fail(p, key, "a span {line, col, end_line, end_col, start, end}", v);
         return s;
     }
-    size_t len = push(p, "%s%s", p->where[0] ? "." : "", key);
+    size_t len = push(p, "%s%s", p->where[0] && key[0] ? "." : "", key);
     s.line = integer(p, v, "line");
     s.col = integer(p, v, "col");
     s.end_line = integer(p, v, "end_line");
@@ -163,6 +162,18 @@ static tforge_ir_span span(parser *p, const cJSON *o, const char *key)
     s.end = (uint32_t)end;
     pop(p, len);
     return s;
+}
+
+static tforge_ir_span span(parser *p, const cJSON *o, const char *key)
+{
+    return span_value(p, cJSON_GetObjectItemCaseSensitive(o, key), key);
+}
+
+/* A span that may be null or missing (a zero span then). */
+static tforge_ir_span optional_span(parser *p, const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return !v || cJSON_IsNull(v) ? (tforge_ir_span){0} : span_value(p, v, key);
 }
 
 typedef void parse_fn(parser *p, const cJSON *o, void *out);
@@ -504,6 +515,73 @@ static tforge_ir_tile_map *parse_tile_map(parser *p, const cJSON *o)
     return x;
 }
 
+static void parse_gemm_matrix(parser *p, const cJSON *o, const char *key,
+                              tforge_ir_gemm_matrix *x)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsObject(m)) {
+        fail(p, key, "an object", m);
+        return;
+    }
+    size_t len = push(p, ".%s", key);
+    x->base = text(p, m, "base", 1);
+    x->stride_row = text(p, m, "stride_row", 1);
+    x->stride_col = text(p, m, "stride_col", 1);
+    x->row_start = text(p, m, "row_start", 1);
+    x->col_start = text(p, m, "col_start", 1);
+    x->ptrs = text(p, m, "ptrs", 0);
+    x->mask = text(p, m, "mask", 0);
+    x->other = text(p, m, "other", 0);
+    x->value = text(p, m, "value", 0);
+    x->ptrs_stmt = optional_span(p, m, "ptrs_stmt");
+    x->access = span(p, m, "access");
+    x->advance = optional_span(p, m, "advance");
+    pop(p, len);
+}
+
+static void parse_line_start(parser *p, const cJSON *o, void *out)
+{
+    *(tforge_ir_span *)out = span_value(p, o, "");
+}
+
+static tforge_ir_gemm *parse_gemm(parser *p, const cJSON *o)
+{
+    tforge_ir_gemm *x = take(p, sizeof *x);
+    if (!x)
+        return NULL;
+    size_t len = push(p, ".gemm");
+    x->m = text(p, o, "m", 1);
+    x->n = text(p, o, "n", 1);
+    x->k = text(p, o, "k", 1);
+    x->block_m = text(p, o, "block_m", 1);
+    x->block_n = text(p, o, "block_n", 1);
+    x->block_k = text(p, o, "block_k", 1);
+    x->group_m = text(p, o, "group_m", 0);
+    x->acc = text(p, o, "acc", 1);
+    x->acc_dtype = text(p, o, "acc_dtype", 0);
+    x->store_dtype = text(p, o, "store_dtype", 0);
+    x->k_var = text(p, o, "k_var", 1);
+    x->k_offset = text(p, o, "k_offset", 1);
+    parse_gemm_matrix(p, o, "a", &x->a);
+    parse_gemm_matrix(p, o, "b", &x->b);
+    parse_gemm_matrix(p, o, "c", &x->c);
+    x->loop = span(p, o, "loop");
+    x->dot = span(p, o, "dot");
+    const cJSON *body = cJSON_GetObjectItemCaseSensitive(o, "tile_body");
+    if (cJSON_IsObject(body)) {
+        size_t at = push(p, ".tile_body");
+        x->pid = text(p, body, "pid", 1);
+        x->pid_stmt = span(p, body, "stmt");
+        x->pid_call = span(p, body, "call");
+        x->lines = array(p, body, "lines", 1, sizeof *x->lines, &x->n_lines, parse_line_start);
+        pop(p, at);
+    } else if (body && !cJSON_IsNull(body)) {
+        fail(p, "tile_body", "an object or null", body);
+    }
+    pop(p, len);
+    return x;
+}
+
 static void parse_kernel(parser *p, const cJSON *o, void *out)
 {
     tforge_ir_kernel *k = out;
@@ -558,6 +636,11 @@ static void parse_kernel(parser *p, const cJSON *o, void *out)
         k->tile_map = parse_tile_map(p, tile_map);
     else if (tile_map && !cJSON_IsNull(tile_map))
         fail(p, "tile_map", "an object or null", tile_map);
+    const cJSON *gemm = cJSON_GetObjectItemCaseSensitive(o, "gemm");
+    if (cJSON_IsObject(gemm))
+        k->gemm = parse_gemm(p, gemm);
+    else if (gemm && !cJSON_IsNull(gemm))
+        fail(p, "gemm", "an object or null", gemm);
 }
 
 static void parse_function(parser *p, const cJSON *o, void *out)
@@ -782,7 +865,7 @@ static void print_tunables(FILE *out, const tforge_ir_kernel *k)
                                                                            : "");
 }
 
-/* What a rewrite can cut: exp calls, aligned offsets, the tile map. */
+/* What a rewrite can cut: exp calls, aligned offsets, the tile map, the GEMM. */
 static void print_sites(FILE *out, const char *path, const tforge_ir_kernel *k)
 {
     for (size_t i = 0; i < k->n_math; i++)
@@ -796,6 +879,19 @@ static void print_sites(FILE *out, const char *path, const tforge_ir_kernel *k)
         fprintf(out, "  tile map %s:%d-%d: %s (%s, %s)\n", path, k->tile_map->m_stmt.line,
                 k->tile_map->n_stmt.line, k->tile_map->form, k->tile_map->m_target,
                 k->tile_map->n_target);
+    const tforge_ir_gemm *g = k->gemm;
+    if (g) {
+        fprintf(out, "  gemm %s:%d: %s = %s @ %s, %s x %s x %s in %s x %s x %s blocks", path,
+                g->loop.line, g->c.base, g->a.base, g->b.base, g->m, g->n, g->k, g->block_m,
+                g->block_n, g->block_k);
+        if (g->group_m)
+            fprintf(out, ", grouped by %s", g->group_m);
+        if (g->store_dtype)
+            fprintf(out, ", stored as %s", g->store_dtype);
+        if (g->pid)
+            fprintf(out, "; a tile a program from line %d", g->pid_stmt.line);
+        fputc('\n', out);
+    }
 }
 
 void tforge_ir_print(FILE *out, const tforge_ir_file *file, const char *kernel)

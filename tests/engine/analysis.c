@@ -171,6 +171,14 @@ static const struct {
      "kernels[0].autotune.configs_text: expected a string, got 7"},
     {"{\"path\": \"k.py\", \"kernels\": [], \"device_queries\": [{\"text\": \"x\"}]}",
      "device_queries[0].span: expected a span"},
+    {"{\"path\": \"k.py\", \"kernels\": [{\"name\": \"k\", \"span\": " SPAN(1) ", \"params\": [],"
+     " \"gemm\": [1]}]}",
+     "kernels[0].gemm: expected an object or null, got [1]"},
+    {"{\"path\": \"k.py\", \"kernels\": [{\"name\": \"k\", \"span\": " SPAN(1) ", \"params\": [],"
+     " \"gemm\": {\"m\": \"M\", \"n\": \"N\", \"k\": \"K\", \"block_m\": \"BM\", \"block_n\": \"BN\","
+     " \"block_k\": \"BK\", \"acc\": \"acc\", \"k_var\": \"k\", \"k_offset\": \"k\","
+     " \"a\": {\"base\": 7}}}]}",
+     "kernels[0].gemm.a.base: expected a string, got 7"},
 };
 
 static void refuses_each_bad_field(void **state)
@@ -214,6 +222,21 @@ static void reads_a_golden_document(void **state)
     for (size_t i = 0; i < k->n_tunables; i++)
         group += k->tunables[i].kind == TFORGE_IR_GROUP;
     assert_int_equal(group, 1);
+    const tforge_ir_gemm *g = k->gemm;
+    assert_non_null(g);
+    assert_string_equal(g->block_k, "BLOCK_SIZE_K");
+    assert_string_equal(g->k_offset, "k * BLOCK_SIZE_K");
+    assert_string_equal(g->a.stride_col, "stride_ak");
+    assert_string_equal(g->b.col_start, "pid_n * BLOCK_SIZE_N");
+    assert_string_equal(g->c.value, "c");
+    assert_null(g->a.value);
+    assert_true(g->a.advance.end > g->a.advance.start);
+    assert_int_equal(g->c.advance.end, 0); /* C is not advanced: a zero span */
+    assert_string_equal(g->pid, "pid");
+    assert_true(g->n_lines > 20);
+    assert_int_equal(g->lines[0].line, g->pid_stmt.line);
+    assert_int_equal(g->lines[0].col, 0);
+    assert_null(f->kernels[1].gemm);
     tforge_ir_free(f);
     free(json);
 }

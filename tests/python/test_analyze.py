@@ -356,3 +356,87 @@ def test_every_span_cuts_its_text():
     assert text.startswith(b"_rms_norm_forward_kernel[(n_rows,)](") and text.endswith(b")")
     p = k["params"][0]["span"]
     assert lines[p["line"] - 1][p["col"]:p["end_col"]] == b"Y_ptr"
+
+
+def cut(path, span):
+    return open(path, "rb").read()[span["start"]:span["end"]].decode()
+
+
+def test_gemm_of_the_tutorial_kernels():
+    path = example("matmul")
+    g = kernel_of(path, "matmul_kernel")["gemm"]
+    assert (g["m"], g["n"], g["k"], g["block_k"], g["group_m"]) == \
+        ("M", "N", "K", "BLOCK_K", "GROUP_M")
+    assert (g["k_var"], g["k_offset"], g["store_dtype"]) == ("k", "k", "tl.float16")
+    assert [g[x]["base"] for x in "abc"] == ["a_ptr", "b_ptr", "c_ptr"]
+    assert (g["a"]["row_start"], g["b"]["col_start"]) == ("pid_m * BLOCK_M", "pid_n * BLOCK_N")
+    assert cut(path, g["a"]["ptrs_stmt"]).startswith("a_ptrs = a_ptr + offs_m[:, None]")
+    assert cut(path, g["b"]["access"]).startswith("tl.load(b_ptrs, mask=")
+    assert cut(path, g["a"]["advance"]) == "a_ptrs += BLOCK_K * stride_ak"
+    assert cut(path, g["c"]["access"]).startswith("tl.store(c_ptrs, acc.to(tl.float16)")
+    assert cut(path, g["dot"]) == "acc = tl.dot(a, b, acc)"
+    assert cut(path, g["loop"]).startswith("for k in range(0, K, BLOCK_K):")
+    body = g["tile_body"]
+    assert cut(path, body["stmt"]) == "pid = tl.program_id(0)"
+    assert cut(path, body["call"]) == "tl.program_id(0)"
+    lines = [x["line"] for x in body["lines"]]
+    assert lines[0] == body["stmt"]["line"] and 25 not in lines  # a blank line is not indented
+    assert all(x["col"] == 0 for x in body["lines"])
+
+    path = fixture("gemm_autotune.py")
+    g = kernel_of(path, "matmul_kernel")["gemm"]
+    assert (g["k_offset"], g["acc"], g["c"]["value"], g["c"]["mask"]) == \
+        ("k * BLOCK_SIZE_K", "accumulator", "c", "c_mask")
+    assert g["a"]["mask"] == "offs_k[None, :] < K - k * BLOCK_SIZE_K"  # rows wrap by % M
+    assert kernel_of(path, "leaky_relu")["gemm"] is None
+    assert kernel_of(example("attention"), "attn_fwd")["gemm"] is None
+
+
+def matmul_variant(tmp_path, *replacements):
+    text = open(example("matmul")).read()
+    for old, new in replacements:
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "variant.py"
+    path.write_text(text)
+    return kernel_of(str(path), "matmul_kernel")["gemm"]
+
+
+def test_gemm_forms_it_takes(tmp_path):
+    g = matmul_variant(tmp_path, (" + offs_k[None, :] * stride_ak", " + offs_k[None, :]"),
+                       ("a_ptrs += BLOCK_K * stride_ak", "a_ptrs += BLOCK_K"),
+                       ("acc = tl.dot(a, b, acc)", "acc += tl.dot(a, b)"),
+                       ("c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * "
+                        "stride_cn\n    tl.store(c_ptrs,",
+                        "tl.store(c_ptr + stride_cm * offs_m[:, None] + offs_n[None, :] * "
+                        "stride_cn,"))
+    assert g["a"]["stride_col"] == "1"  # a stride left out
+    assert g["c"]["ptrs"] is None and g["c"]["ptrs_stmt"] is None
+
+
+@pytest.mark.parametrize("replacements", [
+    [("& (offs_k[None, :] < K - k)", "& (offs_k[None, :] < K)")],  # not the K bound
+    [("(offs_m[:, None] < M) & (offs_k", "(offs_m[:, None] >= offs_k[None, :]) & (offs_k")],
+    [("other=0.0)\n        b =", "other=1.0)\n        b =")],  # padding that is not zero
+    [("        acc = tl.dot(a, b, acc)\n        a_ptrs += BLOCK_K * stride_ak\n",
+      "        acc = tl.dot(a, b, acc)\n"),
+     ("        a = tl.load(", "        a_ptrs += BLOCK_K * stride_ak\n        a = tl.load(")],
+    [("a_ptrs += BLOCK_K * stride_ak", "a_ptrs += 2 * BLOCK_K * stride_ak")],
+    [("acc = tl.dot(a, b, acc)", "acc = tl.dot(a, b, acc)\n        acc = tl.dot(a, b, acc)")],
+    [("(offs_n[None, :] < N))\n", "(offs_n[None, :] < M))\n")],  # N and M mixed up
+    [("for k in range(0, K, BLOCK_K)", "for k in range(0, K, 2 * BLOCK_K)")],
+], ids=["k-bound", "causal-mask", "other", "advance-first", "double-step", "two-dots", "sizes",
+        "step"])
+def test_gemm_forms_it_refuses(tmp_path, replacements):
+    assert matmul_variant(tmp_path, *replacements) is None
+
+
+def test_tile_body_only_when_a_loop_over_tiles_keeps_the_result(tmp_path):
+    # a batch offset from a second program id, a parameter bound again, an early return
+    for replacement in [("pid = tl.program_id(0)\n",
+                         "pid = tl.program_id(0)\n    a_ptr += tl.program_id(1) * M * K\n"),
+                        ("pid = tl.program_id(0)\n", "pid = tl.program_id(0)\n    M = M + 0\n"),
+                        ("    pid = tl.program_id(0)\n",
+                         "    if M == 0:\n        return\n    pid = tl.program_id(0)\n")]:
+        g = matmul_variant(tmp_path, replacement)
+        assert g is not None and g["tile_body"] is None, replacement

@@ -96,6 +96,37 @@ typedef struct tforge_ir_tile_map {
     tforge_ir_span m_stmt, n_stmt;
 } tforge_ir_tile_map;
 
+/* One matrix of a GEMM as the kernel addresses it: the tile `base + rows[:, None] * stride_row +
+ * cols[None, :] * stride_col` ("1" for a stride the file leaves out), whose first row and column
+ * are row_start and col_start ("pid_m * BLOCK_M", "0" along K). ptrs names the tile, made by
+ * ptrs_stmt (NULL and a zero span when the store takes the expression itself); access is the
+ * tl.load or tl.store call, with its mask and other (NULL when none); advance is the statement
+ * moving an operand's tile one block along K (A and B); value is what C stores. */
+typedef struct tforge_ir_gemm_matrix {
+    const char *base, *stride_row, *stride_col, *row_start, *col_start, *ptrs, *mask, *other,
+        *value;
+    tforge_ir_span ptrs_stmt, access, advance;
+} tforge_ir_gemm_matrix;
+
+/* The GEMM of Triton's tutorial 03, C (M x N) = A (M x K) @ B (K x N), tiles BLOCK_M x BLOCK_N
+ * accumulated over a loop along K (the rules: tforge_worker.analyze's docstring). Texts as
+ * written: sizes, blocks, the GROUP constexpr (NULL when none), the accumulator and its dtype,
+ * the dtype the store converts to (`.to(D)`; NULL when none), the K loop's variable and the
+ * offset along K where an iteration's tiles start ("k", or "k * BLOCK_K"). Spans: the loop, the
+ * dot's statement. pid is set (the program id's name) when the body from `pid =
+ * tl.program_id(0)` (pid_stmt, its call pid_call) to its end can run once per tile in a loop;
+ * lines are where re-indenting that body inserts (the starts of its logical lines, col 0). */
+typedef struct tforge_ir_gemm {
+    const char *m, *n, *k, *block_m, *block_n, *block_k, *group_m;
+    const char *acc, *acc_dtype, *store_dtype, *k_var, *k_offset;
+    tforge_ir_gemm_matrix a, b, c;
+    tforge_ir_span loop, dot;
+    const char *pid;
+    tforge_ir_span pid_stmt, pid_call;
+    tforge_ir_span *lines;
+    size_t n_lines;
+} tforge_ir_gemm;
+
 typedef struct tforge_ir_config {
     tforge_ir_pair *values; /* each value as JSON: {"BLOCK_M": 64, "num_warps": 4} */
     size_t n_values;
@@ -203,6 +234,7 @@ typedef struct tforge_ir_kernel {
     tforge_ir_offset *offsets;
     size_t n_offsets;
     tforge_ir_tile_map *tile_map; /* NULL when there is none, or the kernel groups already */
+    tforge_ir_gemm *gemm;         /* NULL unless the kernel is the tutorial-03 GEMM */
 } tforge_ir_kernel;
 
 typedef struct tforge_ir_function {

@@ -49,10 +49,35 @@ quarter to four times the launched value (16..65536, at most next_pow2 of its si
 8, 16; num_warps 2, 4, 8, 16; num_stages 1..5 with loops, else the launched value alone. Every
 domain holds the launched value. A constraint the launched config breaks is dropped (the
 estimate, not the launch, is wrong).
+
+`gemm`, per kernel (None unless every part below holds): the GEMM of Triton's tutorial 03, what
+the descriptors, persistent and splitk rewrites cut. One tl.dot, `acc = tl.dot(a, b, acc)` or
+`acc += tl.dot(a, b)`, at the top of a top-level K loop `for k in range(0, K, BK)` (an
+iteration's tiles start at k along K) or `range(tl.cdiv(K, BK))` (at k * BK), range or tl.range;
+`acc = tl.zeros((BM, BN), ...)` before it and assigned nowhere else in the loop. Each operand
+is a tl.load in the loop of a pointer tile `P = base + rows[:, None] * stride_r + cols[None, :] *
+stride_c` (terms in any order; a missing stride is 1) made at the top level before the loop and
+advanced once after the load, `P += BK * stride` along K, P assigned nowhere else. The offsets
+are top-level `offs = X * B + tl.arange(0, B)` (start X * B, its names assigned once) or
+`tl.arange(0, B)` (start 0; K's), maybe `% size` for A's rows and B's columns; A is BM x BK, B
+BK x BN. A load's mask is None (and no `other`) or made only of bounds, `rows[:, None] < M` and
+`cols[None, :] < K - <k's start>` joined by &, with `other` 0. The one tl.store is at the top
+level after the loop, of a BM x BN value through such a tile (a name or the expression itself,
+offsets without `%`), masked by `< M` / `< N` bounds or not. M, N, K are scalar parameters, one
+each wherever bounds or wraps name them. Recorded: the sizes, blocks, GROUP constexpr, the
+accumulator and its dtype, the store's `.to()` dtype, per operand (a, b, c) its base, strides,
+offsets' starts, pointer name and statement, load/store call (`access`), mask, advance, stored
+value; the loop, the dot statement, k's name and offset text; and `tile_body` when the body
+from `pid = tl.program_id(0)` (the one program id, no num_programs, no return, nothing bound
+before it bound again after it, parameters included) can run once per tile in a loop: the
+statement, the call, and the lines where re-indenting it inserts (starts of logical lines and
+of own-line comments outside brackets).
 """
 
 import ast
+import io
 import math
+import tokenize
 
 _SMEM_BYTES = 232448  # shared memory per block on H100/H200 (227 KiB)
 _REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod",
@@ -667,7 +692,7 @@ class _Kernel:
                 "num_programs": nprogs, "calls": calls, "math": math_calls,
                 "offsets": self._offsets(), "tile_map": self._tile_map(),
                 "launch_sites": sites,
-                "tunables": tunables, "constraints": constraints}
+                "tunables": tunables, "constraints": constraints, "gemm": self._gemm()}
 
     def _offsets(self):
         """Assignments `offs = X * B + tl.arange(0, B)` (either order; B a constexpr): a run of
@@ -728,6 +753,308 @@ class _Kernel:
                 if pid_of(mv) == "0" and pid_of(nv) == "1":
                     return {"form": "grid2d", "pid": None, "num_pid_n": None, **common}
         return None
+
+    # ---- the GEMM of tutorial 03: what the descriptors, persistent and splitk rewrites cut ----
+    def _gemm(self):
+        """The kernel's GEMM when it has the tutorial-03 shape (see the module's docstring), with
+        the texts a rewrite reuses and the spans it replaces; None otherwise."""
+        dots = [c for c in self.calls() if self.f.tl_attr(c.func) == "dot"]
+        if len(dots) != 1 or len(dots[0].args) < 2:
+            return None
+        dot = dots[0]
+        stmt, body = self.parents.get(dot), self.fn.body
+        loop = self.parents.get(stmt)
+        if not (isinstance(loop, ast.For) and loop in body and stmt in loop.body):
+            return None
+        acc = self._accumulator(stmt, dot)
+        a, b = (self._operand(x, loop, axis) for x, axis in zip(dot.args[:2], (1, 0)))
+        store = self._gemm_store(loop)
+        if acc is None or a is None or b is None or store is None:
+            return None
+        (a_rows, a_k), (b_k, b_cols) = a.pop("_offsets"), b.pop("_offsets")
+        (c_rows, c_cols), value = store.pop("_offsets"), store.pop("_value")
+        bm, bk, bn = a_rows["block"], a_k["block"], b_cols["block"]
+        if (a_k["start"], b_k["start"], b_k["block"]) != ("0", "0", bk) or \
+                (c_rows["block"], c_cols["block"]) != (bm, bn) or \
+                c_rows["wrap"] or c_cols["wrap"] or a_k["wrap"] or b_k["wrap"] or \
+                acc["shape"] != [bm, bn] or self.shape(value) != (bm, bn):
+            return None
+        k_loop = self._k_loop(loop, bk)
+        if k_loop is None:
+            return None
+        size_k, k_var, k_offset = k_loop
+        rows_a, cols_b = a.pop("_bounds"), b.pop("_bounds")
+        rows_c, cols_c = store.pop("_bounds")
+        size_m = self._one_size(rows_c + rows_a.get(0, []) + [a_rows["wrap"]])
+        size_n = self._one_size(cols_c + cols_b.get(1, []) + [b_cols["wrap"]])
+        k_bound = ast.unparse(ast.parse(f"{size_k} - {k_offset}", mode="eval").body)
+        if size_m is None or size_n is None or set(rows_a.get(1, [])) - {k_bound} or \
+                set(cols_b.get(0, [])) - {k_bound}:
+            return None
+        group = [n for n in self.constexprs if "GROUP" in n.upper() and n in self._body_names()]
+        return {"m": size_m, "n": size_n, "k": size_k, "block_m": bm, "block_n": bn,
+                "block_k": bk, "group_m": group[0] if group else None,
+                "acc": acc["name"], "acc_dtype": acc["dtype"], "store_dtype": self._to_dtype(value),
+                "a": {**a, "row_start": a_rows["start"], "col_start": "0"},
+                "b": {**b, "row_start": "0", "col_start": b_cols["start"]},
+                "c": {**store, "row_start": c_rows["start"], "col_start": c_cols["start"]},
+                "k_var": k_var, "k_offset": k_offset, "loop": _span(loop), "dot": _span(stmt),
+                "tile_body": self._tile_body()}
+
+    def _body_names(self):
+        return {n.id for stmt in self.fn.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+
+    def _accumulator(self, stmt, dot):
+        """{name, dtype, shape} for `acc = tl.dot(a, b, acc)` or `acc += tl.dot(a, b)` with
+        `acc = tl.zeros((BM, BN), dtype=D)` at the top level before the loop; else None."""
+        acc_arg = _keyword(dot, "acc", 2)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.value is dot:
+            target = stmt.targets[0]
+            ok = isinstance(acc_arg, ast.Name) and isinstance(target, ast.Name) and \
+                acc_arg.id == target.id
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and \
+                stmt.value is dot:
+            target, ok = stmt.target, acc_arg is None and isinstance(stmt.target, ast.Name)
+        else:
+            return None
+        init = self._top_assign(target.id) if ok else None
+        loop = self.parents.get(stmt)
+        in_loop = [s for s in ast.walk(loop) if target.id in _binds_names(s) and
+                   isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
+        if init is None or in_loop != [stmt] or self.fn.body.index(init) > \
+                self.fn.body.index(loop) or not (isinstance(init.value, ast.Call) and
+                                                 self.f.tl_attr(init.value.func) == "zeros"):
+            return None
+        shape = _keyword(init.value, "shape", 0)
+        dtype = _keyword(init.value, "dtype", 1)
+        return {"name": target.id, "dtype": self.text(dtype),
+                "shape": [self.text(x) for x in shape.elts]
+                if isinstance(shape, (ast.Tuple, ast.List)) else None}
+
+    def _top_assign(self, name):
+        """The kernel's top-level statement `name = ...` when it is the name's only one there."""
+        found = [s for s in self.fn.body if isinstance(s, ast.Assign) and len(s.targets) == 1 and
+                 isinstance(s.targets[0], ast.Name) and s.targets[0].id == name]
+        return found[0] if len(found) == 1 else None
+
+    def _operand(self, e, loop, k_axis):
+        """An operand of the dot loaded in the loop from a pointer tile made before it and
+        advanced after the load by one block along `k_axis` (A's columns, B's rows): {base, stride_row, stride_col, ptrs, ptrs_stmt, access (the
+        load call), mask, other, advance}, with the offsets' facts and the load's bounds
+        (`_offsets`, `_bounds`) for _gemm; None otherwise."""
+        load, where = e, self.parents.get(e)
+        if isinstance(e, ast.Name):
+            where = next((s for s in loop.body if isinstance(s, ast.Assign) and
+                          len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and
+                          s.targets[0].id == e.id), None)
+            load = where.value if where is not None and len(self.assigns[e.id]) == 1 else None
+        if not (isinstance(load, ast.Call) and self.f.tl_attr(load.func) == "load"):
+            return None
+        while where is not None and where not in loop.body:
+            where = self.parents.get(where)
+        pointer = _keyword(load, "pointer", 0)
+        if where is None or not isinstance(pointer, ast.Name) or pointer.id in self.names or \
+                len(self.assigns.get(pointer.id, [])) != 2:
+            return None
+        init = self._top_assign(pointer.id)
+        step = next((s for s in loop.body if isinstance(s, ast.AugAssign) and
+                     isinstance(s.op, ast.Add) and isinstance(s.target, ast.Name) and
+                     s.target.id == pointer.id), None)
+        tile = self._pointer_tile(init.value) if init is not None else None
+        if tile is None or step is None or self.fn.body.index(init) > self.fn.body.index(loop) \
+                or loop.body.index(where) > loop.body.index(step):
+            return None
+        base, (rows, stride_row), (cols, stride_col) = tile
+        offsets = [self._offset_def(rows), self._offset_def(cols)]
+        mask, other = _keyword(load, "mask", 1), _keyword(load, "other", 2)
+        bounds = self._bounds(mask, rows, cols) if mask is not None else {}
+        zero = other is None if mask is None else \
+            isinstance(other, ast.Constant) and other.value == 0 and other.value is not False
+        if None in offsets or bounds is None or not zero:
+            return None
+        k_block, k_stride = offsets[k_axis]["block"], (stride_row, stride_col)[k_axis]
+        want = sorted([k_block] + ([k_stride] if k_stride != "1" else []))
+        if sorted(self.text(x) for x in _product(step.value)) != want:
+            return None
+        return {"base": base, "stride_row": stride_row, "stride_col": stride_col,
+                "ptrs": pointer.id, "ptrs_stmt": _span(init), "access": _span(load),
+                "mask": self.text(mask), "other": self.text(other), "advance": _span(step),
+                "value": None, "_offsets": offsets, "_bounds": bounds}
+
+    def _gemm_store(self, loop):
+        """The kernel's one tl.store, at the top level after the loop, of a tile of the dot's
+        shape through a pointer tile (a name made at the top level, or the expression itself),
+        masked by bounds or not: {base, strides, ptrs, ptrs_stmt, access, mask, value} with
+        `_offsets`, `_bounds` (rows, cols) and `_value` for _gemm; None otherwise."""
+        stores = [c for c in self.calls() if self.f.tl_attr(c.func) == "store"]
+        stmt = self.parents.get(stores[0]) if len(stores) == 1 else None
+        body = self.fn.body
+        if stmt not in body or body.index(stmt) < body.index(loop) or \
+                not isinstance(stmt, ast.Expr):
+            return None
+        store = stores[0]
+        pointer = _keyword(store, "pointer", 0)
+        init = self._top_assign(pointer.id) if isinstance(pointer, ast.Name) and \
+            pointer.id not in self.names and len(self.assigns.get(pointer.id, [])) == 1 else None
+        tile = self._pointer_tile(init.value if init is not None else pointer)
+        value, mask = _keyword(store, "value", 1), _keyword(store, "mask", 2)
+        if tile is None or value is None:
+            return None
+        base, (rows, stride_row), (cols, stride_col) = tile
+        offsets = [self._offset_def(rows), self._offset_def(cols)]
+        bounds = self._bounds(mask, rows, cols) if mask is not None else {}
+        if None in offsets or bounds is None:
+            return None
+        return {"base": base, "stride_row": stride_row, "stride_col": stride_col,
+                "ptrs": pointer.id if init is not None else None,
+                "ptrs_stmt": _span(init) if init is not None else None, "access": _span(store),
+                "mask": self.text(mask), "other": None, "advance": None,
+                "value": self.text(value), "_offsets": offsets, "_value": value,
+                "_bounds": (bounds.get(0, []), bounds.get(1, []))}
+
+    def _pointer_tile(self, e):
+        """(base, (rows, stride), (cols, stride)) for `base + rows[:, None] * stride_r +
+        cols[None, :] * stride_c` (terms in any order, a factor's order either way, a stride
+        left out meaning 1), base a pointer parameter and the strides parameters; else None."""
+        terms = []
+
+        def flat(x):
+            if isinstance(x, ast.BinOp) and isinstance(x.op, ast.Add):
+                flat(x.left)
+                flat(x.right)
+            else:
+                terms.append(x)
+        flat(e)
+        bases = [t for t in terms if isinstance(t, ast.Name) and t.id in self.names and
+                 t.id not in self.constexprs]
+        if len(terms) != 3 or len(bases) != 1:
+            return None
+        axes = {}
+        for t in terms:
+            if t is bases[0]:
+                continue
+            factors = _product(t)
+            tiles = [x for x in factors if _axis(x) is not None]
+            strides = [x for x in factors if x not in tiles]
+            if len(tiles) != 1 or len(strides) > 1 or \
+                    (strides and not (isinstance(strides[0], ast.Name) and
+                                      strides[0].id in self.names)):
+                return None
+            axis, name = _axis(tiles[0])
+            axes[axis] = (name, strides[0].id if strides else "1")
+        if sorted(axes) != [0, 1]:
+            return None
+        return bases[0].id, axes[0], axes[1]
+
+    def _offset_def(self, name):
+        """{start, block, wrap} for the top-level `name = S * B + tl.arange(0, B)` (start the
+        text of S * B) or `name = tl.arange(0, B)` (start "0"), B a constexpr, either maybe
+        `% W` (wrap W); the names in S assigned once. None otherwise."""
+        init = self._top_assign(name)
+        if init is None or name in self.names or len(self.assigns.get(name, [])) != 1:
+            return None
+        v, wrap = init.value, None
+        if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Mod):
+            v, wrap = v.left, self.text(v.right)
+        block, start = self.pure_arange(v) if isinstance(v, ast.Call) else None, "0"
+        if block is None and isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add):
+            for scaled, rng in ((v.left, v.right), (v.right, v.left)):
+                b = self.pure_arange(rng) if isinstance(rng, ast.Call) else None
+                if b and isinstance(scaled, ast.BinOp) and isinstance(scaled.op, ast.Mult) and \
+                        any(isinstance(x, ast.Name) and x.id == b for x in _product(scaled)):
+                    block, start = b, self.text(scaled)
+                    once = all(n.id in self.names or len(self.assigns.get(n.id, [])) == 1
+                               for n in ast.walk(scaled) if isinstance(n, ast.Name))
+                    block = block if once else None
+                    break
+        if block not in self.constexprs:
+            return None
+        return {"start": start, "block": block, "wrap": wrap}
+
+    def _bounds(self, mask, rows, cols):
+        """{axis: [bound texts]} for a mask made only of `rows[:, None] < X` and `cols[None, :] <
+        Y` joined by &, through a name assigned once; None for any other mask."""
+        if isinstance(mask, ast.Name) and mask.id not in self.names and \
+                len(self.assigns.get(mask.id, [])) == 1:
+            mask = self.assigns[mask.id][0]
+        if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
+            left, right = self._bounds(mask.left, rows, cols), self._bounds(mask.right, rows, cols)
+            if left is None or right is None:
+                return None
+            return {k: left.get(k, []) + right.get(k, []) for k in set(left) | set(right)}
+        if isinstance(mask, ast.Compare) and len(mask.ops) == 1 and \
+                isinstance(mask.ops[0], ast.Lt) and _axis(mask.left) in ((0, rows), (1, cols)):
+            return {_axis(mask.left)[0]: [ast.unparse(mask.comparators[0])]}
+        return None
+
+    def _one_size(self, texts):
+        """The one size the texts name (a scalar parameter), or None when none or several."""
+        found = {t for t in texts if t is not None}
+        size = found.pop() if len(found) == 1 else None
+        return size if size in self.names and size not in self.constexprs else None
+
+    def _k_loop(self, loop, block_k):
+        """(K, var, offset) for `for k in range(0, K, BK)` (offset k) or `range(tl.cdiv(K, BK))`
+        / `range(0, tl.cdiv(K, BK))` (offset k * BK), range or tl.range, K a scalar parameter;
+        the offset is where the iteration's tiles start along K. None otherwise."""
+        it = loop.iter
+        if not (isinstance(it, ast.Call) and isinstance(loop.target, ast.Name) and
+                ((isinstance(it.func, ast.Name) and it.func.id == "range") or
+                 self.f.tl_attr(it.func) == "range")):
+            return None
+        args, var = it.args, loop.target.id
+        first = self.text(args[0]) if args else None
+        if len(args) == 3 and first == "0" and self.text(args[2]) == block_k:
+            size, offset = args[1], var
+        elif len(args) == 1 or (len(args) == 2 and first == "0"):
+            cdiv = args[-1]
+            f = cdiv.func if isinstance(cdiv, ast.Call) else None
+            is_cdiv = self.f.tl_attr(f) == "cdiv" or (
+                isinstance(f, ast.Attribute) and f.attr == "cdiv" and
+                isinstance(f.value, ast.Name) and f.value.id in self.f.triton)
+            if not is_cdiv or len(cdiv.args) != 2 or self.text(cdiv.args[1]) != block_k:
+                return None
+            size, offset = cdiv.args[0], f"{var} * {block_k}"
+        else:
+            return None
+        if not (isinstance(size, ast.Name) and size.id in self.names) or var in self.assigns:
+            return None
+        return size.id, var, offset
+
+    def _to_dtype(self, value):
+        """D when the stored value is `x.to(D)`, itself or through a name assigned once."""
+        if isinstance(value, ast.Name) and len(self.assigns.get(value.id, [])) == 1:
+            value = self.assigns[value.id][0]
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                value.func.attr == "to" and value.args:
+            return self.text(value.args[0])
+        return None
+
+    def _tile_body(self):
+        """When the body from `pid = tl.program_id(0)` (the kernel's one program id, no
+        tl.num_programs) to its end can run once per tile in a loop: no return, no name bound
+        before it (parameters included) bound again after it. {pid, stmt, call, lines}: lines
+        are the starts of its logical lines and of its own-line comments outside brackets,
+        where a rewrite indents it. None otherwise."""
+        ids = [c for c in self.calls() if self.f.tl_attr(c.func) in ("program_id", "num_programs")]
+        call = ids[0] if len(ids) == 1 and self.f.tl_attr(ids[0].func) == "program_id" else None
+        axis = _keyword(call, "axis", 0) if call is not None else None
+        stmt = self.parents.get(call)
+        body = self.fn.body
+        if axis is None or self.text(axis) != "0" or stmt not in body or \
+                not (isinstance(stmt, ast.Assign) and stmt.value is call and
+                     len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)) or \
+                any(isinstance(n, ast.Return) for n in ast.walk(self.fn)):
+            return None
+        i = body.index(stmt)
+        bound = [set(self.names)] + [_binds_names(s) for s in body[:i]]
+        if set().union(*bound) & set().union(*[_binds_names(s) for s in body[i:]]):
+            return None
+        first, last = stmt.lineno, self.fn.end_lineno
+        lines = [{"line": n, "col": 0, "end_line": n, "end_col": 0}
+                 for n in _line_starts(b"".join(self.f.lines)) if first <= n <= last]
+        return {"pid": stmt.targets[0].id, "stmt": _span(stmt), "call": _span(call),
+                "lines": lines}
 
     def _is_descriptor(self, e):
         if not isinstance(e, ast.Name):
@@ -1028,6 +1355,54 @@ class _Kernel:
                 if dtype in _DTYPE_BYTES:
                     return _DTYPE_BYTES[dtype]
         return 2
+
+
+def _product(e):
+    """The factors of a product `x * y * ...` (e itself when it is none)."""
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult):
+        return _product(e.left) + _product(e.right)
+    return [e]
+
+
+def _axis(e):
+    """(0, X) for `X[:, None]`, (1, X) for `X[None, :]`, X a name; else None."""
+    if not (isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and
+            isinstance(e.slice, ast.Tuple) and len(e.slice.elts) == 2):
+        return None
+    kinds = ["slice" if isinstance(x, ast.Slice) and x.lower is x.upper is x.step is None else
+             "none" if isinstance(x, ast.Constant) and x.value is None else "?"
+             for x in e.slice.elts]
+    return (0, e.value.id) if kinds == ["slice", "none"] else \
+        (1, e.value.id) if kinds == ["none", "slice"] else None
+
+
+def _binds_names(stmt):
+    """The names a statement assigns (targets of assignments and for loops, at any depth)."""
+    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and
+            isinstance(n.ctx, (ast.Store, ast.Del))}
+
+
+def _line_starts(data):
+    """The lines (from 1) where a logical line starts, or a comment stands alone outside
+    brackets: where re-indenting a block inserts, never inside a statement or a string."""
+    out, depth, fresh = [], 0, True
+    skip = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
+            tokenize.ENDMARKER)
+    for tok in tokenize.tokenize(io.BytesIO(data).readline):
+        if tok.type == tokenize.COMMENT:
+            if depth == 0 and not tok.line[:tok.start[1]].strip():
+                out.append(tok.start[0])
+        elif tok.type not in skip:
+            if fresh:
+                out.append(tok.start[0])
+            fresh = False
+            if tok.type == tokenize.OP and tok.string in "([{":
+                depth += 1
+            elif tok.type == tokenize.OP and tok.string in ")]}":
+                depth -= 1
+        if tok.type == tokenize.NEWLINE:
+            fresh = True
+    return sorted(set(out))
 
 
 def _next_pow2(n):
