@@ -64,7 +64,7 @@ static const char help[] =
     "                     best_variant.py, result.json, report.md, convergence.svg, tforge.db\n"
     "  --resume           continue the run with the same settings stored in DIR/tforge.db\n"
     "  --timeout S        seconds a candidate may take to compile, check or time before it is\n"
-    "                     killed and recorded as timed out (default 300, 600, 120)\n"
+    "                     killed and recorded as timed out (default 60, 600, 120)\n"
     "  --json             the result as JSON on standard output\n"
     "  --plugin-dir DIR, -v, -q\n\n"
     "exit status: 0 tuned, 1 the work failed, 2 bad usage or a bad task file.\n";

@@ -48,7 +48,7 @@ typedef struct tforge_backend_args {
     int compile_timeout_ms, check_timeout_ms, time_timeout_ms;
 } tforge_backend_args;
 #define TFORGE_BACKEND_ARGS_INIT                                                                  \
-    {TFORGE_BACKEND_ARGS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 4, 0, 300000, 600000, 120000}
+    {TFORGE_BACKEND_ARGS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 4, 0, 60000, 600000, 120000}
 
 typedef struct tforge_backend_type {
     const char *name;

@@ -19,7 +19,7 @@ json() { "$python" -c "import json, sys; r = json.load(open(sys.argv[1])); asser
 
 for k in vector_add softmax; do
   if "$tforge" tune "$src/experiments/kernels/$k/task.json" --backend interpret --budget 3 \
-       --compile-workers 2 --out "$work/$k" -q > "$work/$k.txt" 2>&1 &&
+       --transforms none --compile-workers 2 --out "$work/$k" -q > "$work/$k.txt" 2>&1 &&
      json "$work/$k/result.json" 'r["timed"] is False and r["evaluations"] >= 4 and all(h["status"] == "ok" for h in r["history"])' &&
      grep -q 'correctness only, no timing' "$work/$k/report.md"; then ok; else bad "interpret $k"; cat "$work/$k.txt"; fi
 done
@@ -30,8 +30,18 @@ if "$tforge" tune "$src/experiments/kernels/matmul/task.json" --backend "replay:
    json "$work/mm/result.json" 'r["speedup"] > 1 and r["best"]["ms"] < r["baseline"]["ms"]' &&
    grep -q '^BEST = triton.Config({' "$work/mm/best_config.py"; then ok; else bad "replay with checks"; cat "$work/mm.txt"; fi
 
+# A source transform joins the space: its variants are checked like any candidate, and the
+# report says what applies and what each evaluation rewrote.
+if "$tforge" tune "$src/experiments/kernels/softmax/task.json" --backend interpret --budget 3 \
+     --transforms exp2 --compile-workers 2 --out "$work/exp2" -q > "$work/exp2.txt" 2>&1 &&
+   json "$work/exp2/result.json" 'r["transforms"]["apply"] == ["exp2"] and all(h["status"] == "ok" for h in r["history"])' &&
+   grep -q '^## Source transforms' "$work/exp2/report.md" &&
+   grep -q '^- `exp2`: ' "$work/exp2/report.md" &&
+   grep -q '^| # | config | rewrites | status' "$work/exp2/report.md"; then ok; else bad "tune with a transform"; cat "$work/exp2.txt" "$work/exp2/report.md"; fi
+
 # Planted faults: each is a candidate's status, and the run finishes with the others measured.
 if "$tforge" tune "$src/tests/fixtures/tasks/faulty/task.json" --backend interpret \
+     --transforms none \
      --strategy exhaustive --budget 10 --timeout 10 --compile-workers 2 --out "$work/faulty" -q \
      > "$work/faulty.txt" 2>&1 &&
    json "$work/faulty/result.json" '[h["status"] for h in r["history"]].count("ok") == 2 and len(r["history"]) == 10 and [h["status"] for h in r["history"]].count("timeout") == 2 and [h["status"] for h in r["history"]].count("runtime") == 4 and [h["status"] for h in r["history"]].count("wrong") == 2 and r["workers_replaced"] >= 4'; then ok; else bad "planted faults"; cat "$work/faulty.txt" "$work/faulty/report.md"; fi
