@@ -12,6 +12,10 @@
 #   capture:K[,K...] issue 14: `tforge capture` of experiments/capture/K_script.py, the captured
 #                    baseline timed against the hand-written task's (interleaved), then tune
 #                    the captured task (BUDGET)
+#   transforms:K[,K...] issue 15: tune K with knobs alone (--transforms none) and with every
+#                    source transform (BUDGET each), then time both winners, the baseline and
+#                    torch's own op interleaved (experiments/transforms/compare.py); TASK_K=path
+#                    tunes another task file under the name K
 # Everything goes under OUT_DIR (logs, results as runs.tar.gz); summary.txt is printed last.
 set -u
 out=$1
@@ -64,6 +68,29 @@ for step in "$@"; do
       [ -n "$task" ] && timeout 240 "$t" tune "$task" --backend cuda --budget "${BUDGET:-40}" \
         --out "$out/runs/captured_$k" -q --json > "$out/runs/captured_$k.json" 2> "$out/runs/captured_$k.err"
       line "$out/runs/captured_$k.json" tune "captured $k"
+    done ;;
+  transforms:*)
+    for k in $(echo "${step#transforms:}" | tr , ' '); do
+      var="TASK_$k"; task=${!var:-experiments/kernels/$k/task.json}
+      for mode in none all; do
+        timeout 300 "$t" tune "$task" --backend cuda --transforms "$mode" \
+          --budget "${BUDGET:-40}" --seed "${SEED:-1}" --out "$out/runs/${k}_$mode" -q --json \
+          > "$out/runs/${k}_$mode.json" 2> "$out/runs/${k}_$mode.err"
+        line "$out/runs/${k}_$mode.json" tune "$k $mode"
+      done
+      case $k in
+        matmul) torch_op="torch=torch.matmul(a, b)" ;;
+        attention) torch_op="sdpa=F.scaled_dot_product_attention(q, k, v)" ;;
+        softmax) torch_op="torch=torch.softmax(x, dim=-1)" ;;
+        *) torch_op= ;;
+      esac
+      PYTHONPATH=engine/worker/python timeout 300 python3 experiments/transforms/compare.py \
+        "$task" --run "knobs=$out/runs/${k}_none" --run "transforms=$out/runs/${k}_all" \
+        ${torch_op:+--torch "$torch_op"} 2>&1 | tail -6 | tee -a "$summary"
+      python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('winner rewrites:', \
+        (r.get('transforms') or {}).get('winner'), '| worth:', (r.get('transforms') or {}).get('worth'), \
+        '| busy:', r.get('runner_busy_after_first_batch'))" "$out/runs/${k}_all.json" \
+        2>&1 | tee -a "$summary"
     done ;;
   tune:*)
     for k in $(echo "${step#tune:}" | tr , ' '); do
