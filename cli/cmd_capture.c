@@ -343,7 +343,8 @@ static int run_check(const cli_command *c, int argc, char **argv)
     } else {
         char *shape = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(doc, "shape"));
         char *config = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(doc, "config"));
-        printf("%s: baseline %s at %s (%s): %s%s%s\n", argv[first], config ? config : "?",
+        printf("%s: %sbaseline %s at %s (%s): %s%s%s\n", argv[first],
+               a.n_sets ? "the variant of --set with the " : "", config ? config : "?",
                shape ? shape : "?", text_of(doc, "where"), text_of(doc, "status"),
                ok ? "" : ": ", text_of(doc, "message"));
         const cJSON *w;

@@ -49,10 +49,10 @@ done
 
 # A transform that does not apply says so and changes nothing: pipeline on a kernel without loops.
 file=tests/python/fixtures/realistic/rms_norm_liger.py
-"$tforge" transform "$file" --kernel _rms_norm_forward --transforms pipeline >"$tmp/out" 2>&1
+"$tforge" transform "$file" --kernel _rms_norm_forward_kernel --transforms pipeline >"$tmp/out" 2>&1
 grep -q "do not apply: pipeline" "$tmp/out"
 check $? "pipeline applied to a kernel without a loop that loads: $(cat "$tmp/out")"
-"$tforge" transform "$file" --kernel _rms_norm_forward --transforms pipeline --out "$tmp/same.py"
+"$tforge" transform "$file" --kernel _rms_norm_forward_kernel --transforms pipeline --out "$tmp/same.py"
 cmp -s "$file" "$tmp/same.py"
 check $? "a transform that does not apply changed the file"
 
