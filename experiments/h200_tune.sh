@@ -81,6 +81,7 @@ for step in "$@"; do
       case $k in
         matmul) torch_op="torch=torch.matmul(a, b)" ;;
         attention) torch_op="sdpa=F.scaled_dot_product_attention(q, k, v)" ;;
+        attention_causal) torch_op="sdpa=F.scaled_dot_product_attention(Q, K, V, is_causal=True)" ;;
         softmax) torch_op="torch=torch.softmax(x, dim=-1)" ;;
         *) torch_op= ;;
       esac
