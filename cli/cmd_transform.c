@@ -220,6 +220,12 @@ static int run(const cli_command *command, int argc, char **argv)
         list(t, k, path);
         goto cleanup;
     }
+    if (!tforge_transforms_count(t)) { /* nothing applies: the variant is the file itself */
+        status = r.n_set ? cli_usage_error(command, "--set %s: no transform applies to %s",
+                                           r.set[0], k->name)
+                         : write_variant(command, &r, path, source);
+        goto cleanup;
+    }
     if (tforge_space_new(&space) || tforge_transforms_add_to_space(t, space) ||
         tforge_space_build(space, NULL) ||
         !(point = calloc(tforge_space_dims(space) + 1, sizeof *point))) {

@@ -57,6 +57,7 @@ cmp -s "$file" "$tmp/same.py"
 check $? "a transform that does not apply changed the file"
 
 for f in tests/transforms/*/not_applicable; do id=$(basename "$(dirname "$f")"); while read -r file kernel; do out=$("$tforge" transform "$file" --kernel "$kernel" --transforms "$id" 2>&1; "$tforge" transform "$file" --kernel "$kernel" --transforms "$id" --out "$tmp/same.py" 2>&1); grep -q "do not apply: $id" <<<"$out" && cmp -s "$file" "$tmp/same.py"; check $? "$id applied to $file ($kernel), or changed it: $out"; done < <(grep -v "^#" "$f"); done # the same for each tests/transforms/ID/not_applicable (FILE KERNEL a line)
+for s in tests/transforms/*/checks.sh; do bash "$s" "$tforge" . >"$tmp/out" 2>&1; check $? "$s: $(tail -5 "$tmp/out")"; done # each tests/transforms/ID/checks.sh (TFORGE ROOT: exit 0)
 
 # An unknown parameter or value is refused with exit 2, naming it.
 "$tforge" transform experiments/kernels/matmul/kernel.py --set loop0_stages=7 >"$tmp/out" 2>&1

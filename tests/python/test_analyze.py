@@ -358,6 +358,34 @@ def test_every_span_cuts_its_text():
     assert lines[p["line"] - 1][p["col"]:p["end_col"]] == b"Y_ptr"
 
 
+def test_rewrite_sites(tmp_path):
+    """exp calls, aligned offsets (a scalar times B plus an arange of B, not a gathered tile)
+    and the tile map, each with byte spans that cut exactly their text."""
+    src = tmp_path / "sites.py"
+    src.write_text(
+        "import triton\nimport triton.language as tl\n\n@triton.jit\n"
+        "def k(idx, x, y, B: tl.constexpr):\n"
+        "    pid_m = tl.program_id(0)\n    pid_n = tl.program_id(1)\n"
+        "    offs = pid_m * B + tl.arange(0, B)\n"
+        "    rows = tl.load(idx + tl.arange(0, B))\n"
+        "    gathered = rows * B + tl.arange(0, B)\n"
+        "    for i in range(0, pid_n, 1):\n"
+        "        tl.store(y + gathered, tl.exp(tl.load(x + offs)))\n")
+    k = analyze(str(src))["kernels"][0]
+    assert [o["name"] for o in k["offsets"]] == ["offs"]
+    assert cut(str(src), k["offsets"][0]["span"]) == "pid_m * B + tl.arange(0, B)"
+    (e,) = k["math"]
+    assert (cut(str(src), e["func_span"]), cut(str(src), e["arg_span"])) == \
+        ("tl.exp", "tl.load(x + offs)")
+    t = k["tile_map"]
+    assert t["form"] == "grid2d" and (t["m_target"], t["n_target"]) == ("pid_m", "pid_n")
+    assert cut(str(src), t["n_stmt"]) == "pid_n = tl.program_id(1)"
+    loop = k["loops"][0]
+    assert (cut(str(src), loop["iter_span"]), cut(str(src), loop["func_span"])) == \
+        ("range(0, pid_n, 1)", "range")
+    assert k["language"] == "tl"
+
+
 def cut(path, span):
     return open(path, "rb").read()[span["start"]:span["end"]].decode()
 
@@ -425,17 +453,20 @@ def test_gemm_forms_it_takes(tmp_path):
     [("acc = tl.dot(a, b, acc)", "acc = tl.dot(a, b, acc)\n        acc = tl.dot(a, b, acc)")],
     [("(offs_n[None, :] < N))\n", "(offs_n[None, :] < M))\n")],  # N and M mixed up
     [("for k in range(0, K, BLOCK_K)", "for k in range(0, K, 2 * BLOCK_K)")],
+    [("pid = tl.program_id(0)\n", "pid = tl.program_id(0)\n    a_ptr += pid * 0\n")],
 ], ids=["k-bound", "causal-mask", "other", "advance-first", "double-step", "two-dots", "sizes",
-        "step"])
+        "step", "moved-base"])
 def test_gemm_forms_it_refuses(tmp_path, replacements):
     assert matmul_variant(tmp_path, *replacements) is None
 
 
 def test_tile_body_only_when_a_loop_over_tiles_keeps_the_result(tmp_path):
-    # a batch offset from a second program id, a parameter bound again, an early return
+    # a second program id, a name bound before the program id and again after it, an early
+    # return
     for replacement in [("pid = tl.program_id(0)\n",
-                         "pid = tl.program_id(0)\n    a_ptr += tl.program_id(1) * M * K\n"),
-                        ("pid = tl.program_id(0)\n", "pid = tl.program_id(0)\n    M = M + 0\n"),
+                         "pid = tl.program_id(0)\n    batch = tl.program_id(1)\n"),
+                        ("    pid = tl.program_id(0)\n",
+                         "    scale = 1.0\n    pid = tl.program_id(0)\n    scale = 2.0\n"),
                         ("    pid = tl.program_id(0)\n",
                          "    if M == 0:\n        return\n    pid = tl.program_id(0)\n")]:
         g = matmul_variant(tmp_path, replacement)

@@ -695,8 +695,8 @@ class _Kernel:
                 "tunables": tunables, "constraints": constraints, "gemm": self._gemm()}
 
     def _offsets(self):
-        """Assignments `offs = X * B + tl.arange(0, B)` (either order; B a constexpr): a run of
-        B consecutive integers starting at a multiple of B, whatever X is."""
+        """Assignments `offs = X * B + tl.arange(0, B)` (either order; B a constexpr, X a scalar
+        by its tracked shape): a run of B consecutive integers starting at a multiple of B."""
         out = []
         for node in ast.walk(self.fn):
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and
@@ -710,9 +710,10 @@ class _Kernel:
                         not (isinstance(scaled, ast.BinOp) and isinstance(scaled.op, ast.Mult)):
                     continue
                 factors = [scaled.left, scaled.right]
+                # the other factor must be a scalar (a program id, a loop variable): a tile there
+                # (a gathered row index) would make every element its own run
                 if any(isinstance(x, ast.Name) and x.id == block for x in factors) and \
-                        not any(isinstance(n, ast.Call) and self.f.tl_attr(n.func) == "arange"
-                                for n in ast.walk(scaled)):
+                        self.shape(scaled) == ():
                     out.append({"name": node.targets[0].id, "span": _span(node.value),
                                 "multiple": block, "contiguous": block})
                     break
