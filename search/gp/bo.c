@@ -16,6 +16,13 @@ enum { AUTO_UCB_AFTER = 64 };
 #define PREFIT 64
 /* Steps of the hill climb on the acquisition in a pooled space. */
 #define LOCAL_STEPS 32
+/* In a pooled space, climbs start from this many of the pool's best candidates and from this
+ * many of the best points measured. */
+#define POOL_STARTS 4
+#define LEADERS 4
+enum { CLIMBS = POOL_STARTS + LEADERS };
+/* The pool holds the neighbours of this many of the best points measured. */
+#define POOL_LEADERS 8
 
 typedef struct bo_state {
     strat_base base;
@@ -46,7 +53,9 @@ typedef struct bo_state {
     double *log_prior;
     /* scratch */
     tforge_level *x_ok, *nb, *best_nb;
-    double *z_ok;
+    double *z_ok, *nb_mean, *nb_var; /* nb: the neighbours of up to CLIMBS points, predicted */
+    tforge_level *at, *path; /* where each climb is; the points the climbs went through */
+    uint32_t n_path;
     uint32_t *pending;
 } bo_state;
 
@@ -79,6 +88,10 @@ static void bo_destroy(void *state)
     free(s->x_ok);
     free(s->nb);
     free(s->best_nb);
+    free(s->at);
+    free(s->path);
+    free(s->nb_mean);
+    free(s->nb_var);
     free(s->z_ok);
     free(s->pending);
     strat_destroy(&s->base);
@@ -160,10 +173,16 @@ static int bo_create(void **state, const tforge_strategy_args *args)
         tforge_gp_feasibility_init(&s->feas, b->dims, b->levels))
         goto nomem;
     tforge_gp_init(&s->gp, &s->kernel);
+    size_t gathered = (size_t)CLIMBS * strat_move_count(b, 1);
     s->theta = malloc(tforge_gp_theta_size(&s->kernel) * sizeof *s->theta);
-    s->nb = malloc(strat_move_count(b, 1) * b->dims * sizeof *s->nb + 1);
+    s->nb = malloc(gathered * b->dims * sizeof *s->nb + 1);
+    s->nb_mean = malloc(gathered * sizeof *s->nb_mean + 1);
+    s->nb_var = malloc(gathered * sizeof *s->nb_var + 1);
     s->best_nb = malloc(b->dims * sizeof *s->best_nb);
-    if (!s->theta || !s->nb || !s->best_nb)
+    s->at = malloc(CLIMBS * b->dims * sizeof *s->at);
+    s->path = malloc(CLIMBS * (LOCAL_STEPS + 1) * b->dims * sizeof *s->path);
+    if (!s->theta || !s->nb || !s->nb_mean || !s->nb_var || !s->best_nb || !s->at || !s->path ||
+        tforge_gp_reserve_predictions(&s->gp, gathered))
         goto nomem;
     tforge_gp_theta_prior(&s->kernel, s->theta);
     s->kernel.floor = s->floor;
@@ -193,19 +212,26 @@ static double encoded_distance(const tforge_gp_kernel *k, const tforge_level *a,
 }
 
 /* Replaces `point` by the nearest valid point not yet seen nor in design[0..n): among all
- * enumerated points when there are at most a million, else among 256 drawn ones. 1 when found. */
+ * enumerated points when there are at most a million, else among its valid neighbours (the
+ * nearest there can be) and 256 drawn ones. 1 when found. */
 static int snap(bo_state *s, tforge_level *point, uint32_t n)
 {
     strat_base *b = &s->base;
     const tforge_space_view *v = b->space;
     tforge_level *best = s->best_nb, *x = s->nb;
     double best_d = INFINITY;
-    uint64_t tries = b->count && b->count <= 1000000 ? b->count : 256;
+    int all = b->count && b->count <= 1000000;
+    uint32_t moves = all ? 0 : strat_move_count(b, 1);
+    uint64_t tries = all ? b->count : moves + 256;
     for (uint64_t t = 0; t < tries; t++) {
-        if (b->count && b->count <= 1000000)
+        if (all)
             v->point(b->context, t, x);
-        else if (v->sample(b->context, &b->rng, x) < 0)
+        else if (t < moves) {
+            if (!strat_move(b, point, 1, (uint32_t)t, x))
+                continue;
+        } else if (v->sample(b->context, &b->rng, x) < 0) {
             break;
+        }
         double dist = encoded_distance(&s->kernel, point, x);
         if (dist >= best_d || strat_find(&b->archive, x) != STRAT_NONE)
             continue;
@@ -272,14 +298,13 @@ static double log_value(double value)
     return log(value > 1e-300 ? value : 1e-300);
 }
 
-/* Replaces the candidates (with a reserve for the hill climb's points). */
-static int set_candidates(bo_state *s, const tforge_level *points, size_t n, size_t extra)
+static int set_candidates(bo_state *s, const tforge_level *points, size_t n)
 {
     void *p;
-    int rc = tforge_gp_set_candidates(&s->gp, points, n, extra);
+    int rc = tforge_gp_set_candidates(&s->gp, points, n);
     if (rc)
-        return bo_error(s, rc, "out of memory for %zu candidates", n + extra);
-    size_t cap = n + extra ? n + extra : 1;
+        return bo_error(s, rc, "out of memory for %zu candidates", n);
+    size_t cap = n ? n : 1;
     if (!(p = realloc(s->seen, cap)))
         return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory");
     s->seen = p;
@@ -287,13 +312,30 @@ static int set_candidates(bo_state *s, const tforge_level *points, size_t n, siz
     return 0;
 }
 
+/* The archive ids of the k best OK points, best first (the first told among equals), into
+ * `ids`; returns how many there are. */
+static uint32_t leaders(const bo_state *s, uint32_t k, uint32_t *ids)
+{
+    const double *values = s->base.archive.values;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->n_ok; i++) {
+        uint32_t id = s->ok[i], j;
+        if (n == k && values[id] >= values[ids[n - 1]])
+            continue;
+        for (j = n < k ? n++ : n - 1; j > 0 && values[ids[j - 1]] > values[id]; j--)
+            ids[j] = ids[j - 1];
+        ids[j] = id;
+    }
+    return n;
+}
+
 /* The pool of a space too large to score whole: a Latin hypercube of valid points (a uniform
  * valid point where the hypercube's is invalid) and the neighbours of the best points. */
 static int build_pool(bo_state *s)
 {
     strat_base *b = &s->base;
-    size_t want = (size_t)s->pool, n = 0, top = 8, moves = strat_move_count(b, 1);
-    tforge_level *points = malloc((want + top * moves) * b->dims * sizeof *points);
+    size_t want = (size_t)s->pool, n = 0, moves = strat_move_count(b, 1);
+    tforge_level *points = malloc((want + POOL_LEADERS * moves) * b->dims * sizeof *points);
     uint32_t *perm = malloc(want * sizeof *perm);
     if (!points || !perm) {
         free(points);
@@ -330,22 +372,15 @@ static int build_pool(bo_state *s)
         }
         n += valid && strat_find(&b->archive, p) == STRAT_NONE;
     }
-    /* The neighbours of the best OK points, best first (a partial selection by value). */
+    /* The neighbours of the best OK points, best first. */
     const strat_archive *a = &b->archive;
-    uint8_t *used = calloc(s->n_ok ? s->n_ok : 1, 1);
-    for (size_t t = 0; used && t < top && t < s->n_ok; t++) {
-        uint32_t best = STRAT_NONE;
-        for (uint32_t i = 0; i < s->n_ok; i++)
-            if (!used[i] && (best == STRAT_NONE || a->values[s->ok[i]] < a->values[s->ok[best]]))
-                best = i;
-        used[best] = 1;
+    uint32_t top[POOL_LEADERS], n_top = leaders(s, POOL_LEADERS, top);
+    for (uint32_t t = 0; t < n_top; t++)
         for (uint32_t m = 0; m < moves; m++)
-            if (strat_move(b, strat_point(a, s->ok[best]), 1, m, points + n * b->dims) &&
+            if (strat_move(b, strat_point(a, top[t]), 1, m, points + n * b->dims) &&
                 strat_find(a, points + n * b->dims) == STRAT_NONE)
                 n++;
-    }
-    free(used);
-    int rc = set_candidates(s, points, n, LOCAL_STEPS * moves + 64);
+    int rc = set_candidates(s, points, n);
     free(points);
     return rc;
 }
@@ -519,7 +554,7 @@ static int refit(bo_state *s)
                             (unsigned long long)b->count);
         for (uint64_t i = 0; i < b->count; i++)
             b->space->point(b->context, i, all + i * dims);
-        rc = set_candidates(s, all, b->count, 0);
+        rc = set_candidates(s, all, b->count);
         free(all);
         if (rc)
             return rc;
@@ -605,105 +640,169 @@ static uint64_t candidate_index(const bo_state *s, size_t j)
     return b->count ? b->space->index_of(b->context, s->gp.c + j * b->dims) : TFORGE_NO_INDEX;
 }
 
-static double point_score(bo_state *s, const tforge_level *point)
-{
-    const strat_base *b = &s->base;
-    double mean, var;
-    tforge_gp_predict(&s->gp, point, &mean, &var);
-    uint64_t index = s->log_prior ? b->space->index_of(b->context, point) : TFORGE_NO_INDEX;
-    return score(s, mean, var, point, index);
-}
-
-/* A hill climb from `out`, whose log acquisition is best_v, over unseen valid neighbours, up to
- * LOCAL_STEPS steps; returns the log acquisition reached. */
-static double climb(bo_state *s, tforge_level *out, double best_v)
+/* Appends the unseen valid neighbours of `from` (one level up or down in an ordinal dimension,
+ * another level of a categorical one) to s->nb from position m; with `relevant`, only those in
+ * dimensions whose lengthscale is at most neighbour_ls. Returns the new count. */
+static uint32_t gather(bo_state *s, const tforge_level *from, int relevant, uint32_t m)
 {
     strat_base *b = &s->base;
     uint32_t moves = strat_move_count(b, 1);
-    for (int step = 0; step < LOCAL_STEPS; step++) {
-        int moved = 0;
-        for (uint32_t m = 0; m < moves; m++) {
-            if (!strat_move(b, out, 1, m, s->nb) || strat_find(&b->archive, s->nb) != STRAT_NONE)
-                continue;
-            double v = point_score(s, s->nb);
-            if (v > best_v) {
-                best_v = v;
-                memcpy(s->best_nb, s->nb, b->dims * sizeof *s->nb);
-                moved = 1;
-            }
-        }
-        if (!moved)
-            break;
-        memcpy(out, s->best_nb, b->dims * sizeof *out);
-    }
-    return best_v;
-}
-
-/* The best point measured so far and, into `out`, its unseen valid neighbour (one level up or
- * down in one ordinal dimension, another level of a categorical one) with the highest
- * acquisition, among the dimensions whose lengthscale is at most neighbour_ls; returns that
- * acquisition, -inf when there is none. */
-static double best_neighbour(bo_state *s, tforge_level *out)
-{
-    strat_base *b = &s->base;
-    const strat_archive *a = &b->archive;
-    uint32_t best = STRAT_NONE, moves = strat_move_count(b, 1);
-    for (uint32_t i = 0; i < s->n_ok; i++)
-        if (best == STRAT_NONE || a->values[s->ok[i]] < a->values[best])
-            best = s->ok[i];
-    double best_v = -INFINITY;
-    for (uint32_t m = 0; best != STRAT_NONE && m < moves; m++) {
-        if (!strat_move(b, strat_point(a, best), 1, m, s->nb) ||
-            strat_find(a, s->nb) != STRAT_NONE)
+    for (uint32_t i = 0; i < moves; i++) {
+        tforge_level *p = s->nb + (size_t)m * b->dims;
+        if (!strat_move(b, from, 1, i, p) || strat_find(&b->archive, p) != STRAT_NONE)
             continue;
         uint32_t d = 0;
-        while (s->nb[d] == strat_point(a, best)[d])
+        while (p[d] == from[d])
             d++;
-        if (s->kernel.ls[d] > s->neighbour_ls)
-            continue;
-        double v = point_score(s, s->nb);
-        if (v > best_v) {
-            best_v = v;
-            memcpy(out, s->nb, b->dims * sizeof *out);
-        }
+        m += !relevant || s->kernel.ls[d] <= s->neighbour_ls;
     }
-    return best_v;
+    return m;
 }
 
-/* The best candidate never seen into `out`; in a pooled space, then improved by a hill climb
- * over unseen neighbours; then replaced by the best point's best neighbour (see above) when
- * that one's log acquisition is within `neighbour` of it. 0 when every candidate has been
- * seen. */
+/* The gathered points are predicted together: one triangular solve of many columns reads the
+ * Cholesky factor once (8 MB at n = 1000) where a solve per point reads it each time; at
+ * n = 500-1000 a column then costs a quarter to a third as much at 24 columns, a fifth to a
+ * quarter at 100. */
+static void predict_gathered(bo_state *s, uint32_t m)
+{
+    tforge_gp_predict_many(&s->gp, s->nb, m, s->nb_mean, s->nb_var);
+}
+
+/* The gathered point in [first, last) with the highest log acquisition, into *best_v; its
+ * position, or UINT32_MAX (and -inf) when there is none. */
+static uint32_t best_gathered(const bo_state *s, uint32_t first, uint32_t last, double *best_v)
+{
+    const strat_base *b = &s->base;
+    uint32_t best = UINT32_MAX;
+    *best_v = -INFINITY;
+    for (uint32_t j = first; j < last; j++) {
+        const tforge_level *p = s->nb + (size_t)j * b->dims;
+        uint64_t index = s->log_prior ? b->space->index_of(b->context, p) : TFORGE_NO_INDEX;
+        double v = score(s, s->nb_mean[j], s->nb_var[j], p, index);
+        if (v > *best_v) {
+            best = j;
+            *best_v = v;
+        }
+    }
+    return best;
+}
+
+/* 1 when a climb of this choice went through `point` already, else 0 and it is added. */
+static int on_path(bo_state *s, const tforge_level *point)
+{
+    size_t size = s->base.dims * sizeof *point;
+    for (uint32_t i = 0; i < s->n_path; i++)
+        if (!memcmp(s->path + (size_t)i * s->base.dims, point, size))
+            return 1;
+    memcpy(s->path + (size_t)s->n_path++ * s->base.dims, point, size);
+    return 0;
+}
+
+/* Hill climbs over unseen valid neighbours, up to LOCAL_STEPS steps, from the pool's best
+ * candidates (top[0..n_top), their log acquisitions top_v) and from the best points measured
+ * (seen, so their first step is to their best unseen neighbour), whose surroundings the pool
+ * holds only as they were at the last refit. The climbs step together, all their neighbours
+ * predicted at once. A climb that meets another's path stops: from there on it would take the
+ * same steps (a step depends only on the point) to the same end. The best point reached goes
+ * into `out` when its log acquisition beats *best_v; 1 then. */
+static int local_search(bo_state *s, const size_t *top, const double *top_v, uint32_t n_top,
+                        tforge_level *out, double *best_v)
+{
+    strat_base *b = &s->base;
+    size_t size = b->dims * sizeof *out;
+    uint32_t ids[LEADERS], n_leaders = leaders(s, LEADERS, ids), n = 0, first[CLIMBS + 1];
+    tforge_level *at = s->at; /* where each climb is */
+    double v[CLIMBS];
+    int moving[CLIMBS], any = 1, found = 0;
+    s->n_path = 0;
+    for (uint32_t i = 0; i < n_top + n_leaders; i++) {
+        const tforge_level *from = i < n_top ? s->gp.c + top[i] * b->dims
+                                             : strat_point(&b->archive, ids[i - n_top]);
+        if (i < n_top && on_path(s, from))
+            continue;
+        memcpy(at + (size_t)n * b->dims, from, size);
+        v[n] = i < n_top ? top_v[i] : -INFINITY;
+        moving[n++] = 1;
+    }
+    for (int step = 0; step < LOCAL_STEPS && any; step++) {
+        uint32_t m = 0;
+        for (uint32_t c = 0; c < n; c++) {
+            first[c] = m;
+            if (moving[c])
+                m = gather(s, at + (size_t)c * b->dims, 0, m);
+        }
+        first[n] = m;
+        predict_gathered(s, m);
+        any = 0;
+        for (uint32_t c = 0; c < n; c++) {
+            double up;
+            uint32_t j = moving[c] ? best_gathered(s, first[c], first[c + 1], &up) : UINT32_MAX;
+            if (j == UINT32_MAX || !(up > v[c])) {
+                moving[c] = 0;
+                continue;
+            }
+            v[c] = up;
+            memcpy(at + (size_t)c * b->dims, s->nb + (size_t)j * b->dims, size);
+            moving[c] = !on_path(s, at + (size_t)c * b->dims);
+            any |= moving[c];
+        }
+    }
+    for (uint32_t c = 0; c < n; c++)
+        if (v[c] > *best_v) {
+            *best_v = v[c];
+            memcpy(out, at + (size_t)c * b->dims, size);
+            found = 1;
+        }
+    return found;
+}
+
+/* The best candidate never seen into `out`; in a pooled space, then the best of the local
+ * searches (see above); then replaced by the best point's best neighbour in a relevant dimension
+ * when that one's log acquisition is within `neighbour` of it. 0 when nothing is left unseen. */
 static int choose(bo_state *s, tforge_level *out)
 {
     strat_base *b = &s->base;
     const tforge_gp *gp = &s->gp;
-    size_t best;
-    double best_v = -INFINITY;
-    for (;;) {
-        best = SIZE_MAX;
-        best_v = -INFINITY;
-        for (size_t j = 0; j < gp->nc; j++) {
-            if (s->seen[j])
-                continue;
-            double v = score(s, gp->mean[j], gp->var[j], gp->c + j * b->dims,
-                             s->log_prior ? candidate_index(s, j) : TFORGE_NO_INDEX);
-            if (best == SIZE_MAX || v > best_v) {
-                best = j;
-                best_v = v;
-            }
+    uint32_t want = s->pooled ? POOL_STARTS : 1, n_top = 0;
+    size_t top[POOL_STARTS];
+    double top_v[POOL_STARTS];
+    /* The `want` best candidates unseen, best first (the first among equals). */
+    for (size_t j = 0; j < gp->nc; j++) {
+        if (s->seen[j])
+            continue;
+        double v = score(s, gp->mean[j], gp->var[j], gp->c + j * b->dims,
+                         s->log_prior ? candidate_index(s, j) : TFORGE_NO_INDEX);
+        if (n_top == want && v <= top_v[n_top - 1])
+            continue;
+        if (strat_find(&b->archive, gp->c + j * b->dims) != STRAT_NONE) {
+            s->seen[j] = 1; /* proposed since the candidates were set */
+            continue;
         }
-        if (best == SIZE_MAX)
-            return 0;
-        if (strat_find(&b->archive, gp->c + best * b->dims) == STRAT_NONE)
-            break;
-        s->seen[best] = 1;
+        uint32_t i = n_top < want ? n_top++ : n_top - 1;
+        for (; i > 0 && top_v[i - 1] < v; i--) {
+            top[i] = top[i - 1];
+            top_v[i] = top_v[i - 1];
+        }
+        top[i] = j;
+        top_v[i] = v;
     }
-    memcpy(out, gp->c + best * b->dims, b->dims * sizeof *out);
+    double best_v = n_top ? top_v[0] : -INFINITY;
+    if (n_top)
+        memcpy(out, gp->c + top[0] * b->dims, b->dims * sizeof *out);
+    int found = n_top > 0;
     if (s->pooled)
-        best_v = climb(s, out, best_v);
-    if (s->neighbour > 0 && best_neighbour(s, s->best_nb) >= best_v - s->neighbour)
-        memcpy(out, s->best_nb, b->dims * sizeof *out);
+        found |= local_search(s, top, top_v, n_top, out, &best_v);
+    if (!found)
+        return 0;
+    uint32_t best;
+    if (s->neighbour > 0 && leaders(s, 1, &best)) {
+        uint32_t m = gather(s, strat_point(&b->archive, best), 1, 0);
+        predict_gathered(s, m);
+        double v;
+        uint32_t j = best_gathered(s, 0, m, &v);
+        if (j != UINT32_MAX && v >= best_v - s->neighbour)
+            memcpy(out, s->nb + (size_t)j * b->dims, b->dims * sizeof *out);
+    }
     return 1;
 }
 
@@ -808,7 +907,10 @@ static int bo_set_prior(void *state, const double *log_weight, uint64_t n)
 {
     bo_state *s = state;
     const strat_base *b = &s->base;
-    if (!b->count || n != b->count || !log_weight)
+    if (!b->count)
+        return bo_error(s, TFORGE_PLUGIN_EINPUT, "a prior needs one log weight per point, and "
+                        "this space has too many points to enumerate: bo goes on without one");
+    if (n != b->count || !log_weight)
         return bo_error(s, TFORGE_PLUGIN_EINPUT, "a prior needs one log weight per enumerated "
                         "point (%llu), got %llu", (unsigned long long)b->count,
                         (unsigned long long)n);

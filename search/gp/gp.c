@@ -267,7 +267,7 @@ void tforge_gp_dispose(tforge_gp *gp)
     free(gp->v);
     free(gp->mean);
     free(gp->var);
-    free(gp->kc);
+    free(gp->pv);
     free(gp->kx);
     free(gp->mark_mean);
     free(gp->mark_var);
@@ -301,38 +301,48 @@ static int grow_rows(tforge_gp *gp, uint32_t need)
     if (!(p = realloc(gp->kx, cap * sizeof *gp->kx)))
         return TFORGE_PLUGIN_ENOMEM;
     gp->kx = p;
-    if (gp->cap_c && !(p = realloc(gp->v, (size_t)cap * gp->cap_c * sizeof *gp->v)))
+    if (gp->nc && !(p = realloc(gp->v, (size_t)cap * gp->nc * sizeof *gp->v)))
         return TFORGE_PLUGIN_ENOMEM;
-    if (gp->cap_c)
+    if (gp->nc)
         gp->v = p;
+    if (gp->cap_p && !(p = realloc(gp->pv, (size_t)cap * gp->cap_p * sizeof *gp->pv)))
+        return TFORGE_PLUGIN_ENOMEM;
+    if (gp->cap_p)
+        gp->pv = p;
     gp->cap = cap;
     return 0;
 }
 
-/* Computes the columns of L^-1 K(X, C) and the posterior of candidates from..nc-1. */
-static void candidates_from(tforge_gp *gp, size_t from)
+/* The posterior of `m` points: v (n rows, leading dimension ld) receives L^-1 K(X, points),
+ * mean and var their posterior means and latent variances. */
+static void posterior(const tforge_gp *gp, const tforge_level *points, size_t m, double *v,
+                      size_t ld, double *mean, double *var)
 {
-    size_t w = gp->nc - from, ld = gp->cap_c;
-    if (w == 0)
+    if (m == 0)
         return;
     for (uint32_t i = 0; i < gp->n; i++)
-        tforge_gp_kernel_row(gp->k, gp->x + (size_t)i * gp->dims, gp->c + from * gp->dims, w,
-                             gp->sf2, gp->v + i * ld + from);
+        tforge_gp_kernel_row(gp->k, gp->x + (size_t)i * gp->dims, points, m, gp->sf2, v + i * ld);
     if (gp->n) {
         cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, (int)gp->n,
-                    (int)w, 1.0, gp->chol, (int)gp->cap, gp->v + from, (int)ld);
-        cblas_dgemv(CblasRowMajor, CblasTrans, (int)gp->n, (int)w, 1.0, gp->v + from, (int)ld,
-                    gp->beta, 1, 0.0, gp->mean + from, 1);
+                    (int)m, 1.0, gp->chol, (int)gp->cap, v, (int)ld);
+        cblas_dgemv(CblasRowMajor, CblasTrans, (int)gp->n, (int)m, 1.0, v, (int)ld, gp->beta, 1,
+                    0.0, mean, 1);
     } else {
-        memset(gp->mean + from, 0, w * sizeof *gp->mean);
+        memset(mean, 0, m * sizeof *mean);
     }
-    for (size_t j = from; j < gp->nc; j++)
-        gp->var[j] = gp->sf2;
+    for (size_t j = 0; j < m; j++)
+        var[j] = gp->sf2;
     for (uint32_t i = 0; i < gp->n; i++) {
-        const double *row = gp->v + i * ld;
-        for (size_t j = from; j < gp->nc; j++)
-            gp->var[j] -= row[j] * row[j];
+        const double *row = v + i * ld;
+        for (size_t j = 0; j < m; j++)
+            var[j] -= row[j] * row[j];
     }
+}
+
+/* Computes L^-1 K(X, C) and the candidates' posterior. */
+static void candidates(tforge_gp *gp)
+{
+    posterior(gp, gp->c, gp->nc, gp->v, gp->nc, gp->mean, gp->var);
 }
 
 int tforge_gp_reset(tforge_gp *gp, double sf2, double noise, const tforge_level *x,
@@ -368,7 +378,7 @@ int tforge_gp_reset(tforge_gp *gp, double sf2, double noise, const tforge_level 
         cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, gp->chol,
                     (int)gp->cap, gp->beta, 1);
     }
-    candidates_from(gp, 0);
+    candidates(gp);
     return 0;
 }
 
@@ -393,11 +403,11 @@ int tforge_gp_append(tforge_gp *gp, const tforge_level *x, double z)
     memcpy(gp->x + (size_t)n * gp->dims, x, gp->dims * sizeof *x);
     gp->z[n] = z;
     if (gp->nc) {
-        double *row = gp->v + (size_t)n * gp->cap_c;
+        double *row = gp->v + (size_t)n * gp->nc;
         tforge_gp_kernel_row(gp->k, x, gp->c, gp->nc, gp->sf2, row);
         if (n)
             cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, (int)gp->nc, -1.0, gp->v,
-                        (int)gp->cap_c, l, 1, 1.0, row, 1);
+                        (int)gp->nc, l, 1, 1.0, row, 1);
         double b = gp->beta[n];
         for (size_t j = 0; j < gp->nc; j++) {
             row[j] /= lnn;
@@ -409,44 +419,44 @@ int tforge_gp_append(tforge_gp *gp, const tforge_level *x, double z)
     return 0;
 }
 
-int tforge_gp_set_candidates(tforge_gp *gp, const tforge_level *points, size_t n, size_t extra)
+int tforge_gp_set_candidates(tforge_gp *gp, const tforge_level *points, size_t n)
 {
-    size_t cap_c = n + extra;
+    size_t cap = n ? n : 1;
     void *p;
     free(gp->v);
     gp->v = NULL;
-    gp->nc = gp->cap_c = 0;
-    if (!(p = realloc(gp->c, (cap_c ? cap_c : 1) * gp->dims * sizeof *gp->c)))
+    gp->nc = 0;
+    if (!(p = realloc(gp->c, cap * gp->dims * sizeof *gp->c)))
         return TFORGE_PLUGIN_ENOMEM;
     gp->c = p;
-    double **arrays[] = {&gp->mean, &gp->var, &gp->kc, &gp->mark_mean, &gp->mark_var};
+    double **arrays[] = {&gp->mean, &gp->var, &gp->mark_mean, &gp->mark_var};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) {
-        if (!(p = realloc(*arrays[i], (cap_c ? cap_c : 1) * sizeof(double))))
+        if (!(p = realloc(*arrays[i], cap * sizeof(double))))
             return TFORGE_PLUGIN_ENOMEM;
         *arrays[i] = p;
     }
-    if (!(gp->v = malloc((size_t)(gp->cap ? gp->cap : 1) * (cap_c ? cap_c : 1) * sizeof *gp->v)))
+    if (!(gp->v = malloc((size_t)(gp->cap ? gp->cap : 1) * cap * sizeof *gp->v)))
         return TFORGE_PLUGIN_ENOMEM;
-    gp->cap_c = cap_c;
     gp->nc = n;
     memcpy(gp->c, points, n * gp->dims * sizeof *points);
-    candidates_from(gp, 0);
+    candidates(gp);
     return 0;
 }
 
-size_t tforge_gp_candidate_room(const tforge_gp *gp)
+int tforge_gp_reserve_predictions(tforge_gp *gp, size_t m)
 {
-    return gp->cap_c - gp->nc;
+    void *p = realloc(gp->pv, (size_t)(gp->cap ? gp->cap : 1) * (m ? m : 1) * sizeof *gp->pv);
+    if (!p)
+        return TFORGE_PLUGIN_ENOMEM;
+    gp->pv = p;
+    gp->cap_p = m;
+    return 0;
 }
 
-int tforge_gp_add_candidate(tforge_gp *gp, const tforge_level *point)
+void tforge_gp_predict_many(tforge_gp *gp, const tforge_level *points, size_t m, double *mean,
+                            double *var)
 {
-    if (gp->nc >= gp->cap_c)
-        return TFORGE_PLUGIN_EINPUT;
-    memcpy(gp->c + gp->nc * gp->dims, point, gp->dims * sizeof *point);
-    gp->nc++;
-    candidates_from(gp, gp->nc - 1);
-    return 0;
+    posterior(gp, points, m, gp->pv, m, mean, var);
 }
 
 void tforge_gp_predict(tforge_gp *gp, const tforge_level *point, double *mean, double *var)
@@ -467,7 +477,6 @@ void tforge_gp_predict(tforge_gp *gp, const tforge_level *point, double *mean, d
 void tforge_gp_mark(tforge_gp *gp)
 {
     gp->mark_n = gp->n;
-    gp->mark_nc = gp->nc;
     if (gp->nc) {
         memcpy(gp->mark_mean, gp->mean, gp->nc * sizeof *gp->mean);
         memcpy(gp->mark_var, gp->var, gp->nc * sizeof *gp->var);
@@ -477,9 +486,8 @@ void tforge_gp_mark(tforge_gp *gp)
 void tforge_gp_rollback(tforge_gp *gp)
 {
     gp->n = gp->mark_n;
-    if (gp->mark_nc) {
-        memcpy(gp->mean, gp->mark_mean, gp->mark_nc * sizeof *gp->mean);
-        memcpy(gp->var, gp->mark_var, gp->mark_nc * sizeof *gp->var);
+    if (gp->nc) {
+        memcpy(gp->mean, gp->mark_mean, gp->nc * sizeof *gp->mean);
+        memcpy(gp->var, gp->mark_var, gp->nc * sizeof *gp->var);
     }
-    candidates_from(gp, gp->mark_nc); /* those added since the mark */
 }

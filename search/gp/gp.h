@@ -116,14 +116,14 @@ typedef struct tforge_gp {
     double *z;         /* cap */
     double *chol;      /* cap x cap, row-major lower triangle */
     double *beta;      /* L^-1 z, cap */
-    size_t nc, cap_c;  /* candidates, and columns allocated (the leading dimension of v) */
-    tforge_level *c;   /* cap_c x dims */
-    double *v;         /* L^-1 K(X, C): cap x cap_c, row-major */
+    size_t nc;         /* candidates */
+    tforge_level *c;   /* nc x dims */
+    double *v;         /* L^-1 K(X, C): cap x nc, row-major */
     double *mean, *var; /* per candidate */
-    double *kc;        /* scratch: cap_c */
     double *kx;        /* scratch: cap */
+    size_t cap_p;      /* points tforge_gp_predict_many takes at once */
+    double *pv;        /* its scratch: cap x cap_p */
     uint32_t mark_n;
-    size_t mark_nc;
     double *mark_mean, *mark_var;
 } tforge_gp;
 
@@ -137,13 +137,17 @@ int tforge_gp_reset(tforge_gp *gp, double sf2, double noise, const tforge_level 
                     const double *z, uint32_t n);
 /* Appends one row by a bordered Cholesky step: O(n^2 + n * candidates). */
 int tforge_gp_append(tforge_gp *gp, const tforge_level *x, double z);
-/* Replaces the candidates by `n` points, `extra` more columns reserved for later adds. */
-int tforge_gp_set_candidates(tforge_gp *gp, const tforge_level *points, size_t n, size_t extra);
-/* Appends one candidate (the reserve must not be used up: see tforge_gp_candidate_room). */
-int tforge_gp_add_candidate(tforge_gp *gp, const tforge_level *point);
-size_t tforge_gp_candidate_room(const tforge_gp *gp);
+/* Replaces the candidates by `n` points. */
+int tforge_gp_set_candidates(tforge_gp *gp, const tforge_level *points, size_t n);
 /* Posterior mean and latent variance at any point. */
 void tforge_gp_predict(tforge_gp *gp, const tforge_level *point, double *mean, double *var);
+/* Makes room for tforge_gp_predict_many of up to `m` points (kept as rows are added). 0 or
+ * TFORGE_PLUGIN_ENOMEM. */
+int tforge_gp_reserve_predictions(tforge_gp *gp, size_t m);
+/* The posterior of `m` points (m at most the reserve), solved together: one triangular solve
+ * of m columns (BLAS 3) instead of m of one column, 3-5 times faster at m = 24-100. */
+void tforge_gp_predict_many(tforge_gp *gp, const tforge_level *points, size_t m, double *mean,
+                            double *var);
 void tforge_gp_mark(tforge_gp *gp);
 void tforge_gp_rollback(tforge_gp *gp);
 
