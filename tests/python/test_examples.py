@@ -13,9 +13,9 @@ NAMES = sorted(d for d in os.listdir(EXAMPLES) if os.path.isfile(os.path.join(EX
                                                                              "task.json")))
 
 
-def test_all_eight_examples_are_there():
-    assert NAMES == ["attention", "conv2d", "layer_norm", "matmul", "rms_norm", "rope",
-                     "softmax", "vector_add"]
+def test_all_nine_examples_are_there():
+    assert NAMES == ["attention", "attention_causal", "conv2d", "layer_norm", "matmul",
+                     "rms_norm", "rope", "softmax", "vector_add"]
 
 
 @pytest.mark.parametrize("name", NAMES)
