@@ -57,8 +57,9 @@ iteration's tiles start at k along K) or `range(tl.cdiv(K, BK))` (at k * BK), ra
 `acc = tl.zeros((BM, BN), ...)` before it and assigned nowhere else in the loop. Each operand
 is a tl.load in the loop of a pointer tile `P = base + rows[:, None] * stride_r + cols[None, :] *
 stride_c` (terms in any order; a missing stride is 1) made at the top level before the loop and
-advanced once after the load, `P += BK * stride` along K, P assigned nowhere else. The offsets
-are top-level `offs = X * B + tl.arange(0, B)` (start X * B, its names assigned once) or
+advanced once after the load, `P += BK * stride` along K, P assigned nowhere else; base and
+strides are parameters the body never rebinds (so are M, N, K): their launched values are the
+matrices' addresses and layouts. The offsets are top-level `offs = X * B + tl.arange(0, B)` (start X * B, its names assigned once) or
 `tl.arange(0, B)` (start 0; K's), maybe `% size` for A's rows and B's columns; A is BM x BK, B
 BK x BN. A load's mask is None (and no `other`) or made only of bounds, `rows[:, None] < M` and
 `cols[None, :] < K - <k's start>` joined by &, with `other` 0. The one tl.store is at the top
@@ -927,7 +928,7 @@ class _Kernel:
                 terms.append(x)
         flat(e)
         bases = [t for t in terms if isinstance(t, ast.Name) and t.id in self.names and
-                 t.id not in self.constexprs]
+                 t.id not in self.constexprs and t.id not in self.assigns]
         if len(terms) != 3 or len(bases) != 1:
             return None
         axes = {}
@@ -939,7 +940,8 @@ class _Kernel:
             strides = [x for x in factors if x not in tiles]
             if len(tiles) != 1 or len(strides) > 1 or \
                     (strides and not (isinstance(strides[0], ast.Name) and
-                                      strides[0].id in self.names)):
+                                      strides[0].id in self.names and
+                                      strides[0].id not in self.assigns)):
                 return None
             axis, name = _axis(tiles[0])
             axes[axis] = (name, strides[0].id if strides else "1")
@@ -992,7 +994,8 @@ class _Kernel:
         """The one size the texts name (a scalar parameter), or None when none or several."""
         found = {t for t in texts if t is not None}
         size = found.pop() if len(found) == 1 else None
-        return size if size in self.names and size not in self.constexprs else None
+        return size if size in self.names and size not in self.constexprs and \
+            size not in self.assigns else None
 
     def _k_loop(self, loop, block_k):
         """(K, var, offset) for `for k in range(0, K, BK)` (offset k) or `range(tl.cdiv(K, BK))`
@@ -1018,7 +1021,8 @@ class _Kernel:
             size, offset = cdiv.args[0], f"{var} * {block_k}"
         else:
             return None
-        if not (isinstance(size, ast.Name) and size.id in self.names) or var in self.assigns:
+        if not (isinstance(size, ast.Name) and size.id in self.names) or var in self.assigns or \
+                size.id in self.assigns:
             return None
         return size.id, var, offset
 

@@ -1,0 +1,221 @@
+/* TMA tensor descriptors for the tutorial-03 GEMM (the analysis' gemm record): A, B and C get a
+ * device-side descriptor each, `tl.make_tensor_descriptor(base, shape, strides, block_shape)`
+ * made where the kernel made its pointer tile, the loads in the K loop become descriptor loads
+ * at the tile's first row and column (the advances have nothing left to move: `pass`), and the
+ * store a descriptor store. Out-of-bounds rows and columns read as zero and are not written, as
+ * the bounds masks did; the descriptors live in global scratch memory that Triton asks an
+ * allocator for at each launch, and TMA needs 16-byte aligned bases and row strides and a unit
+ * last stride, which the kernel cannot check. So the kernel gets a decorator, defined beside it,
+ * whose pre-run hook refuses a launch that breaks them (a clear error before the launch: never
+ * a fault or a wrong tile) and sets the allocator in the launching thread (Triton keeps it in a
+ * context variable). One boolean, `tma`: false leaves the kernel unchanged. */
+#include <tforge/sdk/transform.h>
+
+typedef struct descriptors_state {
+    const tforge_transform_args *args;
+    tforge_transform_param param;
+    char names[3][64]; /* the descriptors of A, B, C */
+    char hook[128];    /* the decorator's name */
+    xf_edits edits;
+    char description[256];
+} descriptors_state;
+
+static int is_param(const tforge_ir_kernel *k, const char *name)
+{
+    for (size_t i = 0; i < k->n_params; i++)
+        if (strcmp(k->params[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* `a_desc` for base `a_ptr` (`<base>_desc` otherwise), `_tma` added while it names a parameter. */
+static void descriptor_name(char *out, size_t size, const tforge_ir_kernel *k, const char *base)
+{
+    size_t n = strlen(base);
+    if (n > 4 && strcmp(base + n - 4, "_ptr") == 0)
+        n -= 4;
+    snprintf(out, size, "%.*s_desc", (int)n, base);
+    while (is_param(k, out) && strlen(out) + 5 < size)
+        strcat(out, "_tma");
+}
+
+static const tforge_ir_statement *jit_decorator(const tforge_ir_kernel *k)
+{
+    for (size_t i = 0; i < k->n_decorators; i++)
+        if (k->decorators[i].kind && strcmp(k->decorators[i].kind, "jit") == 0)
+            return &k->decorators[i];
+    return NULL;
+}
+
+static int descriptors_create(void **state, const tforge_transform_args *args)
+{
+    const tforge_ir_kernel *k = args->kernel;
+    const tforge_ir_gemm *g = k->gemm;
+    if (!g || !jit_decorator(k))
+        return TFORGE_TRANSFORM_NOT_APPLICABLE;
+    descriptors_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return TFORGE_PLUGIN_ENOMEM;
+    s->args = args;
+    s->param = (tforge_transform_param){"tma", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE, 0,
+                                        NULL, 0, NULL};
+    const tforge_ir_gemm_matrix *m[3] = {&g->a, &g->b, &g->c};
+    for (int i = 0; i < 3; i++)
+        descriptor_name(s->names[i], sizeof s->names[i], k, m[i]->base);
+    snprintf(s->hook, sizeof s->hook, "_tforge_tma_%s", k->name);
+    snprintf(s->description, sizeof s->description,
+             "TMA descriptors for the GEMM %s = %s @ %s (loop at line %d, store at line %d)",
+             g->c.base, g->a.base, g->b.base, g->loop.line, g->c.access.line);
+    *state = s;
+    return 0;
+}
+
+static const char *descriptors_describe(void *state)
+{
+    return ((descriptors_state *)state)->description;
+}
+
+static uint32_t descriptors_n_params(void *state)
+{
+    (void)state;
+    return 1;
+}
+
+static const tforge_transform_param *descriptors_param(void *state, uint32_t index)
+{
+    return index == 0 ? &((descriptors_state *)state)->param : NULL;
+}
+
+static uint32_t line_start(const char *source, uint32_t at)
+{
+    while (at > 0 && source[at - 1] != '\n')
+        at--;
+    return at;
+}
+
+/* `tl.make_tensor_descriptor(base, shape=[rows, cols], strides=[...], block_shape=[...])` */
+static int make_descriptor(char *out, size_t size, const char *tl, const tforge_ir_gemm_matrix *m,
+                           const char *rows, const char *cols, const char *block_rows,
+                           const char *block_cols)
+{
+    int n = snprintf(out, size,
+                     "%s.make_tensor_descriptor(%s, shape=[%s, %s], strides=[%s, %s], "
+                     "block_shape=[%s, %s])",
+                     tl, m->base, rows, cols, m->stride_row, m->stride_col, block_rows,
+                     block_cols);
+    return n < 0 || (size_t)n >= size ? TFORGE_PLUGIN_ERROR : 0;
+}
+
+/* The check of one matrix in the hook: its name, base, row stride and last stride. */
+static int hook_row(xf_edits *e, uint32_t at, const char *indent, const tforge_ir_gemm_matrix *m)
+{
+    char row[96], col[96];
+    snprintf(row, sizeof row, strcmp(m->stride_row, "1") ? "bound[\"%s\"]" : "%s", m->stride_row);
+    snprintf(col, sizeof col, strcmp(m->stride_col, "1") ? "bound[\"%s\"]" : "%s", m->stride_col);
+    return xf_edit(e, at, at, "%s                (\"%s\", bound[\"%s\"], %s, %s),\n", indent,
+                   m->base, m->base, row, col);
+}
+
+/* The decorator's definition, at the kernel's own indentation, before its first decorator. */
+static int add_hook(descriptors_state *s)
+{
+    const tforge_ir_kernel *k = s->args->kernel;
+    const tforge_ir_gemm *g = k->gemm;
+    const char *src = s->args->source;
+    uint32_t at = line_start(src, k->decorators[0].span.start);
+    char in[64];
+    xf_indent(in, sizeof in, src, at);
+    int rc = xf_edit(
+        &s->edits, at, at,
+        "%sdef %s(kernel):\n"
+        "%s    \"\"\"tforge descriptors: the kernel makes TMA descriptors on the device. They live\n"
+        "%s    in global scratch memory that Triton asks an allocator for at each launch, and TMA\n"
+        "%s    needs 16-byte aligned bases and row strides and a unit last stride, which the\n"
+        "%s    kernel cannot check: a launch that breaks them is refused before it runs.\"\"\"\n"
+        "%s    import torch\n"
+        "%s    import triton\n\n"
+        "%s    def scratch(size, alignment, stream):\n"
+        "%s        return torch.empty(size, device=\"cuda\", dtype=torch.int8)\n\n"
+        "%s    def before_launch(*args, **kwargs):\n"
+        "%s        bound = dict(zip(kernel.arg_names, args), **kwargs)\n"
+        "%s        for name, x, row, last in (\n",
+        in, s->hook, in, in, in, in, in, in, in, in, in, in, in);
+    const tforge_ir_gemm_matrix *m[3] = {&g->a, &g->b, &g->c};
+    for (int i = 0; i < 3 && !rc; i++)
+        rc = hook_row(&s->edits, at, in, m[i]);
+    if (!rc)
+        rc = xf_edit(
+            &s->edits, at, at,
+            "%s        ):\n"
+            "%s            if x.data_ptr() %% 16 or row * x.element_size() %% 16 or last != 1:\n"
+            "%s                raise ValueError(f\"TMA needs {name} 16-byte aligned, its row stride \"\n"
+            "%s                                 f\"({row} x {x.element_size()} bytes) too and its \"\n"
+            "%s                                 f\"last stride 1 ({last})\")\n"
+            "%s        triton.set_allocator(scratch)\n\n"
+            "%s    kernel.add_pre_run_hook(before_launch)\n"
+            "%s    return kernel\n\n\n",
+            in, in, in, in, in, in, in, in);
+    /* directly above the jit decorator: the hook goes on the JITFunction itself, under any
+     * autotune or heuristics wrapper, so that every launch through them runs it */
+    uint32_t jit = line_start(src, jit_decorator(k)->span.start);
+    return rc ? rc : xf_edit(&s->edits, jit, jit, "%s@%s\n", in, s->hook);
+}
+
+static int descriptors_apply(void *state, const tforge_level *levels,
+                             const tforge_span_edit **edits, uint32_t *n_edits)
+{
+    descriptors_state *s = state;
+    const tforge_ir_kernel *k = s->args->kernel;
+    const tforge_ir_gemm *g = k->gemm;
+    const char *tl = k->language;
+    xf_reset(&s->edits);
+    *edits = NULL;
+    *n_edits = 0;
+    if (!levels[0])
+        return 0;
+    char make[1024];
+    /* A: M x K tiles BLOCK_M x BLOCK_K from (its first row, k's offset); B: K x N from (k's
+     * offset, its first column); C: M x N from (first row, first column) */
+    const struct {
+        const tforge_ir_gemm_matrix *m;
+        const char *rows, *cols, *block_rows, *block_cols, *row_at, *col_at;
+    } mats[3] = {{&g->a, g->m, g->k, g->block_m, g->block_k, g->a.row_start, g->k_offset},
+                 {&g->b, g->k, g->n, g->block_k, g->block_n, g->k_offset, g->b.col_start},
+                 {&g->c, g->m, g->n, g->block_m, g->block_n, g->c.row_start, g->c.col_start}};
+    int rc = add_hook(s);
+    for (int i = 0; i < 3 && !rc; i++) {
+        const tforge_ir_gemm_matrix *m = mats[i].m;
+        rc = make_descriptor(make, sizeof make, tl, m, mats[i].rows, mats[i].cols,
+                             mats[i].block_rows, mats[i].block_cols);
+        /* each replacement is one line, so that a rewrite re-indenting the body composes */
+        if (!rc && m->ptrs)
+            rc = xf_edit(&s->edits, m->ptrs_stmt.start, m->ptrs_stmt.end, "%s = %s",
+                         s->names[i], make);
+        const char *desc = m->ptrs ? s->names[i] : make;
+        if (!rc && i < 2)
+            rc = xf_edit(&s->edits, m->access.start, m->access.end, "%s.load([%s, %s])", desc,
+                         mats[i].row_at, mats[i].col_at);
+        if (!rc && i < 2)
+            rc = xf_edit(&s->edits, m->advance.start, m->advance.end, "pass");
+        if (!rc && i == 2)
+            rc = xf_edit(&s->edits, m->access.start, m->access.end, "%s.store([%s, %s], %s)",
+                         desc, mats[i].row_at, mats[i].col_at, m->value);
+    }
+    *edits = s->edits.items;
+    *n_edits = s->edits.n;
+    return rc;
+}
+
+static void descriptors_destroy(void *state)
+{
+    descriptors_state *s = state;
+    xf_free(&s->edits);
+    free(s);
+}
+
+static const tforge_transform_interface descriptors_interface = {
+    sizeof descriptors_interface, descriptors_create, descriptors_describe, descriptors_n_params,
+    descriptors_param,           descriptors_apply,  descriptors_destroy};
+
+XF_PLUGIN("descriptors", "TMA tensor descriptors for a GEMM's loads and store",
+          descriptors_interface);
