@@ -73,7 +73,7 @@ for step in "$@"; do
     for k in $(echo "${step#transforms:}" | tr , ' '); do
       var="TASK_$k"; task=${!var:-experiments/kernels/$k/task.json}
       for mode in none all; do
-        timeout 300 "$t" tune "$task" --backend cuda --transforms "$mode" \
+        timeout 200 "$t" tune "$task" --backend cuda --transforms "$mode" \
           --budget "${BUDGET:-40}" --seed "${SEED:-1}" --out "$out/runs/${k}_$mode" -q --json \
           > "$out/runs/${k}_$mode.json" 2> "$out/runs/${k}_$mode.err"
         line "$out/runs/${k}_$mode.json" tune "$k $mode"
