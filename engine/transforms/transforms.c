@@ -3,6 +3,7 @@
 #include "tforge/error.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,6 +229,90 @@ static int add_param(tforge_space *space, const char *id, const tforge_transform
     return rc;
 }
 
+/* The edits of transform i with every level 0 but param j's at `level`, as owned edits (owner i)
+ * appended to `*all`; 0 or an error. */
+static int single_edits(tforge_owned_edit **all, size_t *n, size_t *cap,
+                        const tforge_transforms *t, size_t i, uint32_t j, tforge_level level)
+{
+    tforge_level levels[256] = {0};
+    if (tforge_transforms_n_params(t, i) > 256)
+        return 0;
+    levels[j] = level;
+    const tforge_span_edit *edits = NULL;
+    uint32_t n_edits = 0;
+    int rc = t->items[i].api->apply(t->items[i].state, levels, &edits, &n_edits);
+    for (uint32_t e = 0; !rc && e < n_edits; e++) {
+        if (*n == *cap) {
+            size_t bigger_cap = *cap ? 2 * *cap : 16;
+            tforge_owned_edit *bigger = realloc(*all, bigger_cap * sizeof *bigger);
+            if (!bigger)
+                return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+            *all = bigger;
+            *cap = bigger_cap;
+        }
+        (*all)[(*n)++] = (tforge_owned_edit){edits[e], i};
+    }
+    return rc;
+}
+
+/* `name == value` in the space's language for a level of param p (p alone for a boolean). */
+static void level_test(char *out, size_t size, const tforge_transform_param *p, tforge_level l)
+{
+    if (p->kind == TFORGE_DIM_BOOLEAN)
+        snprintf(out, size, "%s", p->name);
+    else if (p->kind == TFORGE_DIM_CATEGORICAL)
+        snprintf(out, size, "%s == '%s'", p->name, p->values[l]);
+    else
+        snprintf(out, size, "%s == %s", p->name, p->values[l]);
+}
+
+static uint32_t n_levels(const tforge_transform_param *p)
+{
+    return p->kind == TFORGE_DIM_BOOLEAN ? 2 : p->n_values;
+}
+
+/* Two transforms whose edits overlap at some levels (descriptors replacing a load that eviction
+ * appends a keyword to) would fail every such point: each pair of levels whose edits alone
+ * overlap becomes a constraint, so that the search never proposes them. */
+static int exclude_overlaps(const tforge_transforms *t, tforge_space *space)
+{
+    tforge_owned_edit *all = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    for (size_t a = 0; a < t->n && !rc; a++)
+        for (uint32_t pa = 0; pa < tforge_transforms_n_params(t, a) && !rc; pa++)
+            for (size_t b = a + 1; b < t->n && !rc; b++)
+                for (uint32_t pb = 0; pb < tforge_transforms_n_params(t, b) && !rc; pb++) {
+                    const tforge_transform_param *x = tforge_transforms_param(t, a, pa),
+                                                 *y = tforge_transforms_param(t, b, pb);
+                    for (tforge_level la = 1; la < n_levels(x) && !rc; la++)
+                        for (tforge_level lb = 1; lb < n_levels(y) && !rc; lb++) {
+                            size_t n = 0;
+                            char *text = NULL;
+                            if ((rc = single_edits(&all, &n, &cap, t, a, pa, la)) ||
+                                (rc = single_edits(&all, &n, &cap, t, b, pb, lb)))
+                                break;
+                            const char *ids[2] = {tforge_transforms_id(t, a),
+                                                  tforge_transforms_id(t, b)};
+                            for (size_t e = 0; e < n; e++) /* owners as 0 and 1 for compose */
+                                all[e].owner = all[e].owner == a ? 0 : 1;
+                            if (!tforge_edits_compose(&text, t->source, t->size, all, n, ids)) {
+                                free(text);
+                                continue;
+                            }
+                            tforge_error_clear();
+                            char test_a[160], test_b[160], constraint[400];
+                            level_test(test_a, sizeof test_a, x, la);
+                            level_test(test_b, sizeof test_b, y, lb);
+                            snprintf(constraint, sizeof constraint, "not (%s and %s)", test_a,
+                                     test_b);
+                            rc = tforge_space_add_constraint(space, constraint);
+                        }
+                }
+    free(all);
+    return rc;
+}
+
 int tforge_transforms_add_to_space(const tforge_transforms *t, tforge_space *space)
 {
     for (size_t i = 0; i < tforge_transforms_count(t); i++)
@@ -246,7 +331,7 @@ int tforge_transforms_add_to_space(const tforge_transforms *t, tforge_space *spa
                                             tforge_error_last()->message);
             }
         }
-    return 0;
+    return exclude_overlaps(t, space);
 }
 
 int tforge_transforms_find(const tforge_transforms *t, const char *name, size_t *transform,

@@ -36,8 +36,10 @@ const tforge_transform_param *tforge_transforms_param(const tforge_transforms *t
 size_t tforge_transforms_n_skipped(const tforge_transforms *t);
 const char *tforge_transforms_skipped(const tforge_transforms *t, size_t i);
 
-/* Adds every parameter, then every constraint, to `space` (not built yet). A name the space has
- * already is an error naming the transform. */
+/* Adds every parameter, then every constraint, to `space` (not built yet), and for each pair of
+ * levels of two transforms whose edits alone overlap, the constraint `not (A and B)`: the search
+ * never proposes a point that could not be composed. A name the space has already is an error
+ * naming the transform. */
 int tforge_transforms_add_to_space(const tforge_transforms *t, tforge_space *space);
 
 /* The parameter called `name`: 0 with its transform and index, else TFORGE_ENOTFOUND. */

@@ -116,12 +116,50 @@ static void opens_a_transform_and_makes_its_variant(void **state)
     tforge_registry_free(registry);
 }
 
+/* Levels whose edits overlap (the fixture transform rewrites the iterator pipeline appends to)
+ * become a constraint: such a point is not valid in the space. */
+static void overlapping_levels_are_excluded_from_the_space(void **state)
+{
+    (void)state;
+    tforge_registry *registry = NULL;
+    tforge_ir_file *ir = NULL;
+    tforge_transforms *t = NULL;
+    tforge_space *space = NULL;
+    assert_int_equal(tforge_registry_new(&registry), 0);
+    assert_int_equal(tforge_registry_add_static(registry, &tforge_static_pipeline, "test"), 0);
+    assert_int_equal(tforge_registry_load_file(registry, FIXTURE_TRANSFORM_DIR "/fixture-clobber.so"),
+                     0);
+    assert_int_equal(tforge_ir_parse(&ir, kernel_ir, "k.py"), 0);
+    assert_int_equal(tforge_transforms_open(&t, registry, NULL, &ir->kernels[0], kernel_source,
+                                            strlen(kernel_source), NULL, 0, NULL),
+                     0);
+    assert_int_equal(tforge_transforms_count(t), 2);
+    assert_int_equal(tforge_space_new(&space), 0);
+    assert_int_equal(tforge_transforms_add_to_space(t, space), 0);
+    assert_int_equal(tforge_space_build(space, NULL), 0);
+    tforge_level point[8] = {0};
+    int stages = tforge_space_find(space, "loop0_stages");
+    int clobber = tforge_space_find(space, "clobber");
+    assert_true(stages >= 0 && clobber >= 0);
+    point[clobber] = 1;
+    assert_true(tforge_space_is_valid(space, point)); /* alone, it composes */
+    point[stages] = 2;
+    assert_false(tforge_space_is_valid(space, point)); /* with pipeline's options, never */
+    point[clobber] = 0;
+    assert_true(tforge_space_is_valid(space, point));
+    tforge_space_free(space);
+    tforge_transforms_free(t);
+    tforge_ir_free(ir);
+    tforge_registry_free(registry);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(applies_edits_in_place_order),
         cmocka_unit_test(refuses_overlaps_and_edits_past_the_end),
         cmocka_unit_test(opens_a_transform_and_makes_its_variant),
+        cmocka_unit_test(overlapping_levels_are_excluded_from_the_space),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
