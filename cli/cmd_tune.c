@@ -560,11 +560,14 @@ static double runner_busy(const tforge_loop_outcome *o, size_t first)
     if (o->n_evals <= first + 1)
         return NAN;
     double busy = 0, wall = o->evals[o->n_evals - 1].elapsed_s - o->evals[first].elapsed_s;
+    int runner = 0; /* the compile backend has none */
     for (size_t i = first + 1; i < o->n_evals; i++)
         for (uint32_t k = 0; k < o->evals[i].m.n_metrics; k++)
-            if (strcmp(o->evals[i].m.metrics[k].name, "runner_ms") == 0)
+            if (strcmp(o->evals[i].m.metrics[k].name, "runner_ms") == 0) {
                 busy += o->evals[i].m.metrics[k].value / 1e3;
-    return wall > 0 ? busy / wall : NAN;
+                runner = 1;
+            }
+    return runner && wall > 0 ? busy / wall : NAN;
 }
 
 /* result.json's "transforms": those that apply, the winner's rewrites, each one's worth. */

@@ -16,6 +16,9 @@
 #                    source transform (BUDGET each), then time both winners, the baseline and
 #                    torch's own op interleaved (experiments/transforms/compare.py); TASK_K=path
 #                    tunes another task file under the name K
+#   rewrites:K[,K...] issue 15, two stages: tune K's knobs alone, then the source transforms
+#                    with the knobs pinned to that winner (experiments/transforms/pin.py), both
+#                    BUDGET; then both winners and torch's op timed interleaved
 # Everything goes under OUT_DIR (logs, results as runs.tar.gz); summary.txt is printed last.
 set -u
 out=$1
@@ -50,6 +53,23 @@ else:
           "workers replaced", r["workers_replaced"], f"{r['seconds']:.0f} s")
 EOF
 }
+# torch's own op for an example, as compare.py takes it (nothing when there is none)
+torch_op() {
+  case $1 in
+    matmul) echo "torch=torch.matmul(a, b)" ;;
+    attention) echo "sdpa=F.scaled_dot_product_attention(q, k, v)" ;;
+    attention_causal) echo "sdpa=F.scaled_dot_product_attention(Q, K, V, is_causal=True)" ;;
+    softmax) echo "torch=torch.softmax(x, dim=-1)" ;;
+  esac
+}
+# the winner's rewrites, what each is worth, and the GPU's busy share, from a result document
+winner() {
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); x=r.get('transforms') or {}; \
+print('winner rewrites:', x.get('winner'), '| worth:', ['%s %.3fx' % (w['without'], \
+w['without_ms'] / w['winner_ms']) if 'winner_ms' in w else w['without'] + ' ' + w['status'] \
+for w in x.get('worth', [])], '| GPU busy:', r.get('runner_busy_after_first_batch'))" "$1" \
+    2>&1 | tee -a "$summary"
+}
 for step in "$@"; do
   echo "== $step ($(date +%T))" >> "$summary"
   case $step in
@@ -69,6 +89,25 @@ for step in "$@"; do
         --out "$out/runs/captured_$k" -q --json > "$out/runs/captured_$k.json" 2> "$out/runs/captured_$k.err"
       line "$out/runs/captured_$k.json" tune "captured $k"
     done ;;
+  rewrites:*)
+    for k in $(echo "${step#rewrites:}" | tr , ' '); do
+      var="TASK_$k"; task=${!var:-experiments/kernels/$k/task.json}
+      timeout 200 "$t" tune "$task" --backend cuda --transforms none --budget "${BUDGET:-40}" \
+        --seed "${SEED:-1}" --out "$out/runs/${k}_knobs" -q --json \
+        > "$out/runs/${k}_knobs.json" 2> "$out/runs/${k}_knobs.err"
+      line "$out/runs/${k}_knobs.json" tune "$k knobs"
+      pinned=${task%.json}_pinned.json
+      python3 experiments/transforms/pin.py "$task" "$out/runs/${k}_knobs.json" "$pinned" || continue
+      timeout 200 "$t" tune "$pinned" --backend cuda --transforms all --budget "${BUDGET:-40}" \
+        --seed "${SEED:-1}" --out "$out/runs/${k}_rewrites" -q --json \
+        > "$out/runs/${k}_rewrites.json" 2> "$out/runs/${k}_rewrites.err"
+      line "$out/runs/${k}_rewrites.json" tune "$k rewrites"
+      torch_op=$(torch_op "$k")
+      PYTHONPATH=engine/worker/python timeout 200 python3 experiments/transforms/compare.py \
+        "$task" --run "knobs=$out/runs/${k}_knobs" --run "rewrites=$out/runs/${k}_rewrites" \
+        ${torch_op:+--torch "$torch_op"} 2>&1 | tail -6 | tee -a "$summary"
+      winner "$out/runs/${k}_rewrites.json"
+    done ;;
   transforms:*)
     for k in $(echo "${step#transforms:}" | tr , ' '); do
       var="TASK_$k"; task=${!var:-experiments/kernels/$k/task.json}
@@ -78,20 +117,11 @@ for step in "$@"; do
           > "$out/runs/${k}_$mode.json" 2> "$out/runs/${k}_$mode.err"
         line "$out/runs/${k}_$mode.json" tune "$k $mode"
       done
-      case $k in
-        matmul) torch_op="torch=torch.matmul(a, b)" ;;
-        attention) torch_op="sdpa=F.scaled_dot_product_attention(q, k, v)" ;;
-        attention_causal) torch_op="sdpa=F.scaled_dot_product_attention(Q, K, V, is_causal=True)" ;;
-        softmax) torch_op="torch=torch.softmax(x, dim=-1)" ;;
-        *) torch_op= ;;
-      esac
+      torch_op=$(torch_op "$k")
       PYTHONPATH=engine/worker/python timeout 300 python3 experiments/transforms/compare.py \
         "$task" --run "knobs=$out/runs/${k}_none" --run "transforms=$out/runs/${k}_all" \
         ${torch_op:+--torch "$torch_op"} 2>&1 | tail -6 | tee -a "$summary"
-      python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('winner rewrites:', \
-        (r.get('transforms') or {}).get('winner'), '| worth:', (r.get('transforms') or {}).get('worth'), \
-        '| busy:', r.get('runner_busy_after_first_batch'))" "$out/runs/${k}_all.json" \
-        2>&1 | tee -a "$summary"
+      winner "$out/runs/${k}_all.json"
     done ;;
   tune:*)
     for k in $(echo "${step#tune:}" | tr , ' '); do
