@@ -582,6 +582,20 @@ static tforge_ir_gemm *parse_gemm(parser *p, const cJSON *o)
     return x;
 }
 
+static void parse_loop_tail(parser *p, const cJSON *o, void *out)
+{
+    static const char *const forms[] = {"step", "count"};
+    tforge_ir_loop_tail *x = out;
+    x->form = forms[choice(p, o, "form", forms, 2)];
+    x->var = text(p, o, "var", 1);
+    x->size = text(p, o, "size", 1);
+    x->block = text(p, o, "block", 1);
+    x->span = span(p, o, "span");
+    x->stop = span(p, o, "stop");
+    x->body = span(p, o, "body");
+    x->drops = array(p, o, "drops", 1, sizeof *x->drops, &x->n_drops, parse_line_start);
+}
+
 static void parse_kernel(parser *p, const cJSON *o, void *out)
 {
     tforge_ir_kernel *k = out;
@@ -641,6 +655,8 @@ static void parse_kernel(parser *p, const cJSON *o, void *out)
         k->gemm = parse_gemm(p, gemm);
     else if (gemm && !cJSON_IsNull(gemm))
         fail(p, "gemm", "an object or null", gemm);
+    k->loop_tails = array(p, o, "loop_tails", 0, sizeof *k->loop_tails, &k->n_loop_tails,
+                          parse_loop_tail);
 }
 
 static void parse_function(parser *p, const cJSON *o, void *out)
@@ -891,6 +907,12 @@ static void print_sites(FILE *out, const char *path, const tforge_ir_kernel *k)
         if (g->pid)
             fprintf(out, "; a tile a program from line %d", g->pid_stmt.line);
         fputc('\n', out);
+    }
+    for (size_t i = 0; i < k->n_loop_tails; i++) {
+        const tforge_ir_loop_tail *t = &k->loop_tails[i];
+        fprintf(out, "  %s %s:%d: %s over %s by %s, masks only its last needs (%zu cuts)\n",
+                i ? "         " : "loop tail", path, t->span.line, t->var, t->size, t->block,
+                t->n_drops);
     }
 }
 

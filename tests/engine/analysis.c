@@ -179,6 +179,9 @@ static const struct {
      " \"block_k\": \"BK\", \"acc\": \"acc\", \"k_var\": \"k\", \"k_offset\": \"k\","
      " \"a\": {\"base\": 7}}}]}",
      "kernels[0].gemm.a.base: expected a string, got 7"},
+    {"{\"path\": \"k.py\", \"kernels\": [{\"name\": \"k\", \"span\": " SPAN(1) ", \"params\": [],"
+     " \"loop_tails\": [{\"form\": \"while\"}]}]}",
+     "kernels[0].loop_tails[0].form: expected one of step, count"},
 };
 
 static void refuses_each_bad_field(void **state)
@@ -237,6 +240,13 @@ static void reads_a_golden_document(void **state)
     assert_int_equal(g->lines[0].line, g->pid_stmt.line);
     assert_int_equal(g->lines[0].col, 0);
     assert_null(f->kernels[1].gemm);
+    assert_int_equal(k->n_loop_tails, 1); /* the K loop: its loads' masks and others cut */
+    const tforge_ir_loop_tail *t = &k->loop_tails[0];
+    assert_string_equal(t->form, "count");
+    assert_string_equal(t->block, "BLOCK_SIZE_K");
+    assert_int_equal(t->n_drops, 4);
+    assert_int_equal(t->body.col, 0);
+    assert_true(t->stop.start > t->span.start && t->body.end == t->span.end);
     tforge_ir_free(f);
     free(json);
 }

@@ -471,3 +471,63 @@ def test_tile_body_only_when_a_loop_over_tiles_keeps_the_result(tmp_path):
                          "    if M == 0:\n        return\n    pid = tl.program_id(0)\n")]:
         g = matmul_variant(tmp_path, replacement)
         assert g is not None and g["tile_body"] is None, replacement
+
+
+def without(path, spans):
+    """The file with the bytes of `spans` deleted."""
+    data = open(path, "rb").read()
+    for s in sorted(spans, key=lambda s: -s["start"]):
+        data = data[:s["start"]] + data[s["end"]:]
+    return data.decode()
+
+
+def test_loop_tails_of_the_kernels():
+    """The K loops of the GEMMs, the softmax's two loops: their masks lose exactly the bound
+    along the loop (a term with its `&`; a mask that is nothing else, with its `other`)."""
+    path = example("matmul")
+    (t,) = kernel_of(path, "matmul_kernel")["loop_tails"]
+    assert (t["form"], t["var"], t["size"], t["block"]) == ("step", "k", "K", "BLOCK_K")
+    assert cut(path, t["stop"]) == "K" and cut(path, t["span"]).startswith("for k in range(")
+    assert cut(path, t["body"]).startswith("        a = tl.load(a_ptrs, mask=")
+    assert cut(path, t["body"]).endswith("b_ptrs += BLOCK_K * stride_bk")
+    text = without(path, t["drops"])
+    assert "tl.load(a_ptrs, mask=(offs_m[:, None] < M), other=0.0)" in text
+    assert "tl.load(b_ptrs, mask=(offs_n[None, :] < N), other=0.0)" in text
+
+    path = fixture("gemm_autotune.py")
+    (t,) = kernel_of(path, "matmul_kernel")["loop_tails"]
+    assert (t["form"], cut(path, t["stop"])) == ("count", "tl.cdiv(K, BLOCK_SIZE_K)")
+    text = without(path, t["drops"])
+    assert "a = tl.load(a_ptrs)\n" in text and "b = tl.load(b_ptrs)\n" in text
+
+    path = example("softmax")
+    tails = kernel_of(path, "softmax_kernel")["loop_tails"]
+    assert [(t["var"], t["size"], t["block"]) for t in tails] == \
+        [("start", "n_cols", "BLOCK_N")] * 2
+    text = without(path, tails[0]["drops"] + tails[1]["drops"])
+    assert text.count("x = tl.load(in_row + cols)\n") == 2
+    assert "tl.store(out_row + cols, tl.exp(x - row_max) / row_sum)" in text
+    assert kernel_of(fixture("attention_causal.py"), "_attn_fwd")["loop_tails"] == []
+
+
+def matmul_tails(tmp_path, *replacements):
+    text = open(example("matmul")).read()
+    for old, new in replacements:
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "variant.py"
+    path.write_text(text)
+    return kernel_of(str(path), "matmul_kernel")["loop_tails"]
+
+
+@pytest.mark.parametrize("replacements", [
+    [("< K - k)", "< K - k + 1)")],  # a bound the last iteration is not alone to need
+    [("offs_k = tl.arange(0, BLOCK_K)", "offs_k = tl.arange(0, BLOCK_K) + 1")],
+    [("for k in range(0, K, BLOCK_K)", "for k in range(0, K, 2 * BLOCK_K)")],
+    [("for k in range(0, K, BLOCK_K)", "for k in range(BLOCK_K, K, BLOCK_K)")],
+    [("        acc = tl.dot(a, b, acc)\n",
+      "        acc = tl.dot(a, b, acc)\n        k = k + 1\n")],
+    [("    acc = tl.zeros(", "    K = K - 1\n    acc = tl.zeros(")],
+], ids=["bound", "not-arange", "step", "start", "var-rebound", "size-rebound"])
+def test_loop_tails_it_refuses(tmp_path, replacements):
+    assert matmul_tails(tmp_path, *replacements) == []

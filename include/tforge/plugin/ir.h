@@ -127,6 +127,20 @@ typedef struct tforge_ir_gemm {
     size_t n_lines;
 } tforge_ir_gemm;
 
+/* A loop `for v in range(0, B, E)` (form "step") or `range(tl.cdiv(B, E))` ("count"), B a
+ * scalar parameter and E a constexpr, whose loads and stores are masked by the tile along v
+ * against B, a bound only its last iteration needs (the rules: tforge_worker.analyze's
+ * docstring). Texts: v, B, E. Spans: the loop, its iterator's stop argument, its body from the
+ * start (col 0) of the body's first line to the loop's end, and the deletions that take those
+ * bounds out of the masks (a term with its `&`, or a mask that is nothing else with its
+ * `other`), in order. */
+typedef struct tforge_ir_loop_tail {
+    const char *form, *var, *size, *block;
+    tforge_ir_span span, stop, body;
+    tforge_ir_span *drops;
+    size_t n_drops;
+} tforge_ir_loop_tail;
+
 typedef struct tforge_ir_config {
     tforge_ir_pair *values; /* each value as JSON: {"BLOCK_M": 64, "num_warps": 4} */
     size_t n_values;
@@ -235,6 +249,8 @@ typedef struct tforge_ir_kernel {
     size_t n_offsets;
     tforge_ir_tile_map *tile_map; /* NULL when there is none, or the kernel groups already */
     tforge_ir_gemm *gemm;         /* NULL unless the kernel is the tutorial-03 GEMM */
+    tforge_ir_loop_tail *loop_tails; /* in source order */
+    size_t n_loop_tails;
 } tforge_ir_kernel;
 
 typedef struct tforge_ir_function {

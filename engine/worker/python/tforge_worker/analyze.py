@@ -73,6 +73,19 @@ from `pid = tl.program_id(0)` (the one program id, no num_programs, no return, n
 before it bound again after it, parameters included) can run once per tile in a loop: the
 statement, the call, and the lines where re-indenting it inserts (starts of logical lines and
 of own-line comments outside brackets).
+
+`loop_tails`, per kernel: loops `for v in range(0, B, E)` ("step") or `range(0, tl.cdiv(B, E))`
+("count"; start and step may be left out), range or tl.range, B a scalar parameter and E a
+constexpr never rebound, v bound nowhere in the body, whose tl.load / tl.store masks (`mask=`)
+hold a bound along the loop: `X < B - O` with X tl.arange(0, E) (through names assigned once,
+maybe indexed `[:, None]`), or `Y < B` with Y `O + tl.arange(0, E)` set by a statement of the
+body before the access (its one assignment in the loop); O is the iteration's start along B, v
+or v * E. Such a bound holds in every iteration that ends by B, all but the last. Recorded: the
+form, v, B, E, the loop, the stop argument, the body (from col 0 of its first line, which must
+not be the loop's) and the cuts that take the bounds out: a bound among several `&`-joined
+terms with its `&` and the parentheses around it alone, or a mask that is only bounds with its
+`other` (each cut from the end of the argument before it). A mask with two bounds among other
+terms keeps them; each cut is checked by parsing the call with it applied.
 """
 
 import ast
@@ -693,7 +706,8 @@ class _Kernel:
                 "num_programs": nprogs, "calls": calls, "math": math_calls,
                 "offsets": self._offsets(), "tile_map": self._tile_map(),
                 "launch_sites": sites,
-                "tunables": tunables, "constraints": constraints, "gemm": self._gemm()}
+                "tunables": tunables, "constraints": constraints, "gemm": self._gemm(),
+                "loop_tails": self._loop_tails()}
 
     def _offsets(self):
         """Assignments `offs = X * B + tl.arange(0, B)` (either order; B a constexpr, X a scalar
@@ -1360,6 +1374,196 @@ class _Kernel:
                 if dtype in _DTYPE_BYTES:
                     return _DTYPE_BYTES[dtype]
         return 2
+
+
+    # ---- loop_tails: loops whose masks only their last iteration needs ----
+    def _loop_tails(self):
+        """Loops `for v in range(0, B, E)` / `range(tl.cdiv(B, E))` whose loads and stores are
+        masked by the tile along v against B, with the spans that drop those terms (see the
+        module's docstring); sorted by place."""
+        out = []
+        for loop in ast.walk(self.fn):
+            form = self._tail_form(loop)
+            if form is None:
+                continue
+            kind, var, size, block, stop = form
+            drops = []
+            for c in ast.walk(loop):
+                if isinstance(c, ast.Call) and self.f.tl_attr(c.func) in ("load", "store"):
+                    drops += self._tail_drops(loop, c, kind, var, size, block)
+            first = loop.body[0]
+            if drops and first.lineno > loop.lineno:
+                out.append({"form": kind, "var": var, "size": size, "block": block,
+                            "span": _span(loop), "stop": _span(stop),
+                            "body": {"line": first.lineno, "col": 0, "end_line": loop.end_lineno,
+                                     "end_col": loop.end_col_offset},
+                            "drops": sorted(drops, key=lambda s: (s["line"], s["col"]))})
+        return sorted(out, key=lambda o: (o["span"]["line"], o["span"]["col"]))
+
+    def _tail_form(self, loop):
+        """("step", v, B, E, stop) for `for v in range(0, B, E)`, ("count", v, B, E, stop) for
+        `range(0, tl.cdiv(B, E))` (step 1, start 0 or none), range or tl.range; B a scalar
+        parameter, E a constexpr, neither rebound, v bound nowhere in the body; else None."""
+        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and
+                isinstance(loop.iter, ast.Call) and not loop.orelse):
+            return None
+        it, var = loop.iter, loop.target.id
+        args = it.args
+        if not ((isinstance(it.func, ast.Name) and it.func.id == "range") or
+                self.f.tl_attr(it.func) == "range") or \
+                any(k.arg in ("arg1", "arg2", "step") for k in it.keywords) or \
+                var in set().union(*(_binds_names(s) for s in loop.body)):
+            return None
+        if len(args) == 3 and self.text(args[0]) == "0" and \
+                all(isinstance(a, ast.Name) for a in args[1:]):
+            kind, stop, size, block = "step", args[1], args[1].id, args[2].id
+        elif len(args) in (1, 2, 3) and (len(args) == 1 or self.text(args[0]) == "0") and \
+                (len(args) < 3 or self.text(args[2]) == "1"):
+            stop = args[0] if len(args) == 1 else args[1]
+            cdiv = isinstance(stop, ast.Call) and isinstance(stop.func, ast.Attribute) and \
+                stop.func.attr == "cdiv" and isinstance(stop.func.value, ast.Name) and \
+                stop.func.value.id in self.f.tl | self.f.triton
+            if not (cdiv and len(stop.args) == 2 and not stop.keywords and
+                    all(isinstance(a, ast.Name) for a in stop.args)):
+                return None
+            kind, size, block = "count", stop.args[0].id, stop.args[1].id
+        else:
+            return None
+        if size not in self.names or size in self.constexprs or size in self.assigns or \
+                block not in self.constexprs:
+            return None
+        return kind, var, size, block, stop
+
+    def _tail_drops(self, loop, call, kind, var, size, block):
+        """The spans deleting, from a load or store's `mask=`, the terms that bound the tile
+        along the loop's v by B: the term with its `&` when one of several; the mask and its
+        `other` when it is nothing else. Each deletion is checked by parsing the call with it
+        applied against the call without those terms; [] when none applies."""
+        mask = next((k for k in call.keywords if k.arg == "mask"), None)
+        if mask is None:
+            return []
+        terms, e = [], mask.value
+        while isinstance(e, ast.BinOp) and isinstance(e.op, ast.BitAnd):
+            terms.insert(0, e.right)
+            e = e.left
+        terms.insert(0, e)
+        bound = [t for t in terms if self._bounds_tile(loop, t, kind, var, size, block)]
+        if len(bound) == len(terms):
+            gone = [k for k in call.keywords if k.arg in ("mask", "other")]
+            nodes = sorted(call.args + call.keywords, key=lambda n: (n.lineno, n.col_offset))
+            if nodes.index(gone[0]) == 0:
+                return []
+            cuts = [(self._at(nodes[nodes.index(k) - 1], True), self._at(k, True)) for k in gone]
+            keywords = [k for k in call.keywords if k not in gone]
+        elif len(bound) == 1:
+            i = terms.index(bound[0])
+            if i > 0:
+                cut = (self._paren_extent(terms[i - 1])[1], self._paren_extent(terms[i])[1])
+            else:
+                cut = (self._paren_extent(terms[0])[0], self._paren_extent(terms[1])[0])
+            cuts, rest = [cut], [t for t in terms if t is not bound[0]]
+            value = rest[0]
+            for t in rest[1:]:
+                value = ast.BinOp(left=value, op=ast.BitAnd(), right=t)
+            keywords = [ast.keyword(arg=k.arg, value=value if k is mask else k.value)
+                        for k in call.keywords]
+        else:
+            return []
+        start, end = self._at(call, False), self._at(call, True)
+        data, text, at = self._file_bytes()[0], b"", start
+        for a, b in sorted(cuts):
+            text, at = text + data[at:a], b
+        text += data[at:end]
+        want = ast.Call(func=call.func, args=call.args, keywords=keywords)
+        try:
+            got = ast.parse(text.decode("utf-8"), mode="eval").body
+        except SyntaxError:
+            return []
+        if ast.dump(got) != ast.dump(want):
+            return []
+        return [self._span_of(a, b) for a, b in cuts]
+
+    def _bounds_tile(self, loop, t, kind, var, size, block):
+        """Whether the mask term `t` is `X < B - O` with X tl.arange(0, E) (through names and
+        [:, None] indexing) or `Y < B` with Y `O + tl.arange(0, E)` (either order; a name
+        set by the loop's body before, once in the loop), O the iteration's start along B: v
+        ("step") or v * E ("count"). Then it holds for every element in an iteration with
+        O + E <= B."""
+        def start(o):
+            if kind == "step":
+                return isinstance(o, ast.Name) and o.id == var
+            f = _product(o)
+            return len(f) == 2 and all(isinstance(x, ast.Name) for x in f) and \
+                sorted(x.id for x in f) == sorted((var, block))
+
+        if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Lt)):
+            return False
+        x, b = t.left, t.comparators[0]
+        if isinstance(b, ast.BinOp) and isinstance(b.op, ast.Sub) and \
+                isinstance(b.left, ast.Name) and b.left.id == size:
+            return start(b.right) and self.pure_arange(x) == block
+        if not (isinstance(b, ast.Name) and b.id == size):
+            return False
+        y = x.value if isinstance(x, ast.Subscript) and _axis(x) is not None else x
+        if isinstance(y, ast.Name):
+            y = self._set_before(loop, y.id, t)
+        return isinstance(y, ast.BinOp) and isinstance(y.op, ast.Add) and \
+            ((start(y.left) and self.pure_arange(y.right) == block) or
+             (start(y.right) and self.pure_arange(y.left) == block))
+
+    def _set_before(self, loop, name, use):
+        """The value `name` has at `use` in the loop's body when a statement of the body itself,
+        before the one holding `use`, is the name's one assignment in the loop; else None."""
+        values = [v for v in self.assigns.get(name, []) if self._within(v, loop)]
+        stmt = self.parents.get(values[0]) if len(values) == 1 else None
+        holder = use
+        while holder is not None and self.parents.get(holder) is not loop:
+            holder = self.parents.get(holder)
+        if name in self.names or not isinstance(stmt, ast.Assign) or stmt not in loop.body or \
+                holder not in loop.body or loop.body.index(stmt) >= loop.body.index(holder):
+            return None
+        return values[0]
+
+    def _within(self, node, outer):
+        while node is not None and node is not outer:
+            node = self.parents.get(node)
+        return node is outer
+
+    def _file_bytes(self):
+        """(the file's bytes, the offset where each line starts), made once."""
+        if not hasattr(self, "_bytes"):
+            starts = [0]
+            for line in self.f.lines:
+                starts.append(starts[-1] + len(line))
+            self._bytes = (b"".join(self.f.lines), starts)
+        return self._bytes
+
+    def _at(self, node, end):
+        """The byte offset in the file of a node's start (or end)."""
+        starts = self._file_bytes()[1]
+        return starts[node.end_lineno - 1] + node.end_col_offset if end else \
+            starts[node.lineno - 1] + node.col_offset
+
+    def _paren_extent(self, node):
+        """(start, end) byte offsets of a node with the parentheses around it alone."""
+        data = self._file_bytes()[0]
+        s, e = self._at(node, False), self._at(node, True)
+        while True:
+            i, j = s - 1, e
+            while i >= 0 and data[i:i + 1] in (b" ", b"\t", b"\r", b"\n", b"\\"):
+                i -= 1
+            while j < len(data) and data[j:j + 1] in (b" ", b"\t", b"\r", b"\n", b"\\"):
+                j += 1
+            if data[i:i + 1] != b"(" or data[j:j + 1] != b")":
+                return s, e
+            s, e = i, j + 1
+
+    def _span_of(self, start, end):
+        """The span of the bytes [start, end) of the file."""
+        starts = self._file_bytes()[1]
+        line, end_line = (max(i for i, s in enumerate(starts) if s <= x) for x in (start, end))
+        return {"line": line + 1, "col": start - starts[line], "end_line": end_line + 1,
+                "end_col": end - starts[end_line]}
 
 
 def _product(e):
