@@ -353,7 +353,8 @@ static size_t top_candidates(const tforge_loop_outcome *out, long *pick, size_t 
 }
 
 /* Re-times the top candidates and the best baseline in interleaved rounds, so that drift of the
- * clock or the machine hits them all alike, and names the winner by the medians. */
+ * clock or the machine hits them all alike, and names the winner by the medians (the baseline
+ * when no candidate is faster). */
 static int final_choice(loop *l)
 {
     tforge_loop_outcome *out = l->out;
@@ -403,6 +404,12 @@ static int final_choice(loop *l)
         }
     }
     out->best_ms = best;
+    /* no candidate beat the baseline in the re-timing: the baseline stays the winner, so a tune
+     * never names anything slower than what it started from */
+    if (out->baseline >= 0 && !isnan(out->baseline_ms) && !(best < out->baseline_ms)) {
+        out->best = out->baseline;
+        out->best_ms = out->baseline_ms;
+    }
     free(times);
     return 0;
 }

@@ -237,6 +237,26 @@ static void baselines_come_first(void **state)
     tforge_loop_outcome_dispose(&out);
 }
 
+/* When no candidate re-times faster than the baseline (here the baseline is the point the
+ * re-timing finds fastest), the baseline is the winner: never anything slower. */
+static void the_baseline_wins_when_nothing_beats_it(void **state)
+{
+    fixture *f = *state;
+    reset_fake();
+    tforge_level fastest[2] = {1, 3};
+    tforge_candidate baselines[1] = {{fastest, "{\"BLOCK_M\": 32, \"BLOCK_N\": 128}", 0}};
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    o.strategy = "exhaustive";
+    o.budget = 6;
+    o.baselines = baselines;
+    o.n_baselines = 1;
+    tforge_loop_outcome out;
+    assert_int_equal(run(&out, f, &o), 0);
+    assert_int_equal(out.best, out.baseline);
+    assert_true(out.best_ms == out.baseline_ms && out.speedup == 1.0);
+    tforge_loop_outcome_dispose(&out);
+}
+
 static char *temp_store(void)
 {
     static char path[64];
@@ -483,6 +503,7 @@ int main(void)
         cmocka_unit_test(batches_failures_and_the_final_choice),
         cmocka_unit_test(the_noise_rule),
         cmocka_unit_test(baselines_come_first),
+        cmocka_unit_test(the_baseline_wins_when_nothing_beats_it),
         cmocka_unit_test(resumes_after_a_kill_at_every_step),
         cmocka_unit_test(bad_proposals_are_named),
         cmocka_unit_test(the_host_keeps_the_history),
