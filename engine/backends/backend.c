@@ -44,6 +44,16 @@ int tforge_backend_retime(tforge_backend *b, const tforge_candidate *candidate, 
     return b->type->retime(b->state, candidate, seed, out);
 }
 
+int tforge_backend_profile(tforge_backend *b, const tforge_candidate *candidate,
+                           const tforge_measurement *measured, int counters, tforge_profile *out)
+{
+    memset(out, 0, sizeof *out);
+    out->struct_size = sizeof *out;
+    if (!b->type || !b->type->profile)
+        return TFORGE_ENOTFOUND;
+    return b->type->profile(b->state, candidate, measured, counters, out);
+}
+
 unsigned tforge_backend_restarts(const tforge_backend *b)
 {
     return b->type && b->type->restarts ? b->type->restarts(b->state) : 0;

@@ -9,8 +9,9 @@
  *              checked in the interpreter as well
  * A candidate that fails (does not compile, crashes, hangs, computes wrong) is a measurement with
  * a status, never an error of the backend; an error means the backend cannot answer honestly
- * (a replayed candidate the recording lacks, a lost worker pool). The profiler and the cost
- * models will hook in here, between a measurement and the loop. */
+ * (a replayed candidate the recording lacks, a lost worker pool). Profiles (static metrics,
+ * and counters where there are any) are asked for separately, for the candidates worth it. The
+ * cost models will hook in here, between a measurement and the loop. */
 #ifndef TFORGE_ENGINE_BACKEND_H
 #define TFORGE_ENGINE_BACKEND_H
 
@@ -18,6 +19,7 @@
 #include "replay.h"
 #include "task.h"
 #include "tforge/measurement.h"
+#include "tforge/plugin/profile.h"
 #include "tforge/space.h"
 
 #include <stddef.h>
@@ -61,6 +63,12 @@ typedef struct tforge_backend_type {
     /* Times one candidate again; `seed` draws a recorded run where the backend replays. */
     int (*retime)(void *state, const tforge_candidate *candidate, uint64_t seed,
                   tforge_measurement *out);
+    /* Profiles one candidate (evaluated before, `measured` its measurement) into `out`: the
+     * static metrics always (profile.h: the compile's resources, the device's rules, the grid,
+     * the task's bytes and flops), the counters too when `counters` is set and the backend has
+     * them (a profiler on the GPU, or a recording's). NULL for a backend that cannot profile. */
+    int (*profile)(void *state, const tforge_candidate *candidate,
+                   const tforge_measurement *measured, int counters, tforge_profile *out);
     /* Worker processes replaced after a crash or a hang. */
     unsigned (*restarts)(const void *state);
     void (*close)(void *state);
@@ -86,6 +94,9 @@ int tforge_backend_evaluate(tforge_backend *backend, const tforge_candidate *can
                             tforge_measurement *out);
 int tforge_backend_retime(tforge_backend *backend, const tforge_candidate *candidate,
                           uint64_t seed, tforge_measurement *out);
+/* TFORGE_ENOTFOUND (nothing set) when the backend cannot profile. */
+int tforge_backend_profile(tforge_backend *backend, const tforge_candidate *candidate,
+                           const tforge_measurement *measured, int counters, tforge_profile *out);
 unsigned tforge_backend_restarts(const tforge_backend *backend);
 /* A backend never opened (type NULL) is allowed. */
 void tforge_backend_close(tforge_backend *backend);

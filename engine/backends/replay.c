@@ -222,5 +222,5 @@ static unsigned restarts(const void *state)
     return r->checker ? pool_restarts(r->checker) : 0;
 }
 
-const tforge_backend_type tforge_backend_replay = {"replay", 1, open_replay, evaluate, retime,
+const tforge_backend_type tforge_backend_replay = {"replay", 1, open_replay, evaluate, retime, NULL,
                                                     restarts, close_replay};

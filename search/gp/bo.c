@@ -945,7 +945,8 @@ static int bo_init(const tforge_host *host, const char *path)
 }
 
 static const tforge_strategy_interface bo_interface = {
-    sizeof(tforge_strategy_interface), bo_create, bo_ask, bo_tell, bo_destroy, bo_set_prior};
+    sizeof(tforge_strategy_interface), bo_create, bo_ask, bo_tell, bo_destroy, bo_set_prior,
+    NULL};
 static const tforge_plugin_descriptor bo_descriptor = {
     TFORGE_PLUGIN_STRATEGY, "bo", "1.0.0",
     "Bayesian optimisation: Gaussian process on log time, LogEI x P(feasible)",

@@ -103,7 +103,7 @@ static void fake_close(void *state)
 }
 
 static const tforge_backend_type fake_type = {"fake", 1, fake_open, fake_evaluate, fake_retime,
-                                              NULL, fake_close};
+                                              NULL, NULL, fake_close};
 
 /* ---- fixture ---- */
 
@@ -374,7 +374,7 @@ static void rogue_destroy(void *state)
 }
 
 static const tforge_strategy_interface rogue_api = {sizeof rogue_api, rogue_create, rogue_ask,
-                                                    rogue_tell, rogue_destroy, NULL};
+                                                    rogue_tell, rogue_destroy, NULL, NULL};
 static const tforge_plugin_descriptor rogue_descriptor = {
     TFORGE_PLUGIN_STRATEGY, "rogue", "1.0.0", "proposes what it must not",
     TFORGE_STRATEGY_INTERFACE_ID, &rogue_api, NULL, 0, NULL};
@@ -464,7 +464,8 @@ static int historian_tell(void *state, const tforge_observation *o, uint32_t n)
 }
 
 static const tforge_strategy_interface historian_api = {
-    sizeof historian_api, historian_create, historian_ask, historian_tell, rogue_destroy, NULL};
+    sizeof historian_api, historian_create, historian_ask, historian_tell, rogue_destroy, NULL,
+    NULL};
 static const tforge_plugin_descriptor historian_descriptor = {
     TFORGE_PLUGIN_STRATEGY, "historian", "1.0.0", "reads the history",
     TFORGE_STRATEGY_INTERFACE_ID, &historian_api, NULL, 0, NULL};

@@ -79,7 +79,9 @@ _Static_assert(offsetof(tforge_strategy_interface, ask) == 16, "strategy.ask");
 _Static_assert(offsetof(tforge_strategy_interface, tell) == 24, "strategy.tell");
 _Static_assert(offsetof(tforge_strategy_interface, destroy) == 32, "strategy.destroy");
 _Static_assert(offsetof(tforge_strategy_interface, set_prior) == 40, "strategy.set_prior");
-_Static_assert(sizeof(tforge_strategy_interface) == 48, "strategy size");
+_Static_assert(offsetof(tforge_strategy_interface, set_level_prior) == 48,
+               "strategy.set_level_prior (since 1.2)");
+_Static_assert(sizeof(tforge_strategy_interface) == 56, "strategy size");
 #endif
 
 /* The enumerations are part of the ABI too: their numbers travel in uint32_t fields. */

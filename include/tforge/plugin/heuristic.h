@@ -1,36 +1,58 @@
-/* DRAFT, interface "tforge.heuristic/0" (not frozen: issue 16, the profile-guided loop, fills it
- * in). A heuristic turns a profiled measurement into bottleneck labels with their evidence
- * (memory-bound, low occupancy, spills ...) and into a prior over the space, one natural-log
- * weight per enumerated point, which the host hands to the strategy (tforge_strategy_interface
- * .set_prior): profiling steers the search instead of replacing it. */
+/* Bottleneck heuristics, interface "tforge.heuristic/1": a profile (profile.h) turned into
+ * labels with their evidence, and labels into a prior over the space's levels, which the host
+ * hands to the strategy (tforge_strategy_interface.set_level_prior): profiling steers the search
+ * instead of replacing it, and a wrong label fades as observations come (piBO).
+ *
+ * The labels every part agrees on: "memory-bound", "compute-bound", "latency-bound",
+ * "low-occupancy", "register-spills", "tail-effect" (a partial last wave), "uncoalesced",
+ * "smem-conflicts", "launch-bound". A heuristic may add its own. */
 #ifndef TFORGE_PLUGIN_HEURISTIC_H
 #define TFORGE_PLUGIN_HEURISTIC_H
 
 #include "plugin.h"
+#include "profile.h"
 #include "types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define TFORGE_HEURISTIC_INTERFACE_ID "tforge.heuristic/0"
+#define TFORGE_HEURISTIC_INTERFACE_ID "tforge.heuristic/1"
 
 typedef struct tforge_bottleneck {
-    const char *label;    /* "memory-bound", "low-occupancy", "spills" ... */
+    const char *label;    /* "memory-bound", "low-occupancy" ... */
     double confidence;    /* 0 to 1 */
-    const char *evidence; /* one line naming the metrics and their values */
+    const char *evidence; /* the metrics and their values: "dram_pct 87.1, sm_pct 23.0" */
+    const char *rule;     /* the rule with the thresholds it used: "dram_pct >= 60 > sm_pct" */
 } tforge_bottleneck;
+
+/* What a heuristic is created with; everything it points to outlives it. */
+typedef struct tforge_heuristic_args {
+    uint32_t struct_size;
+    const tforge_host *host;
+    const tforge_space_view *space;
+    /* One per dimension: the transform id whose parameter it is ("persistent", "eviction"), or
+     * "" for the task's own knobs (tiles, num_warps, num_stages). */
+    const char *const *families;
+    uint32_t n_options;
+    const char *const *option_keys;
+    const char *const *option_values;
+} tforge_heuristic_args;
 
 typedef struct tforge_heuristic_interface {
     uint32_t struct_size;
-    int (*create)(void **state, const tforge_host *host, const tforge_space_view *space);
-    /* Labels for `m` (a measurement with profiler metrics): `*n` of them into `*out`, valid until
-     * the next call. */
-    int (*classify)(void *state, const tforge_measurement *m, const tforge_bottleneck **out,
+    /* Unknown or malformed options are errors (host->error names them). */
+    int (*create)(void **state, const tforge_heuristic_args *args);
+    /* Labels for `profile`: `*n` of them into `*out` (strongest first), valid until the next
+     * call. A label needs its evidence: absent metrics give no label, never a guess. */
+    int (*classify)(void *state, const tforge_profile *profile, const tforge_bottleneck **out,
                     uint32_t *n);
-    /* A log weight per enumerated point of the space (`n` == its count), given the labels. */
+    /* The prior the labels favour, as one natural-log weight per level of every dimension,
+     * dimension by dimension (`n` == the sum of the levels of all dims); 0 is neutral, only
+     * differences within a dimension matter. `at` is the point the labels were measured at
+     * (the incumbent): directions ("smaller tiles") are relative to it. */
     int (*prior)(void *state, const tforge_bottleneck *labels, uint32_t n_labels,
-                 double *log_weight, uint64_t n);
+                 const tforge_level *at, double *log_weight, uint64_t n);
     void (*destroy)(void *state);
 } tforge_heuristic_interface;
 

@@ -1,4 +1,4 @@
-/* The TritonForge plugin ABI, version 1.1: what a plugin author includes, and nothing else.
+/* The TritonForge plugin ABI, version 1.2: what a plugin author includes, and nothing else.
  *
  * A plugin is a shared object that exports one symbol, `tforge_plugin_entry`, of type
  * `tforge_plugin_module`. Its first field is the ABI version: the host reads it before running
@@ -13,8 +13,10 @@
  * memory is freed by whoever allocated it, never across the dlopen boundary.
  *
  * The types every kind shares (levels, statuses, the space view, observations, measurements) are
- * in types.h; each kind's interface in a header of its own: strategy.h (ask/tell), and the drafts
- * transform.h, heuristic.h, profiler.h, costmodel.h and llm.h. `sdk/` (installed beside these
+ * in types.h; each kind's interface in a header of its own: strategy.h (ask/tell), transform.h
+ * (source rewrites, over the analysis IR of ir.h), profiler.h and heuristic.h (over the profiles
+ * of profile.h), and the drafts costmodel.h and llm.h. ABI 1.2 added set_level_prior to
+ * strategies. `sdk/` (installed beside these
  * headers as tforge/sdk/) holds the helpers in-tree plugins use, so an out-of-tree one copies
  * nothing.
  */
@@ -29,7 +31,7 @@ extern "C" {
 #endif
 
 #define TFORGE_PLUGIN_ABI_MAJOR 1u
-#define TFORGE_PLUGIN_ABI_MINOR 1u
+#define TFORGE_PLUGIN_ABI_MINOR 2u
 #define TFORGE_PLUGIN_ABI_VERSION_INIT {TFORGE_PLUGIN_ABI_MAJOR, TFORGE_PLUGIN_ABI_MINOR, 0u}
 
 #if defined(_WIN32)

@@ -53,6 +53,12 @@ typedef struct tforge_strategy_interface {
      * before the call returns; a later call replaces it. Call it before the first ask.
      * Strategies that use it should let the data overrule it (piBO's decaying exponent). */
     int (*set_prior)(void *state, const double *log_weight, uint64_t n);
+    /* Since 1.2, optional: a prior as one natural-log weight per level of every dimension,
+     * dimension by dimension (`n` == the sum of the view's levels), for spaces of any size: a
+     * point's weight is the sum of its levels'. Copied before the call returns; it may be called
+     * between asks (the profile-guided loop re-classifies each new incumbent) and replaces any
+     * earlier prior of either kind; all zeros removes it. */
+    int (*set_level_prior)(void *state, const double *log_weight, uint64_t n);
 } tforge_strategy_interface;
 
 #ifdef __cplusplus

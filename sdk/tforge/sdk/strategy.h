@@ -598,7 +598,7 @@ static inline double strat_gaussian(tforge_rng *rng)
  * may be NULL with 0), as the module's exported entry. */
 #define STRAT_PLUGIN(id, description, specs, n_specs, create, ask, tell, destroy)                 \
     static const tforge_strategy_interface strat_interface = {                                 \
-        sizeof(tforge_strategy_interface), create, ask, tell, destroy, NULL};                  \
+        sizeof(tforge_strategy_interface), create, ask, tell, destroy, NULL, NULL};                \
     static const tforge_plugin_descriptor strat_descriptor = {                                 \
         TFORGE_PLUGIN_STRATEGY, id, STRAT_VERSION, description, TFORGE_STRATEGY_INTERFACE_ID,   \
         &strat_interface, specs, n_specs, NULL};                                                \
