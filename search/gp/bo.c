@@ -49,8 +49,11 @@ typedef struct bo_state {
     /* the initial design */
     tforge_level *design;
     uint32_t n_design, next_design;
-    /* the piBO prior: a log weight per enumerated point */
+    /* the piBO prior: a log weight per enumerated point, or per level of every dimension (a
+     * point's weight the sum of its levels'); at most one of the two is set */
     double *log_prior;
+    double *level_prior;
+    uint32_t *level_offset; /* per dimension: where its levels' weights start */
     /* scratch */
     tforge_level *x_ok, *nb, *best_nb;
     double *z_ok, *nb_mean, *nb_var; /* nb: the neighbours of up to CLIMBS points, predicted */
@@ -85,6 +88,8 @@ static void bo_destroy(void *state)
     free(s->seen);
     free(s->design);
     free(s->log_prior);
+    free(s->level_prior);
+    free(s->level_offset);
     free(s->x_ok);
     free(s->nb);
     free(s->best_nb);
@@ -605,6 +610,24 @@ static int update(bo_state *s)
 
 /* ---- proposing ---- */
 
+/* Whether a prior is set, and so whether a candidate's index is worth looking up. */
+static int has_prior(const bo_state *s)
+{
+    return s->log_prior || s->level_prior;
+}
+
+/* The prior's log weight of a point (`index` its enumerated index, or TFORGE_NO_INDEX). */
+static double prior_weight(const bo_state *s, const tforge_level *point, uint64_t index)
+{
+    if (s->level_prior) {
+        double sum = 0;
+        for (uint32_t d = 0; d < s->base.dims; d++)
+            sum += s->level_prior[s->level_offset[d] + point[d]];
+        return sum;
+    }
+    return s->log_prior && index != TFORGE_NO_INDEX ? s->log_prior[index] : 0.0;
+}
+
 /* The log acquisition of a point: the chosen criterion, plus log P(feasible), plus the prior's
  * log weight times beta / n (piBO: a prior that is wrong fades as observations come). */
 static double score(const bo_state *s, double mean, double var, const tforge_level *point,
@@ -627,8 +650,8 @@ static double score(const bo_state *s, double mean, double var, const tforge_lev
      * value into the GP. */
     double log_feasible = tforge_gp_feasibility_log(&s->feas, point);
     v += log_feasible + (log_feasible < log(s->feasible_min) ? -1e6 : 0);
-    if (s->log_prior && index != TFORGE_NO_INDEX)
-        v += s->prior_beta / s->n_ok * s->log_prior[index];
+    if (has_prior(s))
+        v += s->prior_beta / s->n_ok * prior_weight(s, point, index);
     return v;
 }
 
@@ -923,7 +946,48 @@ static int bo_set_prior(void *state, const double *log_weight, uint64_t n)
         return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory for the prior");
     memcpy(copy, log_weight, n * sizeof *copy);
     free(s->log_prior);
+    free(s->level_prior);
+    s->level_prior = NULL;
     s->log_prior = copy;
+    return 0;
+}
+
+/* Replaces any earlier prior; all zeros (or only equal weights within every dimension, which
+ * change no difference between points) removes it, so that the proposals are those of no prior. */
+static int bo_set_level_prior(void *state, const double *log_weight, uint64_t n)
+{
+    bo_state *s = state;
+    const strat_base *b = &s->base;
+    uint64_t total = 0;
+    for (uint32_t d = 0; d < b->dims; d++)
+        total += b->levels[d];
+    if (n != total || !log_weight)
+        return bo_error(s, TFORGE_PLUGIN_EINPUT, "a level prior needs one log weight per level "
+                        "of every dimension (%llu), got %llu", (unsigned long long)total,
+                        (unsigned long long)n);
+    int flat = 1;
+    for (uint64_t i = 0, d = 0, first = 0; i < n; i++) {
+        if (isnan(log_weight[i]) || log_weight[i] == INFINITY)
+            return bo_error(s, TFORGE_PLUGIN_EINPUT, "level prior log weight %llu is %g",
+                            (unsigned long long)i, log_weight[i]);
+        if (i == first + b->levels[d]) /* the next dimension starts */
+            first = i, d++;
+        flat &= log_weight[i] == log_weight[first];
+    }
+    double *copy = flat ? NULL : malloc(n * sizeof *copy);
+    if (!flat && !s->level_offset && (s->level_offset = malloc(b->dims * sizeof *s->level_offset)))
+        for (uint32_t d = 0, at = 0; d < b->dims; at += b->levels[d++])
+            s->level_offset[d] = at;
+    if (!flat && (!copy || !s->level_offset)) {
+        free(copy);
+        return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory for the prior");
+    }
+    if (copy)
+        memcpy(copy, log_weight, n * sizeof *copy);
+    free(s->log_prior);
+    free(s->level_prior);
+    s->log_prior = NULL;
+    s->level_prior = copy;
     return 0;
 }
 
@@ -946,7 +1010,7 @@ static int bo_init(const tforge_host *host, const char *path)
 
 static const tforge_strategy_interface bo_interface = {
     sizeof(tforge_strategy_interface), bo_create, bo_ask, bo_tell, bo_destroy, bo_set_prior,
-    NULL};
+    bo_set_level_prior};
 static const tforge_plugin_descriptor bo_descriptor = {
     TFORGE_PLUGIN_STRATEGY, "bo", "1.0.0",
     "Bayesian optimisation: Gaussian process on log time, LogEI x P(feasible)",

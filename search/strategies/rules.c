@@ -1,0 +1,289 @@
+/* "rules": the heuristics alone, no model (the rule-engine ablation of the profile-guided loop,
+ * shaped like KTT's profile-based searcher). It needs a level prior (set_level_prior, ABI 1.2):
+ * from the incumbent, the best point observed so far, it proposes the untried valid neighbours
+ * the prior favours, those one step away first (one dimension moved by one level, any other
+ * level of a categorical one), then those two steps away (one dimension by two levels, or two
+ * dimensions by one), each ring ranked by the prior's gain (the sum over the moved dimensions of
+ * the new level's weight minus the current one's), ties broken by the generator. A neighbour the
+ * prior does not favour (gain <= 0) is not ranked.
+ *
+ * With no prior, or once the ranked neighbours are all tried, it walks like a first-improvement
+ * local search: it moves to the first neighbour told better than its point, trying the point's
+ * untried neighbours in random order, and restarts at a random valid point when none is left
+ * (stuck). The walk starts from the incumbent; with nothing told yet, from a random point. While
+ * the walk's neighbours are all proposed and some are still being measured (batches), the rest of
+ * a batch is random points. A new prior (the host re-classifies each new incumbent) ranks the
+ * incumbent's neighbours again. */
+#include "tforge/sdk/strategy.h"
+
+typedef struct rules_state {
+    strat_base base;
+    double *prior;     /* a log weight per level of every dimension, NULL: no prior */
+    uint32_t *offset;  /* per dimension: where its levels' weights start */
+    uint64_t n_levels; /* the sum of the levels */
+    uint32_t current;  /* the walk's point, STRAT_NONE before it starts or when stuck */
+    tforge_level *move, *best;
+    /* one-step moves of the incumbent, (dimension, level) pairs, with their gains */
+    uint32_t *move_dim;
+    tforge_level *move_level;
+    double *move_gain;
+} rules_state;
+
+static void rules_destroy(void *state)
+{
+    rules_state *s = state;
+    if (!s)
+        return;
+    free(s->prior);
+    free(s->offset);
+    free(s->move);
+    free(s->best);
+    free(s->move_dim);
+    free(s->move_level);
+    free(s->move_gain);
+    strat_destroy(&s->base);
+}
+
+static int rules_create(void **state, const tforge_strategy_args *args)
+{
+    int rc = strat_create(state, sizeof(rules_state), "rules", args);
+    if (rc)
+        return rc;
+    rules_state *s = *state;
+    strat_base *b = &s->base;
+    s->current = STRAT_NONE;
+    if ((rc = strat_parse_options(b, args, NULL, 0, NULL)))
+        goto fail;
+    uint64_t moves = 0;
+    s->offset = malloc(b->dims * sizeof *s->offset);
+    for (uint32_t d = 0; s->offset && d < b->dims; d++) {
+        s->offset[d] = (uint32_t)s->n_levels;
+        s->n_levels += b->levels[d];
+        moves += b->ordered[d] ? 2 : b->levels[d] - 1;
+    }
+    s->move = malloc(b->dims * sizeof *s->move);
+    s->best = malloc(b->dims * sizeof *s->best);
+    s->move_dim = malloc(moves * sizeof *s->move_dim + 1);
+    s->move_level = malloc(moves * sizeof *s->move_level + 1);
+    s->move_gain = malloc(moves * sizeof *s->move_gain + 1);
+    if (!s->offset || !s->move || !s->best || !s->move_dim || !s->move_level || !s->move_gain) {
+        rc = strat_error(b, TFORGE_PLUGIN_ENOMEM, "out of memory");
+        goto fail;
+    }
+    return 0;
+fail:
+    rules_destroy(s);
+    *state = NULL;
+    return rc;
+}
+
+/* Replaces the prior; weights equal within every dimension (all zeros) remove it. */
+static int rules_set_level_prior(void *state, const double *log_weight, uint64_t n)
+{
+    rules_state *s = state;
+    const strat_base *b = &s->base;
+    if (n != s->n_levels || !log_weight)
+        return strat_error(b, TFORGE_PLUGIN_EINPUT, "a level prior needs one log weight per "
+                           "level of every dimension (%llu), got %llu",
+                           (unsigned long long)s->n_levels, (unsigned long long)n);
+    int flat = 1;
+    for (uint32_t d = 0; d < b->dims; d++)
+        for (uint32_t l = 0; l < b->levels[d]; l++) {
+            double w = log_weight[s->offset[d] + l];
+            if (isnan(w) || w == INFINITY)
+                return strat_error(b, TFORGE_PLUGIN_EINPUT, "level prior log weight %u of "
+                                   "dimension %u is %g", l, d, w);
+            flat &= w == log_weight[s->offset[d]];
+        }
+    double *copy = flat ? NULL : malloc(n * sizeof *copy);
+    if (!flat && !copy)
+        return strat_error(b, TFORGE_PLUGIN_ENOMEM, "out of memory for the prior");
+    if (copy)
+        memcpy(copy, log_weight, n * sizeof *copy);
+    free(s->prior);
+    s->prior = copy;
+    return 0;
+}
+
+/* The best point measured OK (the first told among equals), or STRAT_NONE. */
+static uint32_t incumbent(const strat_base *b)
+{
+    const strat_archive *a = &b->archive;
+    uint32_t best = STRAT_NONE;
+    for (uint32_t id = 0; id < a->n; id++)
+        if (a->states[id] == STRAT_OK && (best == STRAT_NONE || a->values[id] < a->values[best]))
+            best = id;
+    return best;
+}
+
+static double gain(const rules_state *s, const tforge_level *from, uint32_t d, uint32_t level)
+{
+    return s->prior[s->offset[d] + level] - s->prior[s->offset[d] + from[d]];
+}
+
+/* The one-step moves of `from` and their gains: the count. */
+static uint32_t one_step_moves(rules_state *s, const tforge_level *from)
+{
+    const strat_base *b = &s->base;
+    uint32_t n = 0;
+    for (uint32_t d = 0; d < b->dims; d++)
+        for (uint32_t l = 0; l < b->levels[d]; l++) {
+            int step = b->ordered[d] ? l + 1 == from[d] || l == from[d] + 1u : l != from[d];
+            if (!step)
+                continue;
+            s->move_dim[n] = d;
+            s->move_level[n] = (tforge_level)l;
+            s->move_gain[n++] = gain(s, from, d, l);
+        }
+    return n;
+}
+
+/* Keeps `s->move` as the best candidate so far when it is untried, valid, favoured and ranks
+ * above the one kept (the generator breaks ties: the k-th equal one replaces it with chance
+ * 1/k, so each of them is kept alike). */
+static void consider(rules_state *s, double g, double *best_g, uint32_t *ties)
+{
+    strat_base *b = &s->base;
+    if (!(g > 0) || g < *best_g || strat_find(&b->archive, s->move) != STRAT_NONE ||
+        !b->space->is_valid(b->context, s->move))
+        return;
+    if (g > *best_g)
+        *ties = 0;
+    if (tforge_rng_below(&b->rng, ++*ties) != 0)
+        return;
+    *best_g = g;
+    memcpy(s->best, s->move, b->dims * sizeof *s->best);
+}
+
+/* The favoured untried neighbour of the incumbent with the highest gain, nearest ring first, into
+ * s->best: 1, or 0 when there is none. */
+static int ranked_neighbour(rules_state *s)
+{
+    strat_base *b = &s->base;
+    uint32_t at = incumbent(b);
+    if (!s->prior || at == STRAT_NONE)
+        return 0;
+    const tforge_level *from = strat_point(&b->archive, at);
+    uint32_t n = one_step_moves(s, from), ties = 0;
+    double best_g = -INFINITY;
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(s->move, from, b->dims * sizeof *s->move);
+        s->move[s->move_dim[i]] = s->move_level[i];
+        consider(s, s->move_gain[i], &best_g, &ties);
+    }
+    if (ties)
+        return 1;
+    for (uint32_t d = 0; d < b->dims; d++) /* an ordinal dimension moved by two levels */
+        for (int sign = -1; b->ordered[d] && sign <= 1; sign += 2) {
+            int64_t level = (int64_t)from[d] + 2 * sign;
+            if (level < 0 || level >= b->levels[d])
+                continue;
+            memcpy(s->move, from, b->dims * sizeof *s->move);
+            s->move[d] = (tforge_level)level;
+            consider(s, gain(s, from, d, (uint32_t)level), &best_g, &ties);
+        }
+    for (uint32_t i = 0; i < n; i++) /* two dimensions moved by one step each */
+        for (uint32_t j = i + 1; j < n; j++) {
+            if (s->move_dim[i] == s->move_dim[j])
+                continue;
+            memcpy(s->move, from, b->dims * sizeof *s->move);
+            s->move[s->move_dim[i]] = s->move_level[i];
+            s->move[s->move_dim[j]] = s->move_level[j];
+            consider(s, s->move_gain[i] + s->move_gain[j], &best_g, &ties);
+        }
+    return ties > 0;
+}
+
+enum { WALK_PROPOSE, WALK_FILL, WALK_RESTART };
+
+/* Advances the first-improvement walk as far as the known results allow: WALK_PROPOSE with an
+ * untried neighbour of its point in s->best, WALK_FILL while results are awaited, WALK_RESTART
+ * when stuck (or not started and nothing is known). */
+static int walk_step(rules_state *s)
+{
+    strat_base *b = &s->base;
+    const strat_archive *a = &b->archive;
+    uint32_t moves = strat_move_count(b, 1);
+    if (s->current == STRAT_NONE && (s->current = incumbent(b)) == STRAT_NONE)
+        return WALK_RESTART;
+    for (;;) {
+        if (a->states[s->current] == STRAT_PENDING)
+            return WALK_FILL;
+        if (a->states[s->current] == STRAT_FAILED)
+            return WALK_RESTART;
+        const tforge_level *x = strat_point(a, s->current);
+        uint32_t better = STRAT_NONE, untried = 0;
+        int waiting = 0;
+        for (uint32_t i = 0; i < moves; i++) {
+            if (!strat_move(b, x, 1, i, s->move))
+                continue;
+            uint32_t id = strat_find(a, s->move);
+            if (id == STRAT_NONE) {
+                /* a uniform choice among the untried, as they come */
+                if (tforge_rng_below(&b->rng, ++untried) == 0)
+                    memcpy(s->best, s->move, b->dims * sizeof *s->best);
+            } else if (a->states[id] == STRAT_PENDING) {
+                waiting = 1;
+            } else if (a->values[id] < a->values[s->current] &&
+                       (better == STRAT_NONE || id < better)) {
+                better = id; /* the first proposed of those that improve */
+            }
+        }
+        if (better != STRAT_NONE) {
+            s->current = better;
+            continue;
+        }
+        return untried ? WALK_PROPOSE : waiting ? WALK_FILL : WALK_RESTART;
+    }
+}
+
+static int rules_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
+{
+    rules_state *s = state;
+    strat_base *b = &s->base;
+    int rc = strat_begin_ask(b, q, out, n_out);
+    while (rc == 0 && !b->done && *n_out < q) {
+        if (ranked_neighbour(s)) {
+            rc = strat_propose(b, s->best, out, n_out, NULL);
+            continue;
+        }
+        int step = walk_step(s);
+        if (step == WALK_PROPOSE) {
+            rc = strat_propose(b, s->best, out, n_out, NULL);
+        } else if (step == WALK_FILL) {
+            rc = strat_propose_fresh(b, out, n_out, 0);
+        } else {
+            uint32_t before = b->archive.n;
+            rc = strat_propose_fresh(b, out, n_out, 0);
+            s->current = b->archive.n > before ? before : STRAT_NONE; /* the restart's point */
+        }
+    }
+    return strat_end_ask(b, rc, q, *n_out);
+}
+
+static int rules_tell(void *state, const tforge_observation *observations, uint32_t n)
+{
+    return strat_tell(state, observations, n, 0);
+}
+
+static const tforge_strategy_interface rules_interface = {
+    sizeof(tforge_strategy_interface), rules_create, rules_ask, rules_tell, rules_destroy, NULL,
+    rules_set_level_prior};
+static const tforge_plugin_descriptor rules_descriptor = {
+    TFORGE_PLUGIN_STRATEGY, "rules", STRAT_VERSION,
+    "The level prior's favoured neighbours of the incumbent, then a first-improvement walk "
+    "with random restarts (no model)",
+    TFORGE_STRATEGY_INTERFACE_ID, &rules_interface, NULL, 0, NULL};
+
+static uint32_t rules_count(void)
+{
+    return 1;
+}
+
+static const tforge_plugin_descriptor *rules_get(uint32_t index)
+{
+    return index == 0 ? &rules_descriptor : NULL;
+}
+
+TFORGE_PLUGIN_EXPORT const tforge_plugin_module TFORGE_PLUGIN_ENTRY_NAME = {
+    TFORGE_PLUGIN_ABI_VERSION_INIT, "rules", NULL, NULL, rules_count, rules_get};
