@@ -9,6 +9,8 @@
 #   pool             240 matmul candidates compiled by 1 and by 16 workers, each from a cold cache
 #   do-bench         our timing of two matmul configs against triton.testing.do_bench
 #   faults           50 candidates of the planted-fault task on the GPU
+#   timing           issue 16: our timing, do_bench and CUPTI's activity durations of the same
+#                    launches under each protocol and its ablations (experiments/timing/)
 #   capture:K[,K...] issue 14: `tforge capture` of experiments/capture/K_script.py, the captured
 #                    baseline timed against the hand-written task's (interleaved), then tune
 #                    the captured task (BUDGET)
@@ -146,6 +148,13 @@ for step in "$@"; do
       --config '{"BLOCK_M":128,"BLOCK_N":128,"BLOCK_K":64,"GROUP_M":8,"num_warps":8,"num_stages":3}' \
       --config '{"BLOCK_M":32,"BLOCK_N":32,"BLOCK_K":32,"GROUP_M":1,"num_warps":4,"num_stages":1}' \
       2>&1 | tee -a "$summary" ;;
+  timing)
+    timeout 240 python3 experiments/timing/protocol.py experiments/kernels/matmul/task.json \
+      --config '{"BLOCK_M":128,"BLOCK_N":256,"BLOCK_K":64,"GROUP_M":8,"num_warps":8,"num_stages":4}' \
+      --config '{"BLOCK_M":128,"BLOCK_N":128,"BLOCK_K":64,"GROUP_M":8,"num_warps":4,"num_stages":3}' \
+      --json "$out/runs/timing_matmul.json" 2>&1 | tee -a "$summary"
+    timeout 150 python3 experiments/timing/protocol.py experiments/kernels/attention/task.json \
+      --json "$out/runs/timing_attention.json" 2>&1 | tee -a "$summary" ;;
   faults)
     timeout 500 "$t" tune tests/fixtures/tasks/faulty/task_gpu.json --backend cuda \
       --strategy exhaustive --budget 50 --timeout 8 --out "$out/runs/faulty" -q --json \

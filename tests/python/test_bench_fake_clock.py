@@ -4,7 +4,8 @@ FakeCuda keeps one stream in exact arithmetic (microseconds, as Fractions): work
 time t starts when the stream is free; an event completes when the stream reaches it; a kernel
 reaches the stream only once its launch's CPU time has passed on the host. So, on an idle GPU,
 a start event fires before the kernel is even queued, and the launch's CPU time is measured as
-kernel time: the failure bench.py must guard against with the flush or a queued GPU sleep."""
+kernel time: the failure bench.py must guard against with enough flushes, or without a flush a
+queued GPU sleep."""
 
 import random
 import statistics
@@ -61,7 +62,7 @@ class FakeCuda:
         mp.setattr(bench, "make_inputs", lambda loaded, shape, seed: {"x": torch.zeros(8), "N": 8})
         mp.setattr(bench, "bind", lambda loaded, inputs, config, shape:
                    lambda: self.launch(loaded, inputs, config, shape))
-        mp.setattr(bench, "_flush_buffer", lambda: types.SimpleNamespace(zero_=self.flush))
+        mp.setattr(bench, "_flusher", lambda: self.flush)
         return self
 
     def _queue(self, us):
@@ -124,8 +125,8 @@ def test_the_fake_times_the_launch_on_an_idle_gpu(monkeypatch):
     assert s.elapsed_time(e) == pytest.approx((LAUNCH_US + 2) / 1000)
 
 
-# flush_us None: no flush; 10: a flush shorter than the launch (a sleep must cover the rest);
-# 60: about an H200's 256 MB flush, which covers the launch alone.
+# flush_us None: no flush (a sleep must cover the launch); 10: a flush shorter than the launch
+# (repeated until it covers it); 60: about an H200's 256 MB flush, which covers the launch alone.
 @pytest.mark.parametrize("flush_us", [None, 10, 60])
 @pytest.mark.parametrize("kernel_us", [2, 50, 5000])
 def test_median_is_the_kernel_time_and_counts_follow_the_rule(monkeypatch, kernel_us, flush_us):
@@ -141,9 +142,12 @@ def test_median_is_the_kernel_time_and_counts_follow_the_rule(monkeypatch, kerne
     assert len(fake.durations) == 1 + ESTIMATE_RUNS + r["warmup"] + r["n"]
     assert len(r["samples_ms"]) == r["n"]
     assert r["launch_overhead_us"] == pytest.approx(LAUNCH_US)
-    assert fake.flushes == (0 if flush_us is None else ESTIMATE_RUNS + r["warmup"] + r["n"])
-    # A sleep only where the flush does not cover twice the launch's CPU time.
-    assert (r["sleep_cycles"] > 0) == (flush_us is None or flush_us < 2 * LAUNCH_US)
+    if flush_us is None:  # a sleep covers the launch
+        assert fake.flushes == 0 and r["flushes"] == 0 and r["sleep_cycles"] > 0
+    else:  # as few flushes as cover twice the launch's CPU time, and no sleep (no idle GPU)
+        assert fake.flushes == ESTIMATE_RUNS + r["warmup"] + r["n"] * r["flushes"]
+        assert r["flushes"] * flush_us >= 2 * LAUNCH_US > (r["flushes"] - 1) * flush_us
+        assert r["sleep_cycles"] == 0
     assert r["device"] == "Fake H200"
     assert r["sm_clock_mhz_before"] == r["sm_clock_mhz_after"] == CLOCK_MHZ
 

@@ -1,15 +1,22 @@
 """Timing a config on the GPU, the way triton.testing.do_bench does, with every sample kept.
 
 Each launch is bracketed by its own pair of CUDA events. Before each one the L2 cache is flushed
-by writing a 256 MB buffer (larger than any current L2) and, for kernels that write their inputs,
-the inputs are restored; neither is inside the events. The GPU must still be busy when the kernel
-is queued: otherwise the start event fires at once and the CPU's launch time (about 25 us for a
-Triton 3.6 launch, measured on an H200) is timed as kernel time. The flush usually covers it;
-where it does not (no flush, or a heavy wrapper) a GPU sleep is queued before the flush to cover
-the rest.
+by reading a 256 MB buffer (larger than any current L2) and, for kernels that write their inputs,
+the inputs are restored; neither is inside the events. The flush reads rather than zeroes (as
+do_bench does): a zeroing flush leaves the L2 full of dirty lines whose write-back the next kernel
+pays for (9-12% of a 0.2 ms matmul on an H200; experiments/NOTES.md, "timing, settled"). The GPU
+must still be busy when the kernel is queued: otherwise the start event fires at once and the
+CPU's launch time (25-150 us for a Triton 3.6 launch, measured on an H200) is timed as kernel
+time. The flush is repeated until it covers twice the launch's CPU time, so that the GPU never
+idles between launches: an idle GPU (a queued sleep, as this protocol once used) runs the next
+kernel at another power state, 6-7% faster than back to back. Without a flush, a GPU sleep
+covers the launch instead.
 Warm-up and repeat counts come from an estimate of the kernel's duration.
+Known bias: events add about 3.5 us to each launch's own duration (CUPTI's activity records of
+the same launches): 1.7% of a 0.2 ms kernel, 0.2% of a 2 ms one.
 """
 
+import math
 import statistics
 import time as _time
 
@@ -23,10 +30,14 @@ _FLUSH_BYTES = 256 << 20
 _buffers = {}
 
 
-def _flush_buffer():
+def _flusher():
+    """One L2 flush: reads the 256 MB buffer (into a kept scalar), which evicts what the L2
+    held and dirties nothing."""
     if "l2" not in _buffers:
-        _buffers["l2"] = torch.empty(_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    return _buffers["l2"]
+        _buffers["l2"] = torch.zeros(_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+        _buffers["sink"] = torch.zeros((), dtype=torch.int64, device="cuda")
+    buf, sink = _buffers["l2"], _buffers["sink"]
+    return lambda: torch.sum(buf, 0, dtype=torch.int64, out=sink)
 
 
 def _quantile(xs, q):
@@ -64,32 +75,31 @@ def time(task, config, shape, seed=0, warmup_ms=25.0, rep_ms=100.0, min_repeats=
          max_repeats=1000, flush_l2=True, samples=False):
     """Time `config` on `shape`. Returns {status: ok|unsupported|compile|runtime, message,
     median_ms, min_ms, max_ms, mean_ms, q25_ms, q75_ms, iqr_ms, spread (IQR / median), n,
-    warmup, launch_overhead_us (CPU time of one launch call), sm_clock_mhz before/after, device,
-    samples_ms (when asked)}. Without CUDA the status is 'unsupported': never a made-up number."""
+    warmup, launch_overhead_us (CPU time of one launch call), flushes (before each timed
+    launch), sleep_cycles (without a flush), sm_clock_mhz before/after, device, samples_ms
+    (when asked)}. Without CUDA the status is 'unsupported': never a made-up number."""
     if not torch.cuda.is_available():
         return {"status": "unsupported", "fatal": False,
                 "message": "timing needs a CUDA device; none is available"}
     loaded = get(task)
     inputs, pristine = _inputs(loaded, shape, seed)
-    buf = _flush_buffer() if flush_l2 else None
+    flush = _flusher() if flush_l2 else None
     clock_before = _clock_mhz()
 
-    def prepare(sleep_cycles):
-        # The sleep goes first, so the kernel always starts right after the flush, in the same
-        # L2 state as under do_bench (the flush leaves the L2 full of dirty lines).
-        if sleep_cycles:
-            torch.cuda._sleep(sleep_cycles)
+    def prepare(sleep_cycles, flushes):
         for k, v in pristine.items():
             inputs[k].copy_(v)
-        if buf is not None:
-            buf.zero_()
+        if sleep_cycles:
+            torch.cuda._sleep(sleep_cycles)
+        for _ in range(flushes):
+            flush()
 
     try:
         run = bind(loaded, inputs, config, shape)  # inputs are restored in place: stays valid
         run()  # compiles on first use
         torch.cuda.synchronize()
         # Estimate the kernel's time, the CPU time of one launch and the flush's GPU time.
-        cpu, est, flush = [], [], []
+        cpu, est, flush_ms = [], [], []
         for _ in range(5):
             f0, f1, s, e = (torch.cuda.Event(enable_timing=True) for _ in range(4))
             # Cover the launch here too (twice the slowest seen so far): otherwise, without a
@@ -99,7 +109,7 @@ def time(task, config, shape, seed=0, warmup_ms=25.0, rep_ms=100.0, min_repeats=
             if cpu:
                 torch.cuda._sleep(int(2 * max(cpu) * 2.5e9))
             f0.record()
-            prepare(0)
+            prepare(0, 1 if flush else 0)
             f1.record()
             s.record()
             t0 = _time.perf_counter()
@@ -108,22 +118,26 @@ def time(task, config, shape, seed=0, warmup_ms=25.0, rep_ms=100.0, min_repeats=
             e.record()
             torch.cuda.synchronize()
             est.append(s.elapsed_time(e))
-            flush.append(f0.elapsed_time(f1))
+            flush_ms.append(f0.elapsed_time(f1))
         estimate_ms = max(min(est), 1e-4)
         overhead_s = statistics.median(cpu)
-        # Cover twice the launch's CPU time, less what the flush covers, in cycles of a clock
-        # no faster than 2.5 GHz.
-        cover_s = 2 * overhead_s - min(flush) / 1e3
-        sleep_cycles = int(cover_s * 2.5e9) if cover_s > 0 else 0
+        # Cover twice the launch's CPU time: with more flushes (the GPU stays busy), or without a
+        # flush with a sleep, in cycles of a clock no faster than 2.5 GHz.
+        cover_s = 2 * overhead_s
+        if flush:
+            flush_s = max(min(flush_ms), 1e-3) / 1e3
+            flushes, sleep_cycles = max(1, math.ceil(cover_s / flush_s)), 0
+        else:
+            flushes, sleep_cycles = 0, int(cover_s * 2.5e9)
         n_warmup = max(1, min(max_repeats, int(warmup_ms / estimate_ms)))
         n_repeat = max(min_repeats, min(max_repeats, int(rep_ms / estimate_ms)))
         for _ in range(n_warmup):
-            prepare(0)
+            prepare(0, 1 if flush else 0)
             run()
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
         for s, e in zip(starts, ends):
-            prepare(sleep_cycles)
+            prepare(sleep_cycles, flushes)
             s.record()
             run()
             e.record()
@@ -140,7 +154,8 @@ def time(task, config, shape, seed=0, warmup_ms=25.0, rep_ms=100.0, min_repeats=
            "mean_ms": statistics.fmean(times), "q25_ms": q25, "q75_ms": q75,
            "iqr_ms": q75 - q25, "spread": (q75 - q25) / median if median > 0 else None,
            "n": len(times), "warmup": n_warmup, "flush_l2": flush_l2,
-           "launch_overhead_us": overhead_s * 1e6, "sleep_cycles": sleep_cycles,
+           "launch_overhead_us": overhead_s * 1e6, "flushes": flushes,
+           "sleep_cycles": sleep_cycles,
            "sm_clock_mhz_before": clock_before, "sm_clock_mhz_after": _clock_mhz(),
            "device": torch.cuda.get_device_name()}
     if samples:

@@ -1,0 +1,37 @@
+"""Launches one config of a task a few times, synchronised, and nothing else: the process that
+`ncu` profiles for the reference numbers our profiler is compared with (issue 16).
+
+    ncu --clock-control none --kernel-name K --launch-skip 1 --launch-count 1 \
+        --metrics M1,M2 python experiments/profile/launch.py TASK.json --config JSON
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "engine", "worker", "python"))
+import torch  # noqa: E402
+import tforge_worker  # noqa: E402
+from tforge_worker.worker import bind, get, make_inputs  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("task")
+    ap.add_argument("--shape", type=int, default=0)
+    ap.add_argument("--config", help="JSON config (default: the task's baseline)")
+    ap.add_argument("--launches", type=int, default=3)
+    args = ap.parse_args()
+    task = tforge_worker.load_task(args.task)
+    shape = task["shapes"]["tune"][args.shape]
+    config = json.loads(args.config) if args.config else task["baseline"][0]
+    loaded = get(task)
+    run = bind(loaded, make_inputs(loaded, shape, 0), config, shape)
+    for _ in range(args.launches):
+        run()
+        torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main()
