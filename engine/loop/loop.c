@@ -100,6 +100,11 @@ typedef struct loop {
     seen_set seen;
     uint32_t dims;
     double start, best, best_noise, best_plain;
+    /* the incumbent for the steer and patience: baselines included */
+    long incumbent;
+    double incumbent_noise;
+    int incumbent_changed;   /* since the steer was last told */
+    uint32_t since_incumbent; /* candidates evaluated since it last changed */
 } loop;
 
 /* The store's key of a candidate and (when `params` is not NULL) its parameters: derived from its
@@ -175,6 +180,21 @@ static int append(loop *l, const tforge_candidate *c, int baseline, int resumed,
         if (!(m->value >= l->best_plain))
             l->best_plain = m->value;
     }
+    if (m->status == TFORGE_STATUS_OK) {
+        double noise = isnan(m->spread) ? 0.0 : m->spread;
+        const tforge_measurement *held = l->incumbent >= 0 ? &out->evals[l->incumbent].m : NULL;
+        /* the noise rule again; an untimed backend's first correct one, then none */
+        if (!held || (!isnan(m->value) && (isnan(held->value) ||
+                      m->value < held->value * (1.0 - fmax(noise, l->incumbent_noise))))) {
+            l->incumbent = (long)out->n_evals - 1;
+            l->incumbent_noise = noise;
+            l->incumbent_changed = 1;
+            e->incumbent = 1;
+            if (!baseline)
+                l->since_incumbent = 0;
+        }
+    }
+    l->since_incumbent += !baseline && !e->incumbent;
     e->baseline = baseline;
     e->resumed = resumed;
     e->m = *m;
@@ -249,6 +269,16 @@ static int check_proposal(const loop *l, const tforge_level *p)
     return rc;
 }
 
+/* Tells the steer of a new incumbent, once a batch is told. */
+static int steer(loop *l)
+{
+    const tforge_loop_steer *st = l->o->steer;
+    if (!st || !l->incumbent_changed)
+        return 0;
+    l->incumbent_changed = 0;
+    return st->incumbent(st->context, l->strategy, l->out, (size_t)l->incumbent);
+}
+
 static int baselines(loop *l)
 {
     const tforge_loop_options *o = l->o;
@@ -271,6 +301,8 @@ static int baselines(loop *l)
     }
     if (!rc && n_told)
         rc = tforge_strategy_tell(l->strategy, told, n_told);
+    if (!rc)
+        rc = steer(l);
     free(told);
     return rc;
 }
@@ -297,7 +329,8 @@ static int candidates_loop(loop *l)
     tforge_candidate *c = malloc(batch * sizeof *c);
     tforge_observation *told = malloc(batch * sizeof *told);
     int rc = points && c && told ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    while (!rc && n < o->budget && (o->time_limit_s <= 0 || now_s() - l->start < o->time_limit_s)) {
+    while (!rc && n < o->budget && (o->time_limit_s <= 0 || now_s() - l->start < o->time_limit_s) &&
+           (o->patience == 0 || l->since_incumbent < o->patience)) {
         uint32_t want = o->budget - n < batch ? o->budget - n : batch, got = 0;
         if ((rc = tforge_strategy_ask(l->strategy, want, points, &got)) || got == 0)
             break;
@@ -312,7 +345,7 @@ static int candidates_loop(loop *l)
             break;
         for (uint32_t i = 0; i < got; i++)
             told[i] = observe(c[i].point, &l->out->evals[before + i].m);
-        if ((rc = tforge_strategy_tell(l->strategy, told, got)))
+        if ((rc = tforge_strategy_tell(l->strategy, told, got)) || (rc = steer(l)))
             break;
         n += got;
         progress(l, n, o->budget);
@@ -424,7 +457,7 @@ int tforge_loop_run(tforge_loop_outcome *out, const tforge_registry *registry,
         return tforge_error_set(TFORGE_EINPUT, "loop: options of version %u, expected %u",
                                 o->version, TFORGE_LOOP_OPTIONS_VERSION);
     loop l = {space, backend, o, out, NULL, {0}, tforge_space_dims(space), now_s(), NAN, 0.0,
-              NAN};
+              NAN, -1, 0.0, 0, 0};
     l.seen.dims = l.dims;
     tforge_space_view view = tforge_space_get_view(space);
     int rc = tforge_strategy_open(&l.strategy, registry, o->strategy, &view, o->seed, o->budget,

@@ -4,7 +4,8 @@
  * hears of it; a run resumed from the store is told its stored evaluations again instead of
  * evaluating them, and must propose the same points. A new best must beat the incumbent by more
  * than the measured noise, and the final top few are re-timed in interleaved rounds with the
- * best baseline before the winner is named. */
+ * best baseline before the winner is named. A steer (the profile-guided loop) hears of each new
+ * incumbent between a tell and the next ask; patience ends the search early. */
 #ifndef TFORGE_ENGINE_LOOP_H
 #define TFORGE_ENGINE_LOOP_H
 
@@ -12,6 +13,7 @@
 #include "recording.h"
 #include "registry.h"
 #include "store.h"
+#include "strategy.h"
 
 /* What a stored run had evaluated, in order (tforge_run_open fills it). */
 typedef struct tforge_run_history {
@@ -60,6 +62,7 @@ typedef struct tforge_loop_eval {
     double best;          /* the incumbent after this evaluation (noise rule; NAN before any) */
     double best_plain;    /* the plain minimum of the candidates' ok values so far */
     double elapsed_s;     /* since the start */
+    int incumbent;        /* 1 when it became the incumbent (see tforge_loop_steer) */
 } tforge_loop_eval;
 
 typedef struct tforge_loop_outcome {
@@ -73,6 +76,18 @@ typedef struct tforge_loop_outcome {
     int64_t run_id; /* the stored run, 0 when nothing is stored */
 } tforge_loop_outcome;
 void tforge_loop_outcome_dispose(tforge_loop_outcome *outcome);
+
+/* What steers the search (the profile-guided loop, forge.h): told of the incumbent once the
+ * baselines are told and again each time it changes, before the next ask; it may hand the
+ * strategy a prior. The incumbent is the evaluation that beat every earlier one by more than the
+ * noise of both (the best baseline until a candidate beats it; on an untimed backend the first
+ * that ran correctly). */
+typedef struct tforge_loop_steer {
+    void *context;
+    /* `incumbent` indexes out->evals; an error ends the loop. */
+    int (*incumbent)(void *context, tforge_strategy *strategy, const tforge_loop_outcome *out,
+                     size_t incumbent);
+} tforge_loop_steer;
 
 #define TFORGE_LOOP_OPTIONS_VERSION 1
 typedef struct tforge_loop_options {
@@ -89,9 +104,12 @@ typedef struct tforge_loop_options {
     const tforge_run_record *record;      /* NULL: nothing is stored */
     const tforge_run_history *history;    /* a resumed run's evaluations; may be NULL */
     int progress;          /* a live line on standard error */
+    const tforge_loop_steer *steer; /* NULL: nothing steers */
+    uint32_t patience;     /* stop after this many candidates without a new incumbent; 0: never */
 } tforge_loop_options;
 #define TFORGE_LOOP_OPTIONS_INIT                                                                  \
-    {TFORGE_LOOP_OPTIONS_VERSION, "random", NULL, 1, 50, 0, 1, 3, 5, NULL, 0, NULL, NULL, 0}
+    {TFORGE_LOOP_OPTIONS_VERSION, "random", NULL, 1, 50, 0, 1, 3, 5, NULL, 0, NULL, NULL, 0,      \
+     NULL, 0}
 
 /* Runs the loop over `space` with `backend`. A strategy that proposes an invalid or an already
  * evaluated point is an error that names it; so is a failed final re-timing. */

@@ -4,6 +4,7 @@
 #include "tforge/error.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,6 +210,29 @@ int tforge_strategy_tell(tforge_strategy *s, const tforge_observation *observati
         if (history_add(&s->history, &observations[i]))
             return TFORGE_ENOMEM;
     return s->interface->tell(s->state, observations, n);
+}
+
+int tforge_strategy_takes_level_prior(const tforge_strategy *s)
+{
+    /* A module of ABI 1.1 has a shorter table: the field is not there to read. */
+    return s->record->abi_minor >= 2 &&
+           s->interface->struct_size >= offsetof(tforge_strategy_interface, set_level_prior) +
+                                            sizeof s->interface->set_level_prior &&
+           s->interface->set_level_prior;
+}
+
+int tforge_strategy_set_level_prior(tforge_strategy *s, const double *log_weight, uint64_t n)
+{
+    if (!tforge_strategy_takes_level_prior(s))
+        return tforge_error_set(TFORGE_ENOTFOUND, "strategy %s (%s) takes no level prior (it "
+                                "needs set_level_prior, plugin ABI 1.2)", s->descriptor->id,
+                                s->record->path);
+    tforge_error_clear();
+    int rc = s->interface->set_level_prior(s->state, log_weight, n);
+    if (rc && !tforge_error_last()->message[0])
+        tforge_error_set(rc, "strategy %s refused a level prior (no reason given)",
+                         s->descriptor->id);
+    return rc;
 }
 
 const char *tforge_strategy_id(const tforge_strategy *s)

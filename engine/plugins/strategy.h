@@ -21,6 +21,14 @@ int tforge_strategy_ask(tforge_strategy *strategy, uint32_t q, tforge_level *out
                         uint32_t *n_out);
 int tforge_strategy_tell(tforge_strategy *strategy, const tforge_observation *observations,
                          uint32_t n);
+/* Whether the strategy takes a level prior: a module built for ABI 1.2 or later whose table
+ * has set_level_prior. */
+int tforge_strategy_takes_level_prior(const tforge_strategy *strategy);
+/* Hands the strategy a level prior (one log weight per level of every dimension, `n` their
+ * sum; see tforge_strategy_interface.set_level_prior); TFORGE_ENOTFOUND, naming the strategy,
+ * when it takes none. May be called between asks. */
+int tforge_strategy_set_level_prior(tforge_strategy *strategy, const double *log_weight,
+                                    uint64_t n);
 const char *tforge_strategy_id(const tforge_strategy *strategy);
 /* The effective options of strategy `id` given `options` ("key=value", NULL-terminated),
  * defaults included (see tforge_plugin_effective_options); 0 when it would be refused. */

@@ -1,0 +1,377 @@
+#include "forge.h"
+
+#include "grow.h"
+#include "tforge/error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tforge_forge {
+    const tforge_space *space;
+    tforge_space_view view;
+    tforge_backend *backend;
+    tforge_forge_options o;
+    const char *heuristic_id;
+    const tforge_heuristic_interface *heuristic;
+    void *state;
+    char **keys, **values; /* the heuristic's options, split */
+    uint32_t n_options;
+    const char **families; /* the lent ones, or this forge's all-"" array */
+    int own_families;
+    uint32_t dims;
+    uint64_t n_levels;
+    uint32_t *offset;      /* per dimension: where its levels' weights start */
+    double *weights;       /* scratch: a prior */
+    tforge_forge_profile *profiles;
+    size_t n, cap;
+    tforge_loop_steer steer;
+};
+
+const char *tforge_forge_plugin(const char *strategy, int *steered)
+{
+    *steered = strcmp(strategy, "forge") == 0 || strcmp(strategy, "rules") == 0;
+    return strcmp(strategy, "forge") == 0 ? "bo" : strategy;
+}
+
+const char *tforge_forge_way_name(tforge_forge_way way)
+{
+    static const char *const names[] = {"keep", "up", "down", "other"};
+    return (unsigned)way < 4 ? names[way] : "?";
+}
+
+int tforge_forge_families(const char ***out, const tforge_space *space,
+                          const tforge_transforms *transforms)
+{
+    uint32_t dims = tforge_space_dims(space);
+    const char **families = malloc((dims ? dims : 1) * sizeof *families);
+    if (!families)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (uint32_t d = 0; d < dims; d++) {
+        size_t transform;
+        uint32_t param;
+        families[d] = transforms && tforge_transforms_find(transforms, tforge_space_name(space, d),
+                                                           &transform, &param) == 0
+                          ? tforge_transforms_id(transforms, transform)
+                          : "";
+    }
+    *out = families;
+    return 0;
+}
+
+static void free_profile(tforge_forge_profile *p)
+{
+    for (size_t i = 0; i < p->n_labels; i++) {
+        free(p->labels[i].label);
+        free(p->labels[i].evidence);
+        free(p->labels[i].rule);
+        free(p->labels[i].moves);
+    }
+    free(p->labels);
+}
+
+void tforge_forge_free(tforge_forge *f)
+{
+    if (!f)
+        return;
+    if (f->state)
+        f->heuristic->destroy(f->state);
+    for (uint32_t i = 0; i < f->n_options; i++) {
+        free(f->keys[i]);
+        free(f->values[i]);
+    }
+    free(f->keys);
+    free(f->values);
+    if (f->own_families)
+        free(f->families);
+    for (size_t i = 0; i < f->n; i++)
+        free_profile(&f->profiles[i]);
+    free(f->profiles);
+    free(f->offset);
+    free(f->weights);
+    free(f);
+}
+
+/* "key=value" texts into the two arrays the plugin reads. */
+static int split_options(tforge_forge *f, const char *const *options)
+{
+    uint32_t n = 0;
+    while (options && options[n])
+        n++;
+    f->keys = calloc(n + 1, sizeof *f->keys);
+    f->values = calloc(n + 1, sizeof *f->values);
+    if (!f->keys || !f->values)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        const char *eq = strchr(options[i], '=');
+        if (!eq || eq == options[i])
+            return tforge_error_set(TFORGE_EINPUT, "heuristic %s: option '%s' is not of the form "
+                                    "key=value", f->heuristic_id, options[i]);
+        f->keys[i] = strndup(options[i], (size_t)(eq - options[i]));
+        f->values[i] = strdup(eq + 1);
+        f->n_options = i + 1;
+        if (!f->keys[i] || !f->values[i])
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static int steer_incumbent(void *context, tforge_strategy *strategy,
+                           const tforge_loop_outcome *out, size_t incumbent);
+
+int tforge_forge_open(tforge_forge **out, const tforge_registry *registry,
+                      const tforge_space *space, tforge_backend *backend,
+                      const tforge_forge_options *o)
+{
+    *out = NULL;
+    if (o->version != TFORGE_FORGE_OPTIONS_VERSION)
+        return tforge_error_set(TFORGE_EINPUT, "forge: options of version %u, expected %u",
+                                o->version, TFORGE_FORGE_OPTIONS_VERSION);
+    tforge_forge *f = calloc(1, sizeof *f);
+    if (!f)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    f->space = space;
+    f->view = tforge_space_get_view(space);
+    f->backend = backend;
+    f->o = *o;
+    f->heuristic_id = o->heuristic ? o->heuristic : "bottleneck";
+    f->dims = tforge_space_dims(space);
+    f->steer = (tforge_loop_steer){f, steer_incumbent};
+    f->offset = malloc((f->dims ? f->dims : 1) * sizeof *f->offset);
+    int rc = f->offset ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (uint32_t d = 0; !rc && d < f->dims; d++) {
+        f->offset[d] = (uint32_t)f->n_levels;
+        f->n_levels += tforge_space_levels(space, d);
+    }
+    if (!rc && !(f->weights = malloc((f->n_levels + 1) * sizeof *f->weights)))
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    f->families = (const char **)o->families;
+    if (!rc && !f->families) {
+        f->own_families = 1;
+        if (!(f->families = malloc((f->dims ? f->dims : 1) * sizeof *f->families)))
+            rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        for (uint32_t d = 0; !rc && d < f->dims; d++)
+            f->families[d] = "";
+    }
+    const tforge_plugin_record *record =
+        rc ? NULL : tforge_registry_find(registry, TFORGE_PLUGIN_HEURISTIC, f->heuristic_id);
+    if (!rc && !record)
+        rc = tforge_error_set(TFORGE_ENOTFOUND, "no heuristic plugin %s (`tforge plugins` lists "
+                              "those there are; the profile-guided strategies need one)",
+                              f->heuristic_id);
+    if (!rc && !(f->heuristic = tforge_plugin_interface(record, TFORGE_HEURISTIC_INTERFACE_ID)))
+        rc = tforge_error_set(TFORGE_EINPUT, "heuristic %s (%s) speaks interface %s, this tforge "
+                              "speaks %s", f->heuristic_id, record->path,
+                              record->descriptor->interface_id, TFORGE_HEURISTIC_INTERFACE_ID);
+    if (!rc)
+        rc = split_options(f, o->heuristic_options);
+    if (!rc)
+        rc = tforge_plugin_check_options(record, (const char *const *)f->keys,
+                                         (const char *const *)f->values, f->n_options);
+    if (!rc) {
+        tforge_heuristic_args args = {sizeof args, tforge_registry_host(), &f->view,
+                                      f->families, f->n_options, (const char *const *)f->keys,
+                                      (const char *const *)f->values};
+        tforge_error_clear();
+        if ((rc = f->heuristic->create(&f->state, &args)) && !tforge_error_last()->message[0])
+            tforge_error_set(rc, "heuristic %s refused to start (no reason given)",
+                             f->heuristic_id);
+        if (rc)
+            f->state = NULL;
+    }
+    if (rc) {
+        tforge_forge_free(f);
+        return rc;
+    }
+    *out = f;
+    return 0;
+}
+
+const tforge_loop_steer *tforge_forge_steer(tforge_forge *f)
+{
+    return &f->steer;
+}
+
+size_t tforge_forge_count(const tforge_forge *f)
+{
+    return f->n;
+}
+
+const tforge_forge_profile *tforge_forge_at(const tforge_forge *f, size_t index)
+{
+    return index < f->n ? &f->profiles[index] : NULL;
+}
+
+const tforge_forge_profile *tforge_forge_find(const tforge_forge *f, size_t eval)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (f->profiles[i].eval == eval)
+            return &f->profiles[i];
+    return NULL;
+}
+
+const char *tforge_forge_family(const tforge_forge *f, uint32_t dim)
+{
+    return dim < f->dims ? f->families[dim] : "";
+}
+
+const char *tforge_forge_heuristic(const tforge_forge *f)
+{
+    return f->heuristic_id;
+}
+
+/* The dimensions `w` moves at `at` and which way, into `*moves`. */
+static int moves_of(tforge_forge_move **moves, size_t *n_moves, const tforge_forge *f,
+                    const double *w, const tforge_level *at)
+{
+    *moves = NULL;
+    *n_moves = 0;
+    size_t cap = 0;
+    for (uint32_t d = 0; d < f->dims; d++) {
+        const double *wd = w + f->offset[d], here = wd[at[d]];
+        uint32_t levels = tforge_space_levels(f->space, d);
+        double up = -INFINITY, down = -INFINITY;
+        int flat = 1;
+        for (uint32_t l = 0; l < levels; l++) {
+            flat &= wd[l] == wd[0];
+            if (l > at[d])
+                up = fmax(up, wd[l] - here);
+            else if (l < at[d])
+                down = fmax(down, wd[l] - here);
+        }
+        if (flat)
+            continue;
+        tforge_forge_way way;
+        if (!(up > 1e-12) && !(down > 1e-12))
+            way = TFORGE_FORGE_KEEP;
+        else if (tforge_space_kind(f->space, d) != TFORGE_DIM_ORDINAL || up == down)
+            way = TFORGE_FORGE_OTHER;
+        else
+            way = up > down ? TFORGE_FORGE_UP : TFORGE_FORGE_DOWN;
+        if (tforge_grow((void **)moves, &cap, *n_moves, sizeof **moves, "a label's moves"))
+            return TFORGE_ENOMEM;
+        (*moves)[(*n_moves)++] = (tforge_forge_move){d, way};
+    }
+    return 0;
+}
+
+static int heuristic_failed(const tforge_forge *f, int rc, const char *what)
+{
+    if (!tforge_error_last()->message[0])
+        tforge_error_set(rc, "heuristic %s: %s failed (no reason given)", f->heuristic_id, what);
+    return rc;
+}
+
+/* The prior of `labels` at `at` into f->weights. */
+static int prior_of(tforge_forge *f, const tforge_bottleneck *labels, uint32_t n,
+                    const tforge_level *at)
+{
+    memset(f->weights, 0, f->n_levels * sizeof *f->weights);
+    if (n == 0)
+        return 0;
+    tforge_error_clear();
+    int rc = f->heuristic->prior(f->state, labels, n, at, f->weights, f->n_levels);
+    for (uint64_t i = 0; !rc && i < f->n_levels; i++)
+        if (isnan(f->weights[i]) || f->weights[i] == INFINITY)
+            rc = tforge_error_set(TFORGE_ERROR, "heuristic %s: prior weight %llu is %g",
+                                  f->heuristic_id, (unsigned long long)i, f->weights[i]);
+    return rc ? heuristic_failed(f, rc, "prior") : 0;
+}
+
+/* Copies the labels and works out what each one's prior alone moves at `at` (may be NULL). */
+static int keep_labels(tforge_forge *f, tforge_forge_profile *p, const tforge_bottleneck *labels,
+                       uint32_t n, const tforge_level *at)
+{
+    if (n && !(p->labels = calloc(n, sizeof *p->labels)))
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        tforge_forge_label *k = &p->labels[i];
+        p->n_labels++;
+        k->label = strdup(labels[i].label ? labels[i].label : "?");
+        k->evidence = strdup(labels[i].evidence ? labels[i].evidence : "");
+        k->rule = strdup(labels[i].rule ? labels[i].rule : "");
+        k->confidence = labels[i].confidence;
+        if (!k->label || !k->evidence || !k->rule)
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        int rc = at ? prior_of(f, &labels[i], 1, at) : 0;
+        if (!rc && at)
+            rc = moves_of(&k->moves, &k->n_moves, f, f->weights, at);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Profiles evaluation `eval`, classifies it and, with `strategy`, hands it the labels' prior. */
+static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
+                tforge_strategy *strategy)
+{
+    if (tforge_grow((void **)&f->profiles, &f->cap, f->n, sizeof *f->profiles, "the profiles"))
+        return TFORGE_ENOMEM;
+    tforge_forge_profile *p = &f->profiles[f->n++];
+    memset(p, 0, sizeof *p);
+    p->eval = eval;
+    const tforge_loop_eval *e = &out->evals[eval];
+    tforge_candidate candidate = {e->point, e->config, 0};
+    int rc = tforge_backend_profile(f->backend, &candidate, &e->m, f->o.counters, &p->profile);
+    if (rc == TFORGE_ENOTFOUND) { /* this backend cannot profile: the search goes unsteered */
+        snprintf(p->note, sizeof p->note, "the %s backend cannot profile",
+                 f->backend->type ? f->backend->type->name : "?");
+        tforge_error_clear();
+        return 0;
+    }
+    if (rc)
+        return rc;
+    const tforge_bottleneck *labels = NULL;
+    uint32_t n = 0;
+    tforge_error_clear();
+    if ((rc = f->heuristic->classify(f->state, &p->profile, &labels, &n)))
+        return heuristic_failed(f, rc, "classify");
+    if (n && !labels)
+        return tforge_error_set(TFORGE_ERROR, "heuristic %s: %u labels without an array",
+                                f->heuristic_id, n);
+    if ((rc = keep_labels(f, p, labels, n, e->point)))
+        return rc;
+    if (!e->point)
+        snprintf(p->note, sizeof p->note, "a baseline outside the space: no prior at its levels");
+    else if (n == 0)
+        snprintf(p->note, sizeof p->note, "no label: no prior");
+    if (!strategy)
+        return 0;
+    /* the labels' prior, or none (all zeros remove the one before) */
+    tforge_bottleneck *copies = NULL;
+    if (n && e->point) {
+        if (!(copies = malloc(n * sizeof *copies)))
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        for (uint32_t i = 0; i < n; i++)
+            copies[i] = (tforge_bottleneck){p->labels[i].label, p->labels[i].confidence,
+                                            p->labels[i].evidence, p->labels[i].rule};
+    }
+    rc = prior_of(f, copies, copies ? n : 0, e->point);
+    free(copies);
+    if (!rc)
+        rc = tforge_strategy_set_level_prior(strategy, f->weights, f->n_levels);
+    p->steered = !rc && n && e->point;
+    return rc;
+}
+
+static int steer_incumbent(void *context, tforge_strategy *strategy,
+                           const tforge_loop_outcome *out, size_t incumbent)
+{
+    return take(context, out, incumbent, strategy);
+}
+
+int tforge_forge_profile_eval(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
+                              const tforge_forge_profile **profile)
+{
+    int rc = 0;
+    if (eval >= out->n_evals)
+        return tforge_error_set(TFORGE_EINPUT, "forge: evaluation %zu of %zu", eval,
+                                out->n_evals);
+    if (!tforge_forge_find(f, eval))
+        rc = take(f, out, eval, NULL);
+    if (profile)
+        *profile = rc ? NULL : tforge_forge_find(f, eval);
+    return rc;
+}

@@ -1,0 +1,98 @@
+/* The profile-guided loop: a steer for the one loop (loop.h) that profiles each new incumbent,
+ * the baseline first (the backend's profile op, counters included where asked and there),
+ * classifies it with a heuristic plugin ("tforge.heuristic/1", `bottleneck` by default), asks it
+ * for the prior its labels favour at the incumbent's levels and hands that to the strategy
+ * (set_level_prior, which fades as observations come). `forge` is bo steered so, `rules` the
+ * rules strategy steered so, `bo` nothing steered.
+ *
+ * Every profile taken is kept with its labels and, for each label, the dimensions the prior of
+ * that label alone moves and which way: what the report and result.json say steered what. A
+ * backend that cannot profile leaves the search unsteered (the note says so); refused counters
+ * leave the static metrics (the profile's `counters` says which). */
+#ifndef TFORGE_ENGINE_FORGE_H
+#define TFORGE_ENGINE_FORGE_H
+
+#include "loop.h"
+#include "transforms.h"
+#include "tforge/plugin/heuristic.h"
+
+/* The strategy plugin behind a strategy name and whether the profile steers it: "forge" is bo,
+ * steered; "rules" is rules, steered; any other name is that plugin, unsteered. */
+const char *tforge_forge_plugin(const char *strategy, int *steered);
+
+#define TFORGE_FORGE_OPTIONS_VERSION 1
+typedef struct tforge_forge_options {
+    unsigned version;
+    const char *heuristic;                /* plugin id; NULL: "bottleneck" */
+    const char *const *heuristic_options; /* "key=value", NULL-terminated; may be NULL */
+    /* Per dimension, the transform that owns it ("" for the task's own knobs); NULL: all "".
+     * Lent: it outlives the forge (tforge_forge_families makes one). */
+    const char *const *families;
+    int counters;                         /* ask for the profiler's counters too */
+} tforge_forge_options;
+#define TFORGE_FORGE_OPTIONS_INIT {TFORGE_FORGE_OPTIONS_VERSION, NULL, NULL, NULL, 1}
+
+/* Which way a label's prior moves one dimension, relative to the incumbent's level. */
+typedef enum tforge_forge_way {
+    TFORGE_FORGE_KEEP = 0,  /* the incumbent's level weighs most */
+    TFORGE_FORGE_UP = 1,    /* a higher level weighs most */
+    TFORGE_FORGE_DOWN = 2,  /* a lower level */
+    TFORGE_FORGE_OTHER = 3  /* another level of a categorical dimension, or both ways alike */
+} tforge_forge_way;
+
+typedef struct tforge_forge_move {
+    uint32_t dim;
+    tforge_forge_way way;
+} tforge_forge_move;
+
+typedef struct tforge_forge_label {
+    char *label, *evidence, *rule; /* owned copies of the heuristic's */
+    double confidence;
+    tforge_forge_move *moves;      /* what the prior of this label alone moves */
+    size_t n_moves;
+} tforge_forge_label;
+
+typedef struct tforge_forge_profile {
+    size_t eval;          /* the evaluation profiled: an index into the outcome's evals */
+    int steered;          /* 1 when its labels' prior was handed to the strategy */
+    tforge_profile profile;
+    tforge_forge_label *labels; /* strongest first */
+    size_t n_labels;
+    char note[256];       /* why there is no profile or no prior; "" when there are both */
+} tforge_forge_profile;
+
+typedef struct tforge_forge tforge_forge;
+
+/* Opens the heuristic over `space` (both lent: they outlive the forge, as does `backend`). An
+ * unknown heuristic, one that speaks another interface or refuses its options is an error
+ * naming it. */
+int tforge_forge_open(tforge_forge **out, const tforge_registry *registry,
+                      const tforge_space *space, tforge_backend *backend,
+                      const tforge_forge_options *options);
+/* NULL is allowed. */
+void tforge_forge_free(tforge_forge *forge);
+
+/* The steer to put in the loop's options: it lives as long as the forge. */
+const tforge_loop_steer *tforge_forge_steer(tforge_forge *forge);
+
+/* Profiles and classifies evaluation `eval` of `out` without steering (the winner, for the
+ * report), unless it was profiled already; its profile into `*profile` (may be NULL). */
+int tforge_forge_profile_eval(tforge_forge *forge, const tforge_loop_outcome *out, size_t eval,
+                              const tforge_forge_profile **profile);
+
+/* The profiles taken, in order; the one of an evaluation (NULL when it has none). */
+size_t tforge_forge_count(const tforge_forge *forge);
+const tforge_forge_profile *tforge_forge_at(const tforge_forge *forge, size_t index);
+const tforge_forge_profile *tforge_forge_find(const tforge_forge *forge, size_t eval);
+/* The family of a dimension ("" for the task's knobs), the heuristic's id, "up", "down" ... */
+const char *tforge_forge_family(const tforge_forge *forge, uint32_t dim);
+const char *tforge_forge_heuristic(const tforge_forge *forge);
+const char *tforge_forge_way_name(tforge_forge_way way);
+
+/* The families of `space`'s dimensions: the transform of `transforms` (may be NULL) that owns a
+ * parameter of the dimension's name, else "". `*out` (dims entries, malloc'd: free it) points
+ * into `transforms`. */
+int tforge_forge_families(const char ***out, const tforge_space *space,
+                          const tforge_transforms *transforms);
+
+#endif

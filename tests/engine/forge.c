@@ -1,0 +1,436 @@
+/* The profile-guided loop (forge.c) with a fake backend that profiles (a 6 x 6 bowl of BLOCK_M
+ * and a transform's level), a fixture heuristic and a spy strategy that records each prior it is
+ * handed: the prior is set after the baseline, set again when the incumbent changes and not
+ * otherwise; patience stops the search; refused counters and a backend that cannot profile
+ * still run. */
+#include "backend.h"
+#include "forge.h"
+#include "loop.h"
+#include "tforge/error.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+enum { SIDE = 6, POINTS = SIDE * SIDE, LEVELS = 2 * SIDE, MAX_CALLS = 64 };
+
+/* ---- the fake backend: a bowl with its floor at (2, 3), profiles on request ---- */
+
+typedef struct fake {
+    int refuse_counters;
+    size_t profiles;          /* profile calls */
+    int asked_counters;       /* every call asked for counters */
+    tforge_level profiled[MAX_CALLS][2];
+} fake;
+
+static fake the_fake;
+
+static double bowl(const tforge_level *p)
+{
+    return 1.0 + 0.25 * ((p[0] - 2.0) * (p[0] - 2.0) + (p[1] - 3.0) * (p[1] - 3.0));
+}
+
+static int fake_open(void **state, const tforge_backend_args *args)
+{
+    (void)args;
+    *state = &the_fake;
+    return 0;
+}
+
+static int fake_evaluate(void *state, const tforge_candidate *c, size_t n, tforge_measurement *out)
+{
+    (void)state;
+    for (size_t i = 0; i < n; i++) {
+        out[i].value = out[i].median_ms = bowl(c[i].point);
+        out[i].spread = 0.0;
+        out[i].repeats = 10;
+    }
+    return 0;
+}
+
+static int fake_retime(void *state, const tforge_candidate *c, uint64_t seed,
+                       tforge_measurement *out)
+{
+    (void)state, (void)seed;
+    out->value = bowl(c->point);
+    return 0;
+}
+
+static int fake_profile(void *state, const tforge_candidate *c, const tforge_measurement *m,
+                        int counters, tforge_profile *out)
+{
+    fake *f = state;
+    assert_true(f->profiles < MAX_CALLS);
+    memcpy(f->profiled[f->profiles++], c->point, sizeof f->profiled[0]);
+    f->asked_counters &= counters != 0;
+    out->counters = !counters ? TFORGE_COUNTERS_NONE
+                    : f->refuse_counters ? TFORGE_COUNTERS_REFUSED : TFORGE_COUNTERS_OK;
+    if (f->refuse_counters)
+        snprintf(out->note, sizeof out->note, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (planted)");
+    out->n_metrics = 0;
+    snprintf(out->metrics[out->n_metrics].name, TFORGE_METRIC_NAME_SIZE, "time_ms");
+    out->metrics[out->n_metrics++].value = m->value;
+    if (out->counters == TFORGE_COUNTERS_OK) {
+        snprintf(out->metrics[out->n_metrics].name, TFORGE_METRIC_NAME_SIZE, "dram_pct");
+        out->metrics[out->n_metrics++].value = 80.0;
+    }
+    return 0;
+}
+
+static void fake_close(void *state)
+{
+    (void)state;
+}
+
+static const tforge_backend_type fake_type = {"fake", 1,          fake_open,  fake_evaluate,
+                                              fake_retime, fake_profile, NULL, fake_close};
+static const tforge_backend_type blind_type = {"blind", 1,   fake_open, fake_evaluate,
+                                               fake_retime, NULL, NULL, fake_close};
+
+/* ---- the fixture heuristic: one label, whose prior favours smaller BLOCK_M ---- */
+
+static size_t classified;
+static char evidence[128];
+
+static int fixture_create(void **state, const tforge_heuristic_args *args)
+{
+    assert_true(args->struct_size >= sizeof *args);
+    assert_string_equal(args->families[1], "persistent");
+    *state = &classified;
+    return 0;
+}
+
+static int fixture_classify(void *state, const tforge_profile *p, const tforge_bottleneck **out,
+                            uint32_t *n)
+{
+    (void)state;
+    static tforge_bottleneck label;
+    classified++;
+    int counted = p->counters == TFORGE_COUNTERS_OK;
+    snprintf(evidence, sizeof evidence, "time_ms %g%s", p->metrics[0].value,
+             counted ? ", dram_pct 80" : "");
+    label = (tforge_bottleneck){counted ? "memory-bound" : "static-only", counted ? 0.9 : 0.5,
+                                evidence, "time_ms > 0"};
+    *out = &label;
+    *n = 1;
+    return 0;
+}
+
+static int fixture_prior(void *state, const tforge_bottleneck *labels, uint32_t n_labels,
+                         const tforge_level *at, double *w, uint64_t n)
+{
+    (void)state, (void)labels, (void)n_labels;
+    assert_int_equal(n, LEVELS);
+    memset(w, 0, n * sizeof *w);
+    for (uint32_t l = 0; l < SIDE; l++)
+        w[l] = l < at[0] ? 1.0 : 0.0; /* BLOCK_M below the incumbent's */
+    return 0;
+}
+
+static void fixture_destroy(void *state)
+{
+    (void)state;
+}
+
+static const tforge_heuristic_interface fixture_api = {sizeof fixture_api, fixture_create,
+                                                       fixture_classify, fixture_prior,
+                                                       fixture_destroy};
+static const tforge_plugin_descriptor fixture_descriptor = {
+    TFORGE_PLUGIN_HEURISTIC, "fixture", "1.0.0", "one label, smaller BLOCK_M",
+    TFORGE_HEURISTIC_INTERFACE_ID, &fixture_api, NULL, 0, NULL};
+
+/* ---- the spy strategy: enumeration order, every prior it is handed recorded ---- */
+
+typedef struct spy {
+    const tforge_space_view *view;
+    uint64_t next;
+    uint8_t told[POINTS];
+    size_t n_told;
+    size_t priors;               /* set_level_prior calls */
+    size_t told_at[MAX_CALLS];   /* observations told before each */
+    double last[LEVELS];
+} spy;
+
+static spy the_spy;
+
+static int spy_create(void **state, const tforge_strategy_args *args)
+{
+    memset(&the_spy, 0, sizeof the_spy);
+    the_spy.view = args->space;
+    *state = &the_spy;
+    return 0;
+}
+
+static int spy_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
+{
+    spy *s = state;
+    *n_out = 0;
+    for (; *n_out < q && s->next < POINTS; s->next++)
+        if (!s->told[s->next])
+            s->view->point(s->view->context, s->next, out + 2 * (*n_out)++);
+    return 0;
+}
+
+static int spy_tell(void *state, const tforge_observation *o, uint32_t n)
+{
+    spy *s = state;
+    for (uint32_t i = 0; i < n; i++)
+        s->told[s->view->index_of(s->view->context, o[i].point)] = 1;
+    s->n_told += n;
+    return 0;
+}
+
+static void spy_destroy(void *state)
+{
+    (void)state;
+}
+
+static int spy_set_level_prior(void *state, const double *w, uint64_t n)
+{
+    spy *s = state;
+    assert_int_equal(n, LEVELS);
+    assert_true(s->priors < MAX_CALLS);
+    s->told_at[s->priors++] = s->n_told;
+    memcpy(s->last, w, sizeof s->last);
+    return 0;
+}
+
+static const tforge_strategy_interface spy_api = {sizeof spy_api, spy_create, spy_ask, spy_tell,
+                                                  spy_destroy, NULL, spy_set_level_prior};
+static const tforge_plugin_descriptor spy_descriptor = {
+    TFORGE_PLUGIN_STRATEGY, "spy", "1.0.0", "enumeration order, priors recorded",
+    TFORGE_STRATEGY_INTERFACE_ID, &spy_api, NULL, 0, NULL};
+
+static const tforge_plugin_descriptor *const fixtures[] = {&fixture_descriptor, &spy_descriptor};
+static uint32_t fixtures_count(void)
+{
+    return 2;
+}
+static const tforge_plugin_descriptor *fixtures_get(uint32_t i)
+{
+    return i < 2 ? fixtures[i] : NULL;
+}
+static const tforge_plugin_module fixtures_module = {TFORGE_PLUGIN_ABI_VERSION_INIT, "fixtures",
+                                                     NULL, NULL, fixtures_count, fixtures_get};
+
+/* ---- the runs ---- */
+
+typedef struct fixture {
+    tforge_space *space;
+    tforge_registry *reg;
+} fixture;
+
+static const char *const families[] = {"", "persistent"};
+
+static int setup(void **state)
+{
+    static fixture f;
+    double values[SIDE];
+    for (int i = 0; i < SIDE; i++)
+        values[i] = 16 << i;
+    if (tforge_space_new(&f.space) || tforge_space_add_values(f.space, "BLOCK_M", values, SIDE) ||
+        tforge_space_add_range(f.space, "persistent_programs", 0, SIDE - 1, 1) ||
+        tforge_space_build(f.space, NULL) || tforge_registry_new(&f.reg) ||
+        tforge_registry_add_static(f.reg, &fixtures_module, "test:fixtures"))
+        return -1;
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    tforge_registry_free(f->reg);
+    tforge_space_free(f->space);
+    return 0;
+}
+
+/* The baseline at (5, 1): 4.25 ms. */
+static tforge_level baseline_point[2] = {5, 1};
+static const tforge_candidate baseline = {baseline_point, "{\"baseline\": 1}", 0};
+
+/* One run of the spy steered by the fixture over `type`; the forge in `*forge`. */
+static int run(tforge_loop_outcome *out, tforge_forge **forge, fixture *f,
+               const tforge_backend_type *type, uint32_t budget, uint32_t patience)
+{
+    classified = 0;
+    the_fake.profiles = 0;
+    the_fake.asked_counters = 1;
+    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
+    args.space = f->space;
+    tforge_backend backend = {0};
+    assert_int_equal(tforge_backend_open(&backend, type, &args), 0);
+    tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
+    fo.heuristic = "fixture";
+    fo.families = families;
+    assert_int_equal(tforge_forge_open(forge, f->reg, f->space, &backend, &fo), 0);
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    o.strategy = "spy";
+    o.budget = budget;
+    o.final_rounds = 0;
+    o.baselines = &baseline;
+    o.n_baselines = 1;
+    o.steer = tforge_forge_steer(*forge);
+    o.patience = patience;
+    int rc = tforge_loop_run(out, f->reg, f->space, &backend, &o);
+    tforge_backend_close(&backend);
+    return rc;
+}
+
+static void prior_after_the_baseline_and_each_new_incumbent(void **state)
+{
+    fixture *f = *state;
+    the_fake.refuse_counters = 0;
+    tforge_loop_outcome out;
+    tforge_forge *forge;
+    assert_int_equal(run(&out, &forge, f, &fake_type, 20, 0), 0);
+    /* the incumbents: the baseline, then each evaluation that beat the one before */
+    size_t incumbents = 0;
+    double held = INFINITY;
+    for (size_t i = 0; i < out.n_evals; i++) {
+        int beats = out.evals[i].m.value < held;
+        assert_int_equal(out.evals[i].incumbent, beats);
+        if (!beats)
+            continue;
+        held = out.evals[i].m.value;
+        const tforge_forge_profile *p = tforge_forge_at(forge, incumbents);
+        assert_non_null(p);
+        assert_int_equal(p->eval, i);
+        assert_true(p->steered);
+        assert_int_equal(p->profile.counters, TFORGE_COUNTERS_OK);
+        assert_int_equal(p->n_labels, 1);
+        assert_string_equal(p->labels[0].label, "memory-bound");
+        assert_non_null(strstr(p->labels[0].evidence, "dram_pct 80"));
+        /* the prior was handed once the batch of this incumbent was told, before the next ask */
+        assert_int_equal(the_spy.told_at[incumbents], i + 1);
+        incumbents++;
+    }
+    /* baseline (5,1) 4.25; (0,1) 3.0; (0,2) 2.25; (0,3) 2.0; (1,2) 1.5; (1,3) 1.25; (2,3) 1.0,
+     * the floor, at evaluation 16 */
+    assert_int_equal(incumbents, 7);
+    assert_int_equal(the_spy.priors, incumbents);
+    assert_int_equal(tforge_forge_count(forge), incumbents);
+    assert_int_equal(the_fake.profiles, incumbents);
+    assert_true(the_fake.asked_counters);
+    /* the last incumbent is (2, 3): smaller BLOCK_M favoured, the label moves it down */
+    const tforge_forge_profile *last = tforge_forge_at(forge, incumbents - 1);
+    assert_int_equal(out.evals[last->eval].point[0], 2);
+    assert_true(the_spy.last[0] == 1.0 && the_spy.last[1] == 1.0 && the_spy.last[2] == 0.0);
+    assert_int_equal(last->labels[0].n_moves, 1);
+    assert_int_equal(last->labels[0].moves[0].dim, 0);
+    assert_int_equal(last->labels[0].moves[0].way, TFORGE_FORGE_DOWN);
+    assert_string_equal(tforge_forge_family(forge, 1), "persistent");
+    /* the winner, profiled for the report without a prior handed */
+    size_t priors = the_spy.priors;
+    const tforge_forge_profile *again;
+    assert_int_equal(tforge_forge_profile_eval(forge, &out, last->eval, &again), 0);
+    assert_int_equal(tforge_forge_count(forge), incumbents); /* profiled already */
+    assert_false(out.evals[1].incumbent); /* (0, 0), as slow as the baseline */
+    assert_int_equal(tforge_forge_profile_eval(forge, &out, 1, &again), 0);
+    assert_int_equal(tforge_forge_count(forge), incumbents + 1);
+    assert_false(again->steered);
+    assert_int_equal(the_spy.priors, priors);
+    tforge_forge_free(forge);
+    tforge_loop_outcome_dispose(&out);
+}
+
+static void patience_stops(void **state)
+{
+    fixture *f = *state;
+    the_fake.refuse_counters = 0;
+    tforge_loop_outcome out;
+    tforge_forge *forge;
+    /* the incumbent (1, 3) comes at evaluation 11 (index 10 with the baseline); 4 more without
+     * a better one */
+    assert_int_equal(run(&out, &forge, f, &fake_type, 30, 4), 0);
+    long last = -1;
+    for (size_t i = 0; i < out.n_evals; i++)
+        last = out.evals[i].incumbent ? (long)i : last;
+    assert_int_equal(out.n_evals, (size_t)last + 1 + 4);
+    assert_true(out.n_evals < 31);
+    tforge_forge_free(forge);
+    tforge_loop_outcome_dispose(&out);
+}
+
+static void refused_counters_still_run(void **state)
+{
+    fixture *f = *state;
+    the_fake.refuse_counters = 1;
+    tforge_loop_outcome out;
+    tforge_forge *forge;
+    assert_int_equal(run(&out, &forge, f, &fake_type, 20, 0), 0);
+    assert_int_equal(out.n_evals, 21);
+    assert_true(tforge_forge_count(forge) > 1);
+    for (size_t i = 0; i < tforge_forge_count(forge); i++) {
+        const tforge_forge_profile *p = tforge_forge_at(forge, i);
+        assert_int_equal(p->profile.counters, TFORGE_COUNTERS_REFUSED);
+        assert_non_null(strstr(p->profile.note, "INSUFFICIENT_PRIVILEGES"));
+        assert_string_equal(p->labels[0].label, "static-only"); /* from static metrics */
+        assert_true(p->steered);
+    }
+    assert_int_equal(the_spy.priors, tforge_forge_count(forge));
+    tforge_forge_free(forge);
+    tforge_loop_outcome_dispose(&out);
+    the_fake.refuse_counters = 0;
+}
+
+static void a_backend_that_cannot_profile_goes_unsteered(void **state)
+{
+    fixture *f = *state;
+    tforge_loop_outcome out;
+    tforge_forge *forge;
+    assert_int_equal(run(&out, &forge, f, &blind_type, 10, 0), 0);
+    assert_int_equal(out.n_evals, 11);
+    assert_int_equal(the_spy.priors, 0);
+    assert_int_equal(classified, 0);
+    assert_true(tforge_forge_count(forge) > 0);
+    assert_non_null(strstr(tforge_forge_at(forge, 0)->note, "cannot profile"));
+    tforge_forge_free(forge);
+    tforge_loop_outcome_dispose(&out);
+}
+
+static void names_and_refusals(void **state)
+{
+    fixture *f = *state;
+    int steered;
+    assert_string_equal(tforge_forge_plugin("forge", &steered), "bo");
+    assert_true(steered);
+    assert_string_equal(tforge_forge_plugin("rules", &steered), "rules");
+    assert_true(steered);
+    assert_string_equal(tforge_forge_plugin("bo", &steered), "bo");
+    assert_false(steered);
+    tforge_backend backend = {0};
+    tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
+    tforge_forge *forge;
+    fo.heuristic = "no-such-heuristic";
+    assert_int_equal(tforge_forge_open(&forge, f->reg, f->space, &backend, &fo),
+                     TFORGE_ENOTFOUND);
+    assert_non_null(strstr(tforge_error_last()->message, "no-such-heuristic"));
+    fo.heuristic = "spy"; /* a strategy, not a heuristic */
+    assert_int_equal(tforge_forge_open(&forge, f->reg, f->space, &backend, &fo),
+                     TFORGE_ENOTFOUND);
+    fo.heuristic = "fixture";
+    fo.families = families;
+    const char *const bad[] = {"threshold", NULL};
+    fo.heuristic_options = bad;
+    assert_int_equal(tforge_forge_open(&forge, f->reg, f->space, &backend, &fo), TFORGE_EINPUT);
+    assert_non_null(strstr(tforge_error_last()->message, "key=value"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(prior_after_the_baseline_and_each_new_incumbent),
+        cmocka_unit_test(patience_stops),
+        cmocka_unit_test(refused_counters_still_run),
+        cmocka_unit_test(a_backend_that_cannot_profile_goes_unsteered),
+        cmocka_unit_test(names_and_refusals),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
