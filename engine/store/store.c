@@ -14,7 +14,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
+
+/* Version 3: the profiles of the candidates a run profiled (the baseline, each new incumbent),
+ * each after the measurement `seq` of its run. */
+#define PROFILES_TABLE                                                                             \
+    "CREATE TABLE profiles ("                                                                      \
+    " id INTEGER PRIMARY KEY,"                                                                     \
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"                              \
+    " configuration_id INTEGER NOT NULL REFERENCES configurations(id),"                            \
+    " seq INTEGER NOT NULL,"                                                                       \
+    " counters TEXT NOT NULL CHECK (counters IN ('none', 'ok', 'refused', 'failed')),"             \
+    " note TEXT,"                                                                                  \
+    " metrics TEXT NOT NULL CHECK (json_valid(metrics)),"                                          \
+    " labels TEXT CHECK (labels IS NULL OR json_valid(labels)),"                                   \
+    " timestamp TEXT);"                                                                            \
+    "CREATE INDEX profiles_configuration ON profiles(configuration_id);"
 
 static const char *const schema =
     "CREATE TABLE runs ("
@@ -46,7 +61,8 @@ static const char *const schema =
     " metrics TEXT CHECK (metrics IS NULL OR json_valid(metrics)),"
     " timestamp TEXT,"
     " UNIQUE (run_id, seq));"
-    "CREATE INDEX measurements_configuration ON measurements(configuration_id);";
+    "CREATE INDEX measurements_configuration ON measurements(configuration_id);"
+    PROFILES_TABLE;
 
 
 /* Prepared once, kept for the store's life. */
@@ -68,7 +84,10 @@ enum {
     ST_NEXT_SEQ,
     ST_MEASUREMENT_INSERT,
     ST_MEASUREMENTS,
+    ST_EXPORTED,
     ST_COUNT,
+    ST_PROFILE_INSERT,
+    ST_PROFILES,
     N_STATEMENTS
 };
 
@@ -101,7 +120,24 @@ static const char *const statement_sql[N_STATEMENTS] = {
         " m.spread, m.repeats, m.compile_ms, m.wall_ms, m.metrics, m.timestamp"
         " FROM measurements m JOIN configurations c ON c.id = m.configuration_id"
         " WHERE m.run_id = ?1 ORDER BY m.seq",
+    /* as ST_MEASUREMENTS, the metrics merged with those of the configuration's latest profile */
+    [ST_EXPORTED] =
+        "SELECT m.id, m.configuration_id, m.seq, c.key, c.params, m.status, m.median, m.min,"
+        " m.spread, m.repeats, m.compile_ms, m.wall_ms,"
+        " CASE WHEN p.metrics IS NULL THEN m.metrics"
+        " ELSE json_patch(COALESCE(m.metrics, '{}'), p.metrics) END, m.timestamp"
+        " FROM measurements m JOIN configurations c ON c.id = m.configuration_id"
+        " LEFT JOIN profiles p ON p.id = (SELECT MAX(id) FROM profiles"
+        " WHERE configuration_id = m.configuration_id)"
+        " WHERE m.run_id = ?1 ORDER BY m.seq",
     [ST_COUNT] = "SELECT COUNT(*) FROM measurements WHERE run_id = ?1",
+    [ST_PROFILE_INSERT] =
+        "INSERT INTO profiles (run_id, configuration_id, seq, counters, note, metrics, labels,"
+        " timestamp) VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) FROM measurements"
+        " WHERE run_id = ?1), ?3, ?4, ?5, ?6, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+    [ST_PROFILES] = "SELECT c.key, c.params, p.seq, p.counters, p.note, p.metrics, p.labels"
+                    " FROM profiles p JOIN configurations c ON c.id = p.configuration_id"
+                    " WHERE p.run_id = ?1 ORDER BY p.id",
 };
 
 struct tforge_store {
@@ -201,7 +237,7 @@ static int query_int(int64_t *out, tforge_store *store, const char *sql, const c
 /* The schema, its status check listing the names measurement.h spells. */
 static int create_schema(tforge_store *store)
 {
-    char names[256] = "", sql[4096];
+    char names[256] = "", sql[8192];
     size_t used = 0;
     for (uint32_t st = 0; st < TFORGE_STATUS_COUNT; st++)
         used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'", st ? ", " : "",
@@ -234,12 +270,16 @@ static int check_schema(tforge_store *store)
     else if (version == 0) {
         rc = create_schema(store);
         if (!rc)
-            rc = exec(store, "PRAGMA user_version = 2", "set the schema version");
-    } else if (version == 1) { /* version 2 adds the runs' input digests and writer lease */
-        rc = exec(store, "ALTER TABLE runs ADD COLUMN inputs TEXT;"
-                         " ALTER TABLE runs ADD COLUMN writer TEXT;"
-                         " ALTER TABLE runs ADD COLUMN heartbeat REAL;"
-                         " PRAGMA user_version = 2", "upgrade the schema to version 2");
+            rc = exec(store, "PRAGMA user_version = 3", "set the schema version");
+    } else if (version < SCHEMA_VERSION) {
+        if (version == 1) /* version 2 adds the runs' input digests and writer lease */
+            rc = exec(store, "ALTER TABLE runs ADD COLUMN inputs TEXT;"
+                             " ALTER TABLE runs ADD COLUMN writer TEXT;"
+                             " ALTER TABLE runs ADD COLUMN heartbeat REAL;",
+                      "upgrade the schema to version 2");
+        if (!rc) /* version 3 adds the profiles */
+            rc = exec(store, PROFILES_TABLE " PRAGMA user_version = 3",
+                      "upgrade the schema to version 3");
     }
 cleanup:
     if (rc == 0)
@@ -412,6 +452,35 @@ void tforge_store_run_dispose(tforge_store_run *run)
 /* ---- measurements ---- */
 
 /* Inside a transaction: the configuration on first sight, then the measurement. */
+/* The id of the run's configuration `key`, created (with `params_json`) on first sight. */
+static int configuration_id(int64_t *out, tforge_store *store, int64_t run_id, const char *key,
+                            const char *params_json)
+{
+    sqlite3_stmt *st = statement(store, ST_CONFIG_FIND);
+    sqlite3_bind_int64(st, 1, run_id);
+    bind_text(st, 2, key);
+    int step = sqlite3_step(st);
+    *out = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        return db_error(store, "find a configuration");
+    if (step == SQLITE_ROW)
+        return 0;
+    st = statement(store, ST_CONFIG_INSERT);
+    sqlite3_bind_int64(st, 1, run_id);
+    bind_text(st, 2, key);
+    bind_text(st, 3, params_json);
+    int rc = 0;
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = sqlite3_extended_errcode(store->db) == SQLITE_CONSTRAINT_FOREIGNKEY
+                 ? tforge_error_set(TFORGE_ENOTFOUND, "%s: run %lld does not exist",
+                                    store->path, (long long)run_id)
+                 : db_error(store, "add a configuration");
+    sqlite3_reset(st);
+    *out = sqlite3_last_insert_rowid(store->db);
+    return rc;
+}
+
 static int insert_measurement(int64_t *sequence, tforge_store *store, int64_t run_id,
                               const tforge_store_measurement *m, const char *timestamp)
 {
@@ -421,34 +490,14 @@ static int insert_measurement(int64_t *sequence, tforge_store *store, int64_t ru
     if (m->m.status >= TFORGE_STATUS_COUNT)
         return tforge_error_set(TFORGE_EINPUT, "%s: record: unknown status %d", store->path,
                                 (int)m->m.status);
-    sqlite3_stmt *st = statement(store, ST_CONFIG_FIND);
-    sqlite3_bind_int64(st, 1, run_id);
-    bind_text(st, 2, m->key);
-    int step = sqlite3_step(st);
-    int64_t config_id = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_reset(st);
-    if (step != SQLITE_ROW && step != SQLITE_DONE)
-        return db_error(store, "find a configuration");
-    if (step == SQLITE_DONE) {
-        st = statement(store, ST_CONFIG_INSERT);
-        sqlite3_bind_int64(st, 1, run_id);
-        bind_text(st, 2, m->key);
-        bind_text(st, 3, m->params_json);
-        if (sqlite3_step(st) != SQLITE_DONE) {
-            int rc = sqlite3_extended_errcode(store->db) == SQLITE_CONSTRAINT_FOREIGNKEY
-                         ? tforge_error_set(TFORGE_ENOTFOUND, "%s: run %lld does not exist",
-                                            store->path, (long long)run_id)
-                         : db_error(store, "add a configuration");
-            sqlite3_reset(st);
-            return rc;
-        }
-        sqlite3_reset(st);
-        config_id = sqlite3_last_insert_rowid(store->db);
-    }
+    int64_t config_id;
+    int rc = configuration_id(&config_id, store, run_id, m->key, m->params_json);
+    if (rc < 0)
+        return rc;
 
-    st = statement(store, ST_NEXT_SEQ);
+    sqlite3_stmt *st = statement(store, ST_NEXT_SEQ);
     sqlite3_bind_int64(st, 1, run_id);
-    step = sqlite3_step(st);
+    int step = sqlite3_step(st);
     int64_t seq = sqlite3_column_int64(st, 0);
     sqlite3_reset(st);
     if (step != SQLITE_ROW)
@@ -471,7 +520,7 @@ static int insert_measurement(int64_t *sequence, tforge_store *store, int64_t ru
     bind_number(st, 10, m->m.wall_ms);
     bind_text(st, 11, metrics_json);
     bind_text(st, 12, timestamp);
-    int rc = step_done(store, ST_MEASUREMENT_INSERT, "add a measurement");
+    rc = step_done(store, ST_MEASUREMENT_INSERT, "add a measurement");
     if (rc == 0 && sequence)
         *sequence = seq;
     return rc;
@@ -590,10 +639,11 @@ static void read_metrics(tforge_store *store, tforge_measurement *m, const char 
     tforge_error_clear(); /* a name that is not an identifier is simply not a metric */
 }
 
-int tforge_store_each_measurement(tforge_store *store, int64_t run_id, tforge_store_visit visit,
-                                  void *context)
+/* Visits the rows of `which` (ST_MEASUREMENTS or ST_EXPORTED). */
+static int each_measurement(tforge_store *store, int which, int64_t run_id,
+                            tforge_store_visit visit, void *context)
 {
-    sqlite3_stmt *st = statement(store, ST_MEASUREMENTS);
+    sqlite3_stmt *st = statement(store, which);
     sqlite3_bind_int64(st, 1, run_id);
     int rc = 0, step;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -625,12 +675,78 @@ int tforge_store_each_measurement(tforge_store *store, int64_t run_id, tforge_st
     return rc;
 }
 
+int tforge_store_each_measurement(tforge_store *store, int64_t run_id, tforge_store_visit visit,
+                                  void *context)
+{
+    return each_measurement(store, ST_MEASUREMENTS, run_id, visit, context);
+}
+
 int tforge_store_count(int64_t *count, tforge_store *store, int64_t run_id)
 {
     sqlite3_stmt *st = statement(store, ST_COUNT);
     sqlite3_bind_int64(st, 1, run_id);
     int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : db_error(store, "count measurements");
     *count = rc == 0 ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* ---- profiles ---- */
+
+static const char *const counters_names[] = {"none", "ok", "refused", "failed"};
+
+int tforge_store_record_profile(tforge_store *store, int64_t run_id,
+                                const tforge_store_profile *profile)
+{
+    if (!profile->key || !profile->params_json || !profile->metrics_json ||
+        profile->counters >= sizeof counters_names / sizeof *counters_names)
+        return tforge_error_set(TFORGE_EINPUT, "%s: record a profile: the key, params_json, "
+                                "metrics_json and a counters state are required", store->path);
+    int rc = begin(store);
+    if (rc < 0)
+        return rc;
+    int64_t config_id = 0;
+    rc = check_lease(store, run_id, 0);
+    if (!rc)
+        rc = configuration_id(&config_id, store, run_id, profile->key, profile->params_json);
+    if (!rc) {
+        sqlite3_stmt *st = statement(store, ST_PROFILE_INSERT);
+        sqlite3_bind_int64(st, 1, run_id);
+        sqlite3_bind_int64(st, 2, config_id);
+        bind_text(st, 3, counters_names[profile->counters]);
+        bind_text(st, 4, profile->note);
+        bind_text(st, 5, profile->metrics_json);
+        bind_text(st, 6, profile->labels_json);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = db_error(store, "record a profile");
+        sqlite3_reset(st);
+    }
+    return end(store, rc);
+}
+
+int tforge_store_each_profile(tforge_store *store, int64_t run_id,
+                              tforge_store_profile_visit visit, void *context)
+{
+    sqlite3_stmt *st = statement(store, ST_PROFILES);
+    sqlite3_bind_int64(st, 1, run_id);
+    int rc = 0, step;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        tforge_store_profile p = {
+            .key = column_text(st, 0),
+            .params_json = column_text(st, 1),
+            .sequence = sqlite3_column_int64(st, 2),
+            .note = column_text(st, 4),
+            .metrics_json = column_text(st, 5),
+            .labels_json = column_text(st, 6),
+        };
+        const char *counters = column_text(st, 3);
+        for (uint32_t c = 0; c < sizeof counters_names / sizeof *counters_names; c++)
+            if (counters && strcmp(counters, counters_names[c]) == 0)
+                p.counters = c;
+        rc = visit(context, &p);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = db_error(store, "list profiles");
     sqlite3_reset(st);
     return rc;
 }
@@ -791,7 +907,7 @@ int tforge_store_export(tforge_recording **out, tforge_store *store, int64_t run
         rc = tforge_error_set(TFORGE_ENOMEM, "store: out of memory");
         goto cleanup;
     }
-    rc = tforge_store_each_measurement(store, run_id, export_measurement, &x);
+    rc = each_measurement(store, ST_EXPORTED, run_id, export_measurement, &x);
     if (rc < 0)
         goto cleanup;
     if (x.outside)

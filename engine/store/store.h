@@ -95,6 +95,30 @@ int tforge_store_each_measurement(tforge_store *store, int64_t run_id, tforge_st
                                   void *context);
 int tforge_store_count(int64_t *count, tforge_store *store, int64_t run_id);
 
+/* A profile of one configuration (include/tforge/plugin/profile.h), as the store keeps it: JSON
+ * texts, so that the store needs no profile code. To record one, fill key, params_json (the
+ * configuration, created on first sight), counters (a tforge_counters_state), note,
+ * metrics_json ({"sm_pct": 41.2, ...}) and labels_json (the heuristic's labels as an array, or
+ * NULL); it follows the run's latest measurement (`sequence`, set when read back). Strings read
+ * back are valid only during the visit. */
+typedef struct tforge_store_profile {
+    const char *key;
+    const char *params_json;
+    int64_t sequence;
+    uint32_t counters;
+    const char *note;
+    const char *metrics_json;
+    const char *labels_json;
+} tforge_store_profile;
+typedef int (*tforge_store_profile_visit)(void *context, const tforge_store_profile *profile);
+
+/* Records a profile in one transaction (the run's writer only, as tforge_store_record). */
+int tforge_store_record_profile(tforge_store *store, int64_t run_id,
+                                const tforge_store_profile *profile);
+/* Visits a run's profiles in the order recorded. */
+int tforge_store_each_profile(tforge_store *store, int64_t run_id,
+                              tforge_store_profile_visit visit, void *context);
+
 /* Imports a recording as a new run, in one transaction. `run` gives source, strategy, settings,
  * seed, budget and environment (NULL: source is the kernel name, strategy "import"); the space
  * is always the recording's (tforge_recording_space_json). Entry i becomes measurement i + 1:
@@ -103,7 +127,9 @@ int tforge_store_count(int64_t *count, tforge_store *store, int64_t run_id);
 int tforge_store_import(int64_t *run_id, tforge_store *store, const tforge_recording *rec,
                         const tforge_store_run *run);
 
-/* Exports a run whose space is a recorded space description; the inverse of the import. */
+/* Exports a run whose space is a recorded space description; the inverse of the import. An
+ * entry's metrics include those of its configuration's latest profile (counters and static
+ * metrics under profile.h's names), so that a replay can profile it again. */
 int tforge_store_export(tforge_recording **out, tforge_store *store, int64_t run_id);
 
 #endif

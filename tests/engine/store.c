@@ -5,6 +5,7 @@
 #include "store.h"
 
 #include "tforge/error.h"
+#include "tforge/plugin/profile.h"
 
 #include <sqlite3.h>
 
@@ -83,9 +84,9 @@ static void creates_schema_in_wal_mode(void **state)
     (void)state;
     const char *path = fresh("schema.db");
     tforge_store_close(open_ok(path));
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 2);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 3);
     assert_int_equal(sql_int(path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
-    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 3);
+    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 4);
     tforge_store_close(open_ok(path)); /* and opens again */
 }
 
@@ -97,11 +98,11 @@ static void refuses_newer_and_foreign_files(void **state)
 
     const char *path = fresh("newer.db");
     tforge_store_close(open_ok(path));
-    sql_exec(path, "PRAGMA user_version = 3");
+    sql_exec(path, "PRAGMA user_version = 4");
     assert_int_equal(tforge_store_open(&store, path), TFORGE_EINPUT);
     assert_null(store);
     snprintf(expected, sizeof expected,
-             "%s: the store's schema is version 3, newer than this tforge knows (2); use a "
+             "%s: the store's schema is version 4, newer than this tforge knows (3); use a "
              "newer tforge",
              path);
     assert_string_equal(tforge_error_last()->message, expected);
@@ -343,22 +344,28 @@ static void one_writer_per_run(void **state)
     assert_int_equal(sql_int(path, "SELECT writer IS NULL FROM runs"), 1); /* released */
 }
 
-/* A store of schema version 1 is upgraded in place, its runs kept. */
-static void upgrades_version_1(void **state)
+/* Stores of schema versions 1 and 2 are upgraded in place, their runs kept. */
+static void upgrades_older_versions(void **state)
 {
     (void)state;
-    const char *path = fresh("v1.db");
-    tforge_store *store = open_ok(path);
-    begin_ok(store, "old");
-    tforge_store_close(store);
-    sql_exec(path, "ALTER TABLE runs DROP COLUMN heartbeat; ALTER TABLE runs DROP COLUMN writer;"
-                   " ALTER TABLE runs DROP COLUMN inputs; PRAGMA user_version = 1");
-    store = open_ok(path);
-    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN "
-                                   "('inputs', 'writer', 'heartbeat')"), 3);
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 2);
-    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM runs"), 1);
-    tforge_store_close(store);
+    for (int version = 1; version <= 2; version++) {
+        const char *path = fresh(version == 1 ? "v1.db" : "v2.db");
+        tforge_store *store = open_ok(path);
+        begin_ok(store, "old");
+        tforge_store_close(store);
+        sql_exec(path, "DROP TABLE profiles; PRAGMA user_version = 2");
+        if (version == 1)
+            sql_exec(path, "ALTER TABLE runs DROP COLUMN heartbeat; ALTER TABLE runs DROP COLUMN"
+                           " writer; ALTER TABLE runs DROP COLUMN inputs; PRAGMA user_version = 1");
+        store = open_ok(path);
+        assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name"
+                                       " IN ('inputs', 'writer', 'heartbeat')"), 3);
+        assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE name ="
+                                       " 'profiles'"), 1);
+        assert_int_equal(sql_int(path, "PRAGMA user_version"), 3);
+        assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM runs"), 1);
+        tforge_store_close(store);
+    }
 }
 
 /* ---- a writer killed mid-run ---- */
@@ -573,6 +580,119 @@ static void imports_and_exports_recordings(void **state)
     tforge_store_close(store);
 }
 
+/* ---- profiles ---- */
+
+typedef struct profiles_seen {
+    int n;
+    int64_t sequence[4];
+    uint32_t counters[4];
+    char keys[4][32], metrics[4][128], labels[4][128], notes[4][64];
+} profiles_seen;
+
+static int see_profile(void *context, const tforge_store_profile *p)
+{
+    profiles_seen *s = context;
+    assert_true(s->n < 4);
+    s->sequence[s->n] = p->sequence;
+    s->counters[s->n] = p->counters;
+    snprintf(s->keys[s->n], sizeof s->keys[0], "%s", p->key);
+    snprintf(s->metrics[s->n], sizeof s->metrics[0], "%s", p->metrics_json);
+    snprintf(s->labels[s->n], sizeof s->labels[0], "%s", p->labels_json ? p->labels_json : "-");
+    snprintf(s->notes[s->n], sizeof s->notes[0], "%s", p->note ? p->note : "-");
+    s->n++;
+    return 0;
+}
+
+static void records_profiles(void **state)
+{
+    (void)state;
+    tforge_store *store = open_ok(fresh("profiles.db"));
+    int64_t run = begin_ok(store, "k");
+    tforge_store_measurement m = {.key = "1", .params_json = "{\"B\": 1}"};
+    tforge_measurement_init(&m.m);
+    m.m.value = 2.0;
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), 0);
+    tforge_store_profile p = {.key = "1", .params_json = "{\"B\": 1}",
+                              .counters = TFORGE_COUNTERS_OK,
+                              .metrics_json = "{\"sm_pct\": 41.5, \"registers\": 32}",
+                              .labels_json = "[{\"label\": \"memory-bound\"}]"};
+    assert_int_equal(tforge_store_record_profile(store, run, &p), 0);
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), 0);
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), 0);
+    /* another configuration, first seen in its profile, counters refused */
+    tforge_store_profile q = {.key = "2", .params_json = "{\"B\": 2}",
+                              .counters = TFORGE_COUNTERS_REFUSED, .note = "no privileges",
+                              .metrics_json = "{\"registers\": 40}"};
+    assert_int_equal(tforge_store_record_profile(store, run, &q), 0);
+
+    profiles_seen s = {0};
+    assert_int_equal(tforge_store_each_profile(store, run, see_profile, &s), 0);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.keys[0], "1");
+    assert_int_equal(s.sequence[0], 1); /* after the run's first measurement */
+    assert_int_equal(s.counters[0], TFORGE_COUNTERS_OK);
+    assert_string_equal(s.metrics[0], "{\"sm_pct\": 41.5, \"registers\": 32}");
+    assert_string_equal(s.labels[0], "[{\"label\": \"memory-bound\"}]");
+    assert_string_equal(s.notes[0], "-");
+    assert_string_equal(s.keys[1], "2");
+    assert_int_equal(s.sequence[1], 3);
+    assert_int_equal(s.counters[1], TFORGE_COUNTERS_REFUSED);
+    assert_string_equal(s.notes[1], "no privileges");
+    assert_string_equal(s.labels[1], "-");
+
+    /* refused: no metrics, a bad state, bad JSON (the schema's check) */
+    tforge_store_profile bad = p;
+    bad.metrics_json = NULL;
+    assert_int_equal(tforge_store_record_profile(store, run, &bad), TFORGE_EINPUT);
+    bad = p;
+    bad.counters = 9;
+    assert_int_equal(tforge_store_record_profile(store, run, &bad), TFORGE_EINPUT);
+    bad = p;
+    bad.metrics_json = "{not json";
+    assert_true(tforge_store_record_profile(store, run, &bad) < 0);
+    s.n = 0;
+    assert_int_equal(tforge_store_each_profile(store, run, see_profile, &s), 0);
+    assert_int_equal(s.n, 2); /* nothing more */
+    tforge_store_close(store);
+}
+
+/* An exported recording carries the latest profile's metrics of each configuration it has. */
+static void exports_the_profiles_metrics(void **state)
+{
+    (void)state;
+    tforge_store *store = open_ok(fresh("export_profiles.db"));
+    tforge_recording *rec = small_recording(), *back;
+    int64_t run;
+    assert_int_equal(tforge_store_import(&run, store, rec, NULL), 0);
+    collected c = {.stop_after = -1};
+    assert_int_equal(tforge_store_each_measurement(store, run, collect, &c), 0);
+    tforge_store_profile old = {.key = c.keys[0], .params_json = "{}",
+                                .counters = TFORGE_COUNTERS_OK,
+                                .metrics_json = "{\"sm_pct\": 10, \"dram_pct\": 5}"};
+    tforge_store_profile p = old;
+    p.metrics_json = "{\"sm_pct\": 41.5, \"dram_pct\": 80.25}";
+    assert_int_equal(tforge_store_record_profile(store, run, &old), 0);
+    assert_int_equal(tforge_store_record_profile(store, run, &p), 0);
+    assert_int_equal(tforge_store_export(&back, store, run), 0);
+    uint32_t sm = back->n_metrics, dram = back->n_metrics;
+    for (uint32_t m = 0; m < back->n_metrics; m++) {
+        if (strcmp(back->metric_names[m], "sm_pct") == 0)
+            sm = m;
+        if (strcmp(back->metric_names[m], "dram_pct") == 0)
+            dram = m;
+    }
+    assert_true(sm < back->n_metrics && dram < back->n_metrics);
+    assert_int_equal(back->n_entries, 3);
+    for (size_t e = 0; e < 3; e += 2) { /* entries 0 and 2 are the profiled configuration */
+        assert_true(back->entries[e].metrics[sm] == 41.5);
+        assert_true(back->entries[e].metrics[dram] == 80.25);
+    }
+    assert_true(isnan(back->entries[1].metrics[sm])); /* not profiled */
+    tforge_recording_free(back);
+    tforge_recording_free(rec);
+    tforge_store_close(store);
+}
+
 static void real_caches_survive_the_store(void **state)
 {
     (void)state;
@@ -606,7 +726,9 @@ int main(void)
         cmocka_unit_test(records_in_sequence),
         cmocka_unit_test(refused_records_leave_nothing),
         cmocka_unit_test(one_writer_per_run),
-        cmocka_unit_test(upgrades_version_1),
+        cmocka_unit_test(upgrades_older_versions),
+        cmocka_unit_test(records_profiles),
+        cmocka_unit_test(exports_the_profiles_metrics),
         cmocka_unit_test(survives_a_killed_writer),
         cmocka_unit_test(imports_and_exports_recordings),
         cmocka_unit_test(real_caches_survive_the_store),
