@@ -5,7 +5,7 @@ import json
 import pytest
 
 from tforge_worker import TaskError, load_task
-from tforge_worker.task import read, validate
+from tforge_worker.task import cost_at, read, validate
 
 
 def test_good_task_is_normalised(add_task, write_task):
@@ -86,6 +86,10 @@ BAD = [
     ("baseline.BLOCK", {"exp": "N"}, "baseline.BLOCK"),
     ("baseline", "no colon", "baseline"),
     ("reference", "baselines", "reference"),
+    ("cost", 5, "cost"),
+    ("cost", {"bytes": "N +"}, "cost.bytes"),
+    ("cost", {"flops": "2 * N * BLOCK"}, "cost.flops"),
+    ("cost", {"flop": "N"}, "cost.flop"),
 ]
 
 
@@ -187,3 +191,16 @@ def test_constraints_may_name_shape_symbols(add_task, write_task):
     add_task["space"]["constraints"] = ["BLOCK * 8 <= N"]
     spec = load_task(write_task(add_task))
     assert spec["plans"][0]["space"]["constraints"] == [f"BLOCK * 8 <= {1 << 20}"]
+
+
+def test_cost_from_the_task_or_from_the_tensors(add_task, write_task):
+    shape = {"N": 1000}
+    # no cost given: the compulsory traffic, x and y read, out written (float32)
+    assert cost_at(read(write_task(add_task)), shape) == {
+        "bytes": 3 * 1000 * 4.0, "flops": None, "bytes_from": "tensors"}
+    # an output the kernel also reads (not poisoned) is read and written
+    add_task["outputs"][0]["poison"] = False
+    assert cost_at(read(write_task(add_task)), shape)["bytes"] == 4 * 1000 * 4.0
+    add_task["cost"] = {"bytes": "12 * N", "flops": "N"}
+    assert cost_at(read(write_task(add_task)), shape) == {
+        "bytes": 12000.0, "flops": 1000.0, "bytes_from": "task"}

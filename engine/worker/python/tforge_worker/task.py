@@ -16,7 +16,10 @@ FLOAT_DTYPES = DTYPES[:6]
 INITS = ("randn", "rand", "zeros", "ones", "randint:LO:HI", "arange")
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _FIELDS = ("source", "kernel", "inputs", "inputs_fn", "outputs", "launch", "reference", "shapes",
-           "baseline", "writes_inputs", "space", "description")
+           "baseline", "writes_inputs", "space", "cost", "description")
+_DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "float8_e4m3fn": 1,
+                "float8_e5m2": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint8": 1,
+                "bool": 1}
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _REF = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$")
 _RANDINT = re.compile(r"^randint:(-?\d+):(-?\d+)$")
@@ -312,6 +315,53 @@ def _check_shapes(p, shapes, symbols):
     return out
 
 
+def _check_cost(p, cost, symbols):
+    """{"bytes": EXPR, "flops": EXPR}, each optional, arithmetic over the shape symbols."""
+    if cost is None:
+        return {}
+    if not isinstance(cost, dict):
+        p.add("cost", "an object {\"bytes\": EXPR, \"flops\": EXPR}", cost)
+        return {}
+    out = {}
+    for k, v in cost.items():
+        if k not in ("bytes", "flops"):
+            p.add(f"cost.{k}", "bytes or flops (unknown field)", has_got=False)
+            continue
+        text = str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+        try:
+            unknown = parse_expression(text, _ARITH)[1] - symbols
+        except (ValueError, SyntaxError, TypeError) as e:
+            p.add(f"cost.{k}", "an arithmetic expression over the shape symbols", f"{v} ({e})")
+            continue
+        if unknown:
+            p.add(f"cost.{k}", "names that are shape symbols only", ", ".join(sorted(unknown)))
+            continue
+        out[k] = text
+    return out
+
+
+def cost_at(spec, shape):
+    """The launch's DRAM bytes and flops at `shape`: the task's `cost` expressions, else for
+    bytes the tensors' sizes (inputs read once, outputs written once: the compulsory traffic);
+    None where neither says. Returns {"bytes", "flops", "bytes_from": "task" | "tensors" | None}."""
+    cost = spec.get("cost") or {}
+    out = {k: float(eval_expression(cost[k], shape)) if k in cost else None
+           for k in ("bytes", "flops")}
+    out["bytes_from"] = "task" if "bytes" in cost else None
+    if out["bytes"] is None and spec.get("inputs"):
+        total = 0
+        for t in spec["inputs"]:
+            n = 1
+            for d in t["shape"]:
+                n *= d if isinstance(d, int) else eval_expression(d, shape)
+            written = any(o["name"] == t["name"] for o in spec["outputs"])
+            read = not written or not any(o["name"] == t["name"] and o["poison"]
+                                          for o in spec["outputs"])
+            total += n * _DTYPE_BYTES[t["dtype"]] * (int(read) + int(written))
+        out["bytes"], out["bytes_from"] = float(total), "tensors"
+    return out
+
+
 def check_config(p, field, cfg):
     """A config: values are numbers, booleans, strings, or {"expr": EXPR}, a Python expression
     over the shape's symbols (with triton, math, cdiv) evaluated per shape."""
@@ -477,12 +527,13 @@ def validate(doc, path):
         p.add("writes_inputs", "true or false", writes_inputs)
     shape_symbols = symbols | {k for lst in shapes.values() for sh in lst for k in sh}
     space = _check_space(p, doc.get("space"), shape_symbols)
+    cost = _check_cost(p, doc.get("cost"), shape_symbols)
     p.raise_if_any()
     return {
         "id": path, "dir": folder, "source": source, "kernel": kernel, "inputs": inputs,
         "inputs_fn": inputs_fn, "outputs": outputs, "launch": launch, "reference": reference,
         "shapes": shapes, "baseline": baseline, "writes_inputs": writes_inputs, "space": space,
-        "description": doc.get("description", ""),
+        "cost": cost, "description": doc.get("description", ""),
     }
 
 
