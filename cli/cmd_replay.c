@@ -1,5 +1,6 @@
 /* `tforge replay`: compare search strategies offline on a recorded tuning space. */
 #include "cli.h"
+#include "forge.h"
 #include "lab.h"
 #include "plot.h"
 #include "registry.h"
@@ -30,7 +31,15 @@ static const char help[] =
     "                      larger, so that the score is defined; the summary is taken at N\n"
     "  --seeds K           runs per strategy, seeds 1..K (default 20)\n"
     "  --batch Q           points asked at once (default 1)\n"
+    "                      forge and rules are steered by the profile of each new incumbent,\n"
+    "                      from the recorded metrics (registers, spills, shared memory, and\n"
+    "                      counters where recorded): forge is bo so steered, rules the\n"
+    "                      heuristics alone (no model), bo is not steered\n"
     "  --option S.K=V      a setting K=V for strategy S of the list (repeatable)\n"
+    "  --heuristic ID      the heuristic plugin that steers forge and rules (default\n"
+    "                      bottleneck)\n"
+    "  --patience N        end a run after N evaluations without a new incumbent (default:\n"
+    "                      never)\n"
     "  --noise             draw each value from the recorded individual runs (time only)\n"
     "  --objective NAME[:min|:max]  what to optimise: time, or a recorded metric (default:\n"
     "                      the recording's objective); rates such as GFLOP/s are maximised\n"
@@ -43,11 +52,11 @@ static const char help[] =
     "exit status: 0 done, 1 a run failed, 2 bad usage or a bad file.\n";
 
 enum { OPT_CACHE = 1, OPT_STRATEGY, OPT_BUDGET, OPT_SEEDS, OPT_BATCH, OPT_OPTION, OPT_NOISE,
-       OPT_STORE, OPT_PLOT, OPT_OBJECTIVE };
+       OPT_STORE, OPT_PLOT, OPT_OBJECTIVE, OPT_HEURISTIC, OPT_PATIENCE };
 
 typedef struct settings {
-    const char *cache, *strategies, *store, *plot, *objective;
-    uint32_t budget, seeds, batch;
+    const char *cache, *strategies, *store, *plot, *objective, *heuristic;
+    uint32_t budget, seeds, batch, patience;
     int noise;
     const char *options[64];
     size_t n_options;
@@ -105,7 +114,13 @@ static int check_strategies(const settings *s, const tforge_registry *reg, const
         const char *options[65];
         char base[64];
         options_for(s, id, options, 65);
-        rc = tforge_strategy_check(reg, base_id(id, base, sizeof base), options);
+        int steered;
+        const char *plugin = tforge_forge_plugin(base_id(id, base, sizeof base), &steered);
+        rc = tforge_strategy_check(reg, plugin, options);
+        if (!rc && steered && !tforge_registry_find(reg, TFORGE_PLUGIN_HEURISTIC, s->heuristic))
+            rc = tforge_error_set(TFORGE_ENOTFOUND, "--strategy %s is steered by a heuristic, "
+                                  "and there is no heuristic plugin %s (see `tforge plugins`)",
+                                  id, s->heuristic);
     }
     free(copy);
     if (!rc && (list[0] == '\0' || list[0] == ',' || strstr(list, ",,") ||
@@ -137,7 +152,8 @@ static double now_seconds(void)
 }
 
 /* What tells the lab's stored runs apart beyond strategy, seed and budget. */
-static char *run_settings(const settings *s, const char *const *options, uint32_t run_budget)
+static char *run_settings(const settings *s, const char *id, const char *const *options,
+                          uint32_t run_budget)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *opts = cJSON_AddArrayToObject(o, "options");
@@ -146,6 +162,13 @@ static char *run_settings(const settings *s, const char *const *options, uint32_
     cJSON_AddNumberToObject(o, "budget", run_budget);
     cJSON_AddNumberToObject(o, "batch", s->batch);
     cJSON_AddBoolToObject(o, "noise", s->noise);
+    int steered;
+    char base[64];
+    tforge_forge_plugin(base_id(id, base, sizeof base), &steered);
+    if (steered) /* only where they matter, so that the runs stored before them still match */
+        cJSON_AddStringToObject(o, "heuristic", s->heuristic);
+    if (s->patience)
+        cJSON_AddNumberToObject(o, "patience", s->patience);
     char *json = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!json)
@@ -173,7 +196,9 @@ static int run_strategy(strategy_result *out, const settings *s, const tforge_re
         o.noise = s->noise;
         o.store = store;
         o.source = s->cache;
-        char *json = store ? run_settings(s, options, run_budget) : NULL;
+        o.heuristic = s->heuristic;
+        o.patience = s->patience;
+        char *json = store ? run_settings(s, id, options, run_budget) : NULL;
         o.settings_json = json;
         uint32_t n_evals;
         int rc = store && !json ? TFORGE_ENOMEM
@@ -227,12 +252,15 @@ static void add_strategy_identity(cJSON *o, const settings *s, const tforge_regi
                                   const char *id)
 {
     char base[64];
-    base_id(id, base, sizeof base);
-    const tforge_plugin_record *r = tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, base);
+    int steered;
+    const char *plugin = tforge_forge_plugin(base_id(id, base, sizeof base), &steered);
+    const tforge_plugin_record *r = tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, plugin);
     cJSON_AddStringToObject(o, "version", r ? r->descriptor->version : "?");
     const char *given[65];
     options_for(s, id, given, 65);
-    cJSON_AddItemToObject(o, "options", cli_strategy_options(reg, base, given));
+    cJSON_AddItemToObject(o, "options", cli_strategy_options(reg, plugin, given));
+    if (steered)
+        cJSON_AddStringToObject(o, "heuristic", s->heuristic);
 }
 
 static void print_json(const settings *s, const tforge_registry *reg, const tforge_replay *replay,
@@ -395,11 +423,14 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
                                             {"noise", no_argument, NULL, OPT_NOISE},
                                             {"store", required_argument, NULL, OPT_STORE},
                                             {"plot", required_argument, NULL, OPT_PLOT},
+                                            {"heuristic", required_argument, NULL,
+                                             OPT_HEURISTIC},
+                                            {"patience", required_argument, NULL, OPT_PATIENCE},
                                             {"objective", required_argument, NULL,
                                              OPT_OBJECTIVE},
                                             CLI_COMMON_LONG_OPTIONS,
                                             {0, 0, 0, 0}};
-    *s = (settings){.budget = 100, .seeds = 20, .batch = 1};
+    *s = (settings){.budget = 100, .seeds = 20, .batch = 1, .heuristic = "bottleneck"};
     for (int opt; (opt = getopt_long(argc, argv, CLI_COMMON_SHORT_OPTIONS, options, NULL)) != -1;) {
         int rc = 0;
         switch (opt) {
@@ -434,6 +465,12 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
             break;
         case OPT_OBJECTIVE:
             s->objective = optarg;
+            break;
+        case OPT_HEURISTIC:
+            s->heuristic = optarg;
+            break;
+        case OPT_PATIENCE:
+            rc = parse_count(command, "--patience", optarg, &s->patience);
             break;
         case OPT_PLOT:
             s->plot = optarg;

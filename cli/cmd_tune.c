@@ -3,6 +3,8 @@
 #include "digest.h"
 #include "install.h"
 #include "ablation.h"
+#include "forge.h"
+#include "profile.h"
 #include "backend.h"
 #include "loop.h"
 #include "tune_report.h"
@@ -46,7 +48,14 @@ static const char help[] =
     "                     interpreter as well\n"
     "                     compile: compile only (for the GPU there is, else sm_90): which\n"
     "                     candidates build, their registers, spills and shared memory\n"
-    "  --strategy ID      search strategy (default bo; see `tforge plugins`)\n"
+    "  --strategy ID      search strategy: forge (default with the cuda backend: bo steered by\n"
+    "                     the profile of the baseline and of each new incumbent, counters\n"
+    "                     included where the GPU allows), bo (default otherwise: no profile),\n"
+    "                     rules (the heuristics alone, no model), or any strategy plugin\n"
+    "                     (`tforge plugins`)\n"
+    "  --heuristic ID     the heuristic plugin that turns a profile into labels and a prior\n"
+    "                     for forge and rules (default bottleneck)\n"
+    "  --patience N       stop after N candidates without a new incumbent (default: never)\n"
     "  --transforms IDS   source transforms whose parameters join the space: all (default,\n"
     "                     every transform plugin that applies; none with the replay backend,\n"
     "                     whose recordings hold no rewrites), none, or ID,ID (`tforge plugins`)\n"
@@ -71,17 +80,18 @@ static const char help[] =
 
 enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_BATCH,
        OPT_WORKERS, OPT_SHAPE, OPT_OUT, OPT_RESUME, OPT_CHECK, OPT_TIMEOUT, OPT_TRANSFORMS,
-       OPT_TRANSFORM_OPTION };
+       OPT_TRANSFORM_OPTION, OPT_HEURISTIC, OPT_PATIENCE };
 
 typedef struct settings {
     const char *task, *backend_text, *strategy, *out, *replay_file;
+    const char *heuristic; /* steers forge and rules */
     const char *options[65]; /* NULL-terminated: at most 64 are taken */
     size_t n_options;
     const char *transforms; /* "all", "none" or ID,ID */
     const char *transform_options[65];
     size_t n_transform_options;
     const tforge_backend_type *backend;
-    uint32_t budget, batch, workers, shape, timeout;
+    uint32_t budget, batch, workers, shape, timeout, patience;
     int all_shapes;
     uint64_t seed;
     double time_limit;
@@ -149,10 +159,14 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"transforms", required_argument, NULL, OPT_TRANSFORMS},
         {"transform-option", required_argument, NULL, OPT_TRANSFORM_OPTION},
+        {"heuristic", required_argument, NULL, OPT_HEURISTIC},
+        {"patience", required_argument, NULL, OPT_PATIENCE},
         CLI_COMMON_LONG_OPTIONS,
         {0, 0, 0, 0}};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    *s = (settings){.backend_text = "auto", .strategy = "bo", .transforms = "all", .budget = 50,
+    /* strategy NULL: forge or bo, once the backend is known */
+    *s = (settings){.backend_text = "auto", .heuristic = "bottleneck", .transforms = "all",
+                    .budget = 50,
                     .seed = 1,
                     .workers = cores > 0 ? (uint32_t)cores : 1};
     /* no '+': options may follow the task file */
@@ -184,6 +198,8 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         case OPT_CHECK: s->check = 1; break;
         case OPT_TIMEOUT: rc = parse_uint(c, "--timeout", optarg, &s->timeout, 1); break;
         case OPT_TRANSFORMS: s->transforms = optarg; break;
+        case OPT_HEURISTIC: s->heuristic = optarg; break;
+        case OPT_PATIENCE: rc = parse_uint(c, "--patience", optarg, &s->patience, 1); break;
         case OPT_TRANSFORM_OPTION:
             if (!strchr(optarg, '=') || !strchr(optarg, '.'))
                 return cli_usage_error(c, "--transform-option expects ID.KEY=VALUE, not '%s'",
@@ -297,6 +313,12 @@ static char *settings_json(const settings *s)
     cJSON *topts = cJSON_AddArrayToObject(o, "transform_options");
     for (size_t i = 0; i < s->n_transform_options; i++)
         cJSON_AddItemToArray(topts, cJSON_CreateString(s->transform_options[i]));
+    int steered;
+    tforge_forge_plugin(s->strategy, &steered);
+    if (steered) /* only where they matter, so that runs stored before them still resume */
+        cJSON_AddStringToObject(o, "heuristic", s->heuristic);
+    if (s->patience)
+        cJSON_AddNumberToObject(o, "patience", s->patience);
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return text;
@@ -321,11 +343,11 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
     cJSON_AddStringToObject(r, "backend", s->backend_text);
     cJSON_AddBoolToObject(r, "timed", s->backend->timed);
     cJSON_AddStringToObject(r, "strategy", s->strategy);
-    const tforge_plugin_record *plugin =
-        tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, s->strategy);
+    int steered;
+    const char *id = tforge_forge_plugin(s->strategy, &steered);
+    const tforge_plugin_record *plugin = tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, id);
     cJSON_AddStringToObject(r, "strategy_version", plugin ? plugin->descriptor->version : "?");
-    cJSON_AddItemToObject(r, "strategy_options",
-                          cli_strategy_options(reg, s->strategy, s->options));
+    cJSON_AddItemToObject(r, "strategy_options", cli_strategy_options(reg, id, s->options));
     cJSON_AddNumberToObject(r, "seed", (double)s->seed);
     cJSON_AddNumberToObject(r, "evaluations", (double)o->n_evals);
     cJSON_AddNumberToObject(r, "resumed", (double)o->n_resumed);
@@ -359,6 +381,54 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
         cJSON_AddItemToArray(list, e);
     }
     return r;
+}
+
+/* result.json's "profile": every profile taken (the baseline's, each new incumbent's, the
+ * winner's), its metrics, labels with their evidence, and what each label's prior moved. */
+static void add_profile_results(cJSON *r, const tforge_forge *forge, const tforge_task *t,
+                                const tforge_loop_outcome *o, int counters)
+{
+    cJSON *x = cJSON_AddObjectToObject(r, "profile");
+    cJSON_AddStringToObject(x, "heuristic", tforge_forge_heuristic(forge));
+    cJSON_AddBoolToObject(x, "counters_asked", counters);
+    cJSON *list = cJSON_AddArrayToObject(x, "profiles");
+    for (size_t i = 0; i < tforge_forge_count(forge); i++) {
+        const tforge_forge_profile *p = tforge_forge_at(forge, i);
+        const tforge_loop_eval *e = &o->evals[p->eval];
+        cJSON *one = cJSON_CreateObject();
+        cJSON_AddNumberToObject(one, "evaluation", (double)p->eval);
+        cJSON_AddItemToObject(one, "config", cJSON_Parse(e->config ? e->config : "null"));
+        cJSON_AddBoolToObject(one, "baseline", e->baseline);
+        cJSON_AddBoolToObject(one, "winner", (long)p->eval == o->best);
+        cJSON_AddBoolToObject(one, "steered", p->steered);
+        if (p->note[0])
+            cJSON_AddStringToObject(one, "note", p->note);
+        char *text = tforge_profile_to_json(&p->profile);
+        cJSON *metrics = text ? cJSON_Parse(text) : NULL;
+        free(text);
+        cJSON_AddItemToObject(one, "profile", metrics ? metrics : cJSON_CreateNull());
+        cJSON *labels = cJSON_AddArrayToObject(one, "labels");
+        for (size_t k = 0; k < p->n_labels; k++) {
+            const tforge_forge_label *l = &p->labels[k];
+            cJSON *label = cJSON_CreateObject();
+            cJSON_AddStringToObject(label, "label", l->label);
+            cJSON_AddNumberToObject(label, "confidence", l->confidence);
+            cJSON_AddStringToObject(label, "evidence", l->evidence);
+            cJSON_AddStringToObject(label, "rule", l->rule);
+            cJSON *moves = cJSON_AddArrayToObject(label, "moves");
+            for (size_t m = 0; m < l->n_moves; m++) {
+                cJSON *move = cJSON_CreateObject();
+                cJSON_AddStringToObject(move, "dimension",
+                                        tforge_space_name(t->space, l->moves[m].dim));
+                cJSON_AddStringToObject(move, "family",
+                                        tforge_forge_family(forge, l->moves[m].dim));
+                cJSON_AddStringToObject(move, "way", tforge_forge_way_name(l->moves[m].way));
+                cJSON_AddItemToArray(moves, move);
+            }
+            cJSON_AddItemToArray(labels, label);
+        }
+        cJSON_AddItemToArray(list, one);
+    }
 }
 
 /* One tune at a time in a results folder: two would overwrite each other's files. The lock is
@@ -621,6 +691,18 @@ static int use_transforms(const settings *s, const tforge_registry *reg, tforge_
     return rc;
 }
 
+/* forge on a GPU (the cuda backend) when its heuristic is there, else bo. */
+static const char *default_strategy(const settings *s, const tforge_registry *reg)
+{
+    if (s->backend != &tforge_backend_cuda)
+        return "bo";
+    if (tforge_registry_find(reg, TFORGE_PLUGIN_HEURISTIC, s->heuristic))
+        return "forge";
+    tforge_log(TFORGE_LOG_WARN, "no heuristic plugin %s: tuning with bo, unsteered by profiles",
+               s->heuristic);
+    return "bo";
+}
+
 static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
                       const cli_common *common, tforge_registry *reg, tforge_task *task,
                       const char *env, const char *dir)
@@ -633,6 +715,8 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     tforge_run_history history = {0};
     tforge_store *store = NULL;
     tforge_loop_outcome outcome = {0};
+    tforge_forge *forge = NULL;
+    const char **families = NULL;
     won won = {0};
     char *set = NULL, db[4200];
     cJSON *result = NULL;
@@ -640,6 +724,10 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
 
     char recorded[4096];
     choose_backend(&s, task, strstr(env, "\"gpu\"") != NULL, recorded, sizeof recorded);
+    if (!s.strategy)
+        s.strategy = default_strategy(&s, reg);
+    int steered;
+    const char *strategy_plugin = tforge_forge_plugin(s.strategy, &steered);
     /* Batches trade evaluations for wall time: bo's replayed score on the H200 matmul space at
      * 20 evaluations fell from 0.92 (one at a time) to 0.91 in fours and 0.82 in sixteens. */
     if (!s.batch)
@@ -668,9 +756,17 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
         tforge_backend_open(&backend, s.backend, &args) ||
         task_baselines(&baselines, &baseline_points, task))
         goto failed;
+    tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
+    fo.heuristic = s.heuristic;
+    if (steered && (tforge_forge_families(&families, task->space, task->transforms) ||
+                    (fo.families = families, tforge_forge_open(&forge, reg, task->space, &backend,
+                                                               &fo))))
+        goto failed;
     tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
-    lo.strategy = s.strategy;
+    lo.strategy = strategy_plugin;
     lo.strategy_options = s.options;
+    lo.steer = forge ? tforge_forge_steer(forge) : NULL;
+    lo.patience = s.patience;
     lo.seed = s.seed;
     lo.budget = s.budget;
     lo.time_limit_s = s.time_limit;
@@ -685,6 +781,10 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     if (tforge_loop_run(&outcome, reg, task->space, &backend, &lo) ||
         name_configs(&outcome, task))
         goto failed;
+    /* the winner's profile for the report, when it was never an incumbent profiled */
+    if (forge && outcome.best >= 0 &&
+        tforge_forge_profile_eval(forge, &outcome, (size_t)outcome.best, NULL))
+        goto failed;
     if (task->transforms && winner_variant(&won, &backend, task, &outcome, common))
         goto failed;
     /* the first batch: the baselines and the first proposals (they wait for their compile) */
@@ -694,11 +794,14 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
         cJSON_AddNumberToObject(result, "runner_busy_after_first_batch", busy);
     if (task->transforms)
         add_transform_results(result, task, &outcome, &won);
+    if (forge)
+        add_profile_results(result, forge, task, &outcome, fo.counters);
     char *result_text = cJSON_Print(result);
     tforge_report_tune report = {s.task,       s.backend_text, backend_note(&s), s.strategy,
                                  s.seed,       task->kernel,   task->path,       task->source,
                                  &outcome,     result_text,    task->transforms, won.rewrites,
-                                 won.variant,  won.diff,       won.ablation,     won.n_ablation};
+                                 won.variant,  won.diff,       won.ablation,     won.n_ablation,
+                                 forge,        task->space};
     rc = tforge_report_write_tune(dir, &report);
     free(result_text);
     if (rc)
@@ -754,6 +857,8 @@ cleanup:
     so->exit_code = exit_code;
     cJSON_Delete(result);
     won_dispose(&won, outcome.n_evals);
+    tforge_forge_free(forge);
+    free(families);
     tforge_loop_outcome_dispose(&outcome);
     tforge_backend_close(&backend);
     tforge_run_history_dispose(&history);
@@ -811,6 +916,20 @@ static int write_summary(const char *dir, const tforge_task *task, const shape_o
     return rc ? tforge_error_set(TFORGE_EIO, "%s: cannot write it", path) : 0;
 }
 
+/* The strategy asked for (forge and rules: their plugin and the heuristic too), or bo, which
+ * either default runs, with the options given. */
+static int check_strategy(const settings *s, const tforge_registry *reg)
+{
+    int steered;
+    const char *plugin = tforge_forge_plugin(s->strategy ? s->strategy : "bo", &steered);
+    int rc = tforge_strategy_check(reg, plugin, s->options);
+    if (!rc && steered && !tforge_registry_find(reg, TFORGE_PLUGIN_HEURISTIC, s->heuristic))
+        rc = tforge_error_set(TFORGE_ENOTFOUND, "--strategy %s is steered by a heuristic, and "
+                              "there is no heuristic plugin %s (see `tforge plugins`)",
+                              s->strategy, s->heuristic);
+    return rc;
+}
+
 static int run(const cli_command *command, int argc, char **argv)
 {
     settings s;
@@ -831,8 +950,7 @@ static int run(const cli_command *command, int argc, char **argv)
     wo.name = "task";
     wo.env = s.backend == &tforge_backend_cuda ? compiling : interpreting;
     /* the strategy and its options before anything is started or stored */
-    if (cli_load_plugins(&common, &reg) ||
-        tforge_strategy_check(reg, s.strategy, s.options) ||
+    if (cli_load_plugins(&common, &reg) || check_strategy(&s, reg) ||
         tforge_worker_start(&loader, &wo) ||
         tforge_task_load(&task, loader, s.task, s.timeout ? timeout_ms(s.timeout) : 300000))
         goto failed;

@@ -1,6 +1,7 @@
 #include "lab.h"
 
 #include "digest.h"
+#include "forge.h"
 #include "tforge/error.h"
 
 #include <math.h>
@@ -96,8 +97,16 @@ int tforge_lab_run(double *best, double *charged, uint32_t *n_evals, const tforg
     args.noise_seed = o->seed;
     if (!rc)
         rc = tforge_backend_open(&backend, &tforge_backend_replay, &args);
+    int steered;
+    tforge_forge *forge = NULL;
+    tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
+    fo.heuristic = o->heuristic;
+    fo.heuristic_options = o->heuristic_options;
     tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
-    lo.strategy = o->strategy;
+    lo.strategy = tforge_forge_plugin(o->strategy, &steered);
+    if (!rc && steered && !(rc = tforge_forge_open(&forge, reg, space, &backend, &fo)))
+        lo.steer = tforge_forge_steer(forge);
+    lo.patience = o->patience;
     lo.strategy_options = o->options;
     lo.seed = o->seed;
     lo.budget = o->budget;
@@ -120,6 +129,7 @@ int tforge_lab_run(double *best, double *charged, uint32_t *n_evals, const tforg
         }
         *n_evals = (uint32_t)out.n_evals;
     }
+    tforge_forge_free(forge);
 cleanup:
     tforge_loop_outcome_dispose(&out);
     tforge_backend_close(&backend);

@@ -1,14 +1,15 @@
 /* The strategy lab: one strategy with one seed on a recorded space, as the tuning loop would run
- * it against a GPU: the loop over the replay backend, stored and resumed when given a store. */
+ * it against a GPU: the loop over the replay backend, stored and resumed when given a store;
+ * forge and rules steered by the replay backend's profiles (the recorded metrics). */
 #ifndef TFORGE_ENGINE_LAB_H
 #define TFORGE_ENGINE_LAB_H
 
 #include "loop.h"
 
-#define TFORGE_LAB_RUN_OPTIONS_VERSION 2
+#define TFORGE_LAB_RUN_OPTIONS_VERSION 3
 typedef struct tforge_lab_run_options {
     unsigned version;
-    const char *strategy;        /* plugin id */
+    const char *strategy;        /* plugin id, or forge / rules: steered by the profile (forge.h) */
     const char *const *options;  /* "key=value", NULL-terminated, may be NULL */
     uint64_t seed;
     uint32_t budget;             /* evaluations */
@@ -19,9 +20,14 @@ typedef struct tforge_lab_run_options {
     tforge_store *store;
     const char *source;          /* the recording's file */
     const char *settings_json;   /* what else tells runs apart: options, batch, noise */
+    /* since 3: the heuristic that steers forge and rules (NULL: bottleneck), with its options
+     * ("key=value", NULL-terminated, may be NULL); patience (0: none, see loop.h) */
+    const char *heuristic;
+    const char *const *heuristic_options;
+    uint32_t patience;
 } tforge_lab_run_options;
 #define TFORGE_LAB_RUN_OPTIONS_INIT {TFORGE_LAB_RUN_OPTIONS_VERSION, "random", NULL, 1, 100, 1, \
-                                     0, NULL, NULL, NULL}
+                                     0, NULL, NULL, NULL, NULL, NULL, 0}
 
 /* Runs to the budget (or until the strategy has nothing left). Fills best[b] with the best value
  * after b + 1 evaluations (NaN before the first OK one; the last best repeated after an early

@@ -151,6 +151,105 @@ static void write_transforms(FILE *f, const tforge_report_tune *r)
     fputc('\n', f);
 }
 
+static const char *counters_name(uint32_t state)
+{
+    static const char *const names[] = {"none", "ok", "refused", "failed"};
+    return state < 4 ? names[state] : "?";
+}
+
+/* One profile's labels, strongest first, each with its evidence and rule. */
+static void write_labels(FILE *f, const char *who, const tforge_forge_profile *p)
+{
+    fprintf(f, "%s: counters %s%s%s%s%s.", who, counters_name(p->profile.counters),
+            p->profile.note[0] ? " (" : "", p->profile.note, p->profile.note[0] ? ")" : "",
+            p->note[0] ? "; " : "");
+    if (p->note[0])
+        fprintf(f, " %s.", p->note);
+    fputs(p->n_labels ? "\n\n" : " No label.\n\n", f);
+    for (size_t k = 0; k < p->n_labels; k++)
+        fprintf(f, "- **%s** (confidence %.2f): %s; rule `%s`\n", p->labels[k].label,
+                p->labels[k].confidence, p->labels[k].evidence, p->labels[k].rule);
+    if (p->n_labels)
+        fputc('\n', f);
+}
+
+/* The metrics of two profiles side by side (the baseline's and the winner's); "-" where absent. */
+static void write_metrics(FILE *f, const tforge_forge_profile *a, const tforge_forge_profile *b)
+{
+    fprintf(f, "| metric | %s | %s |\n|---|---|---|\n", a ? "baseline" : "-", b ? "winner" : "-");
+    const tforge_forge_profile *both[2] = {a, b};
+    for (int side = 0; side < 2; side++) {
+        const tforge_profile *p = both[side] ? &both[side]->profile : NULL;
+        for (uint32_t i = 0; p && i < p->n_metrics; i++) {
+            const char *name = p->metrics[i].name;
+            int listed = 0; /* a metric of both, listed with the first */
+            for (uint32_t j = 0; side == 1 && a && j < a->profile.n_metrics && !listed; j++)
+                listed = strcmp(a->profile.metrics[j].name, name) == 0;
+            if (listed)
+                continue;
+            double v[2] = {NAN, NAN};
+            for (int t = 0; t < 2; t++)
+                for (uint32_t j = 0; both[t] && j < both[t]->profile.n_metrics; j++)
+                    if (strcmp(both[t]->profile.metrics[j].name, name) == 0)
+                        v[t] = both[t]->profile.metrics[j].value;
+            fprintf(f, "| %s |", name);
+            for (int t = 0; t < 2; t++)
+                fprintf(f, isnan(v[t]) ? " - |" : " %.4g |", v[t]);
+            fputc('\n', f);
+        }
+    }
+    fputc('\n', f);
+}
+
+/* The profile-guided loop: the baseline's and the winner's metrics and labels, and which labels
+ * steered which knobs and transforms at each profiled incumbent. */
+static void write_profile(FILE *f, const tforge_report_tune *r)
+{
+    const tforge_forge *forge = r->forge;
+    if (!forge)
+        return;
+    const tforge_loop_outcome *o = r->outcome;
+    const tforge_forge_profile *base = NULL, *win = NULL;
+    if (o->baseline >= 0)
+        base = tforge_forge_find(forge, (size_t)o->baseline);
+    if (o->best >= 0)
+        win = tforge_forge_find(forge, (size_t)o->best);
+    fprintf(f, "## Profile\n\nProfiles of the baseline and of each new incumbent, classified by "
+               "the heuristic `%s`; each one's labels set the strategy's prior (piBO: it fades "
+               "as observations come).\n\n", tforge_forge_heuristic(forge));
+    if (base || win)
+        write_metrics(f, base, win);
+    if (base)
+        write_labels(f, "The baseline", base);
+    if (win && win != base)
+        write_labels(f, "The winner", win);
+    else if (win)
+        fputs("The winner is the baseline.\n\n", f);
+    fputs("What steered the search (the dimensions each label's prior moved at the incumbent, and "
+          "which way):\n\n| # | incumbent | label | moved |\n|---|---|---|---|\n", f);
+    size_t rows = 0;
+    for (size_t i = 0; i < tforge_forge_count(forge); i++) {
+        const tforge_forge_profile *p = tforge_forge_at(forge, i);
+        for (size_t k = 0; p->steered && k < p->n_labels; k++) {
+            const tforge_forge_label *l = &p->labels[k];
+            fprintf(f, "| %zu%s | `%s` | %s |", p->eval + 1,
+                    o->evals[p->eval].baseline ? " (baseline)" : "", o->evals[p->eval].config,
+                    l->label);
+            for (size_t m = 0; m < l->n_moves; m++) {
+                const char *family = tforge_forge_family(forge, l->moves[m].dim);
+                fprintf(f, "%s %s%s%s %s", m ? "," : "",
+                        tforge_space_name(r->space, l->moves[m].dim), family[0] ? " of " : "",
+                        family, tforge_forge_way_name(l->moves[m].way));
+            }
+            fputs(l->n_moves ? " |\n" : " nothing |\n", f);
+            rows++;
+        }
+    }
+    if (!rows)
+        fputs("| - | - | - | nothing: no label, or no profile (see the notes above) |\n", f);
+    fputc('\n', f);
+}
+
 int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
 {
     const tforge_loop_outcome *o = r->outcome;
@@ -218,6 +317,7 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
     if (has_time)
         fputs("![best so far](convergence.svg)\n\n", f);
     write_transforms(f, r);
+    write_profile(f, r);
     size_t counts[6] = {0};
     for (size_t i = 0; i < n; i++)
         counts[o->evals[i].m.status < TFORGE_STATUS_COUNT ? o->evals[i].m.status : 2]++;

@@ -3,6 +3,7 @@
 #define TFORGE_ENGINE_REPORT_TUNE_H
 
 #include "ablation.h"
+#include "forge.h"
 #include "loop.h"
 #include "transforms.h"
 
@@ -24,6 +25,9 @@ typedef struct tforge_report_tune {
     const char *diff;         /* the variant's unified diff against the file */
     const tforge_ablation *ablation; /* what each of the winner's transforms is worth */
     size_t n_ablation;
+    /* the profile-guided loop's profiles: NULL when nothing steered the search */
+    const tforge_forge *forge;
+    const tforge_space *space; /* the dimensions' names */
 } tforge_report_tune;
 
 /* Writes best_config.py, best_variant.py (and best_variant.diff when the winner rewrites the
