@@ -5,6 +5,7 @@
  * to the recording's parameters by name and value. A candidate the recording lacks is an error:
  * the replay cannot answer it honestly. */
 #include "pool.h"
+#include "profile.h"
 #include "replay.h"
 #include "tforge/error.h"
 
@@ -216,11 +217,61 @@ static int retime(void *state, const tforge_candidate *candidate, uint64_t seed,
     return answer(state, candidate, &rng, out);
 }
 
+/* A recorded parameter's value at an entry, or NAN when the recording has no such number. */
+static double recorded_param(const tforge_recording *rec, const tforge_recording_entry *e,
+                             const char *name)
+{
+    for (uint32_t p = 0; p < rec->n_params; p++)
+        if (strcmp(rec->params[p].name, name) == 0)
+            return rec->params[p].numbers ? rec->params[p].numbers[e->levels[p]] : NAN;
+    return NAN;
+}
+
+/* The recorded metrics of the candidate's entry that profile.h names (counters only when asked
+ * for), then the static metrics over the H200's limits; the launch's grid, bytes and flops are
+ * whatever the recording has of them. */
+static int profile(void *state, const tforge_candidate *candidate,
+                   const tforge_measurement *measured, int counters, tforge_profile *out)
+{
+    replay_state *r = state;
+    uint64_t index = 0;
+    int rc = lookup(&index, r, candidate);
+    if (rc)
+        return rc;
+    const tforge_recording_entry *e = tforge_replay_entry(r->replay, index);
+    tforge_profile_init(out);
+    int any_counter = 0;
+    for (uint32_t k = 0; k < r->rec->n_metrics && !rc; k++) {
+        const char *name = r->rec->metric_names[k];
+        int counter = tforge_profile_counter_name(name);
+        if (!isfinite(e->metrics[k]) || !tforge_profile_known_name(name) || (counter && !counters))
+            continue;
+        any_counter |= counter;
+        rc = tforge_profile_set(out, name, e->metrics[k]);
+    }
+    out->counters = any_counter ? TFORGE_COUNTERS_OK : TFORGE_COUNTERS_NONE;
+    tforge_measurement recorded;
+    if (!measured) {
+        tforge_measurement_init(&recorded);
+        tforge_replay_answer(&recorded, r->replay, index, NULL);
+        measured = &recorded;
+    }
+    double num_warps = recorded_param(r->rec, e, "num_warps");
+    if (isnan(num_warps))
+        num_warps = tforge_profile_get(out, "num_warps");
+    if (!rc)
+        rc = tforge_profile_add_static(out, tforge_device_h200(), measured, num_warps,
+                                       tforge_profile_get(out, "grid_blocks"),
+                                       tforge_profile_get(out, "bytes"),
+                                       tforge_profile_get(out, "flops"));
+    return rc;
+}
+
 static unsigned restarts(const void *state)
 {
     const replay_state *r = state;
     return r->checker ? pool_restarts(r->checker) : 0;
 }
 
-const tforge_backend_type tforge_backend_replay = {"replay", 1, open_replay, evaluate, retime, NULL,
-                                                    restarts, close_replay};
+const tforge_backend_type tforge_backend_replay = {"replay", 1, open_replay, evaluate, retime,
+                                                    profile, restarts, close_replay};

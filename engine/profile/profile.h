@@ -47,8 +47,9 @@ int tforge_profile_known_name(const char *name);
 int tforge_profile_counter_name(const char *name);
 
 /* Adds the static metrics of profile.h that the inputs allow; an absent input (NAN, or a
- * metric `m` lacks) leaves the metrics derived from it absent. From `m`: registers,
- * spill_stores, spill_loads, shared_bytes (its metrics) and time_ms (its median_ms); given:
+ * metric neither `m` nor `p` has) leaves the metrics derived from it absent. From `m`:
+ * registers, spill_stores, spill_loads, shared_bytes (its metrics, else those `p` already has,
+ * as a recording's) and time_ms (its median_ms); given:
  * num_warps, grid_blocks, bytes, flops. Derived: blocks_per_sm, occupancy_theoretical and
  * occupancy_limiter (registers, shared_bytes, num_warps), waves and last_wave_fill (and
  * grid_blocks), intensity (flops, bytes), dram_share (bytes, time), flops_share (flops, time).

@@ -1,6 +1,8 @@
 /* Profiles: occupancy against cases computed by hand from the CUDA occupancy rules on the
  * H200, waves and the last wave's fill, the roofline shares, absent inputs staying absent, the
- * JSON round trip and its refusals, and device limits read from torch's properties. */
+ * JSON round trip and its refusals, device limits read from torch's properties, and the replay
+ * backend's profile of a small recording (tests/heuristics/replay_recording.json). */
+#include "backend.h"
 #include "profile.h"
 
 #include "tforge/error.h"
@@ -293,6 +295,69 @@ static void test_device_from_json(void **state)
     assert_non_null(strstr(tforge_error_last()->message, "name"));
 }
 
+/* The replay backend profiles a recorded point: profile.h's names only, counters only when
+ * asked for, the static metrics over the H200 with num_warps from the point's parameter. */
+static void test_replay_profile(void **state)
+{
+    (void)state;
+    tforge_recording *rec = NULL;
+    tforge_replay *replay = NULL;
+    assert_int_equal(tforge_recording_read(&rec, HEURISTICS_FIXTURES "/replay_recording.json"),
+                     0);
+    assert_int_equal(tforge_replay_open(&replay, rec), 0);
+    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
+    args.space = tforge_replay_space(replay);
+    args.recording = rec;
+    args.replay = replay;
+    tforge_backend backend;
+    assert_int_equal(tforge_backend_open(&backend, &tforge_backend_replay, &args), 0);
+
+    tforge_candidate copy = {NULL, "{\"BLOCK_SIZE\": 1024, \"num_warps\": 4}", 0};
+    tforge_profile p;
+    assert_int_equal(tforge_backend_profile(&backend, &copy, NULL, 1, &p), 0);
+    assert_int_equal(p.counters, TFORGE_COUNTERS_OK);
+    assert_float_equal(tforge_profile_get(&p, "dram_pct"), 85.5, 0);
+    assert_float_equal(tforge_profile_get(&p, "stall_long_scoreboard"), 0.6, 0);
+    assert_true(isnan(tforge_profile_get(&p, "sm_clock_mhz"))); /* not profile.h's */
+    assert_float_equal(tforge_profile_get(&p, "num_warps"), 4, 0);
+    assert_float_equal(tforge_profile_get(&p, "time_ms"), 0.1, 0);
+    /* 32 registers x 4 warps: 16 blocks an SM, 2112 a wave */
+    assert_occupancy(&p, 16, 1.0, 1);
+    assert_float_equal(tforge_profile_get(&p, "waves"), 1000.0 / 2112, 1e-12);
+    assert_float_equal(tforge_profile_get(&p, "dram_share"), 4e8 / 1e-4 / 4.8e12, 1e-12);
+    assert_true(isnan(tforge_profile_get(&p, "intensity"))); /* no flops recorded */
+
+    /* Without counters asked for: the static metrics alone. */
+    assert_int_equal(tforge_backend_profile(&backend, &copy, NULL, 0, &p), 0);
+    assert_int_equal(p.counters, TFORGE_COUNTERS_NONE);
+    assert_true(isnan(tforge_profile_get(&p, "dram_pct")));
+    assert_false(isnan(tforge_profile_get(&p, "occupancy_theoretical")));
+
+    /* A point recorded without counters, and the time the loop measured rather than the
+     * recorded one. */
+    tforge_candidate spilling = {NULL, "{\"BLOCK_SIZE\": 1024, \"num_warps\": 8}", 0};
+    tforge_measurement measured;
+    tforge_measurement_init(&measured);
+    measured.median_ms = 0.125;
+    assert_int_equal(tforge_backend_profile(&backend, &spilling, &measured, 1, &p), 0);
+    assert_int_equal(p.counters, TFORGE_COUNTERS_NONE);
+    assert_float_equal(tforge_profile_get(&p, "spill_stores"), 12, 0);
+    assert_float_equal(tforge_profile_get(&p, "time_ms"), 0.125, 0);
+    assert_occupancy(&p, 1, 8.0 / 64, 1);
+    assert_true(isnan(tforge_profile_get(&p, "waves"))); /* no grid recorded */
+
+    /* A failed compile has no time; a point the recording lacks is an error. */
+    tforge_candidate failed = {NULL, "{\"BLOCK_SIZE\": 4096, \"num_warps\": 4}", 0};
+    assert_int_equal(tforge_backend_profile(&backend, &failed, NULL, 1, &p), 0);
+    assert_true(isnan(tforge_profile_get(&p, "time_ms")));
+    tforge_candidate absent = {NULL, "{\"BLOCK_SIZE\": 4096, \"num_warps\": 8}", 0};
+    assert_int_equal(tforge_backend_profile(&backend, &absent, NULL, 1, &p), TFORGE_ENOTFOUND);
+
+    tforge_backend_close(&backend);
+    tforge_replay_free(replay);
+    tforge_recording_free(rec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_json_refused),
         cmocka_unit_test(test_device_from_json),
+        cmocka_unit_test(test_replay_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
