@@ -758,6 +758,7 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
         goto failed;
     tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
     fo.heuristic = s.heuristic;
+    fo.record = &record;
     if (steered && (tforge_forge_families(&families, task->space, task->transforms) ||
                     (fo.families = families, tforge_forge_open(&forge, reg, task->space, &backend,
                                                                &fo))))

@@ -3,6 +3,7 @@
 #include "grow.h"
 #include "tforge/error.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,6 +304,61 @@ static int keep_labels(tforge_forge *f, tforge_forge_profile *p, const tforge_bo
     return 0;
 }
 
+/* The profile's metrics as the store keeps them ({"sm_pct": 41.2, ...}) and its labels (an
+ * array of {label, confidence, evidence, rule}), malloc'd texts. */
+static int store_texts(char **metrics, char **labels, const tforge_forge_profile *p)
+{
+    cJSON *m = cJSON_CreateObject(), *l = cJSON_CreateArray();
+    for (uint32_t i = 0; m && i < p->profile.n_metrics; i++)
+        if (isfinite(p->profile.metrics[i].value))
+            cJSON_AddNumberToObject(m, p->profile.metrics[i].name, p->profile.metrics[i].value);
+    for (size_t i = 0; l && i < p->n_labels; i++) {
+        cJSON *one = cJSON_CreateObject();
+        cJSON_AddStringToObject(one, "label", p->labels[i].label);
+        cJSON_AddNumberToObject(one, "confidence", p->labels[i].confidence);
+        cJSON_AddStringToObject(one, "evidence", p->labels[i].evidence);
+        cJSON_AddStringToObject(one, "rule", p->labels[i].rule);
+        cJSON_AddItemToArray(l, one);
+    }
+    *metrics = m ? cJSON_PrintUnformatted(m) : NULL;
+    *labels = l ? cJSON_PrintUnformatted(l) : NULL;
+    cJSON_Delete(m);
+    cJSON_Delete(l);
+    return *metrics && *labels ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+}
+
+/* Records a profile in the run's store, keyed as the loop keys its evaluation. */
+static int store_profile(const tforge_forge *f, const tforge_loop_eval *e,
+                         const tforge_forge_profile *p)
+{
+    const tforge_run_record *r = f->o.record;
+    if (!r || !r->store || e->resumed)
+        return 0;
+    char *key = NULL, *params = NULL, *metrics = NULL, *labels = NULL;
+    int rc;
+    if (e->point && r->space) {
+        rc = tforge_recording_key(&key, r->space, e->point);
+        if (!rc)
+            rc = tforge_recording_config_json(&params, r->space, e->point);
+    } else {
+        key = e->config ? strdup(e->config) : NULL;
+        params = e->config ? strdup(e->config) : NULL;
+        rc = key && params ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    }
+    if (!rc)
+        rc = store_texts(&metrics, &labels, p);
+    if (!rc) {
+        tforge_store_profile row = {key, params, 0, p->profile.counters, p->profile.note, metrics,
+                                    labels};
+        rc = tforge_store_record_profile(r->store, r->run_id, &row);
+    }
+    free(key);
+    free(params);
+    free(metrics);
+    free(labels);
+    return rc;
+}
+
 /* Profiles evaluation `eval`, classifies it and, with `strategy`, hands it the labels' prior. */
 static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
                 tforge_strategy *strategy)
@@ -331,7 +387,7 @@ static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
     if (n && !labels)
         return tforge_error_set(TFORGE_ERROR, "heuristic %s: %u labels without an array",
                                 f->heuristic_id, n);
-    if ((rc = keep_labels(f, p, labels, n, e->point)))
+    if ((rc = keep_labels(f, p, labels, n, e->point)) || (rc = store_profile(f, e, p)))
         return rc;
     if (!e->point)
         snprintf(p->note, sizeof p->note, "a baseline outside the space: no prior at its levels");

@@ -29,8 +29,11 @@ typedef struct tforge_forge_options {
      * Lent: it outlives the forge (tforge_forge_families makes one). */
     const char *const *families;
     int counters;                         /* ask for the profiler's counters too */
+    /* Where each profile of an evaluation made by this run (not taken from a resumed one) is
+     * recorded, with its labels: the loop's record (NULL: nothing is stored). */
+    const tforge_run_record *record;
 } tforge_forge_options;
-#define TFORGE_FORGE_OPTIONS_INIT {TFORGE_FORGE_OPTIONS_VERSION, NULL, NULL, NULL, 1}
+#define TFORGE_FORGE_OPTIONS_INIT {TFORGE_FORGE_OPTIONS_VERSION, NULL, NULL, NULL, 1, NULL}
 
 /* Which way a label's prior moves one dimension, relative to the incumbent's level. */
 typedef enum tforge_forge_way {

@@ -102,6 +102,7 @@ int tforge_lab_run(double *best, double *charged, uint32_t *n_evals, const tforg
     tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
     fo.heuristic = o->heuristic;
     fo.heuristic_options = o->heuristic_options;
+    fo.record = o->store ? &record : NULL;
     tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
     lo.strategy = tforge_forge_plugin(o->strategy, &steered);
     if (!rc && steered && !(rc = tforge_forge_open(&forge, reg, space, &backend, &fo)))

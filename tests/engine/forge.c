@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -255,21 +256,24 @@ static int teardown(void **state)
 static tforge_level baseline_point[2] = {5, 1};
 static const tforge_candidate baseline = {baseline_point, "{\"baseline\": 1}", 0};
 
+static tforge_backend the_backend; /* open from run() to finish(): the forge profiles through it */
+
 /* One run of the spy steered by the fixture over `type`; the forge in `*forge`. */
-static int run(tforge_loop_outcome *out, tforge_forge **forge, fixture *f,
-               const tforge_backend_type *type, uint32_t budget, uint32_t patience)
+static int run_stored(tforge_loop_outcome *out, tforge_forge **forge, fixture *f,
+                      const tforge_backend_type *type, uint32_t budget, uint32_t patience,
+                      const tforge_run_record *record, const tforge_run_history *history)
 {
     classified = 0;
     the_fake.profiles = 0;
     the_fake.asked_counters = 1;
     tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
     args.space = f->space;
-    tforge_backend backend = {0};
-    assert_int_equal(tforge_backend_open(&backend, type, &args), 0);
+    assert_int_equal(tforge_backend_open(&the_backend, type, &args), 0);
     tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
     fo.heuristic = "fixture";
     fo.families = families;
-    assert_int_equal(tforge_forge_open(forge, f->reg, f->space, &backend, &fo), 0);
+    fo.record = record;
+    assert_int_equal(tforge_forge_open(forge, f->reg, f->space, &the_backend, &fo), 0);
     tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
     o.strategy = "spy";
     o.budget = budget;
@@ -278,9 +282,22 @@ static int run(tforge_loop_outcome *out, tforge_forge **forge, fixture *f,
     o.n_baselines = 1;
     o.steer = tforge_forge_steer(*forge);
     o.patience = patience;
-    int rc = tforge_loop_run(out, f->reg, f->space, &backend, &o);
-    tforge_backend_close(&backend);
-    return rc;
+    o.record = record;
+    o.history = history;
+    return tforge_loop_run(out, f->reg, f->space, &the_backend, &o);
+}
+
+static int run(tforge_loop_outcome *out, tforge_forge **forge, fixture *f,
+               const tforge_backend_type *type, uint32_t budget, uint32_t patience)
+{
+    return run_stored(out, forge, f, type, budget, patience, NULL, NULL);
+}
+
+static void finish(tforge_loop_outcome *out, tforge_forge *forge)
+{
+    tforge_forge_free(forge);
+    tforge_backend_close(&the_backend);
+    tforge_loop_outcome_dispose(out);
 }
 
 static void prior_after_the_baseline_and_each_new_incumbent(void **state)
@@ -336,8 +353,7 @@ static void prior_after_the_baseline_and_each_new_incumbent(void **state)
     assert_int_equal(tforge_forge_count(forge), incumbents + 1);
     assert_false(again->steered);
     assert_int_equal(the_spy.priors, priors);
-    tforge_forge_free(forge);
-    tforge_loop_outcome_dispose(&out);
+    finish(&out, forge);
 }
 
 static void patience_stops(void **state)
@@ -354,8 +370,7 @@ static void patience_stops(void **state)
         last = out.evals[i].incumbent ? (long)i : last;
     assert_int_equal(out.n_evals, (size_t)last + 1 + 4);
     assert_true(out.n_evals < 31);
-    tforge_forge_free(forge);
-    tforge_loop_outcome_dispose(&out);
+    finish(&out, forge);
 }
 
 static void refused_counters_still_run(void **state)
@@ -375,8 +390,7 @@ static void refused_counters_still_run(void **state)
         assert_true(p->steered);
     }
     assert_int_equal(the_spy.priors, tforge_forge_count(forge));
-    tforge_forge_free(forge);
-    tforge_loop_outcome_dispose(&out);
+    finish(&out, forge);
     the_fake.refuse_counters = 0;
 }
 
@@ -391,8 +405,67 @@ static void a_backend_that_cannot_profile_goes_unsteered(void **state)
     assert_int_equal(classified, 0);
     assert_true(tforge_forge_count(forge) > 0);
     assert_non_null(strstr(tforge_forge_at(forge, 0)->note, "cannot profile"));
-    tforge_forge_free(forge);
-    tforge_loop_outcome_dispose(&out);
+    finish(&out, forge);
+}
+
+typedef struct stored {
+    size_t n;
+    int labelled; /* every one with its label and the metrics */
+} stored;
+
+static int count_profile(void *context, const tforge_store_profile *p)
+{
+    stored *s = context;
+    s->n++;
+    s->labelled &= strstr(p->labels_json, "\"memory-bound\"") && strstr(p->metrics_json,
+                                                                        "\"dram_pct\"") &&
+                   p->counters == TFORGE_COUNTERS_OK && strstr(p->params_json, "BLOCK_M");
+    return 0;
+}
+
+/* With a store, each profile of an evaluation the run made is recorded with its labels; a
+ * resumed run steers again but records nothing twice. */
+static void profiles_are_stored(void **state)
+{
+    fixture *f = *state;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/tforge-forge-XXXXXX.db");
+    close(mkstemps(path, 3));
+    unlink(path);
+    tforge_store *store;
+    tforge_recording *described;
+    assert_int_equal(tforge_recording_describe_space(&described, f->space, NULL, "fake"), 0);
+    assert_int_equal(tforge_store_open(&store, path), 0);
+    tforge_store_run like = {.source = "fake", .strategy = "spy", .seed = 1, .budget = 12};
+    tforge_run_history history;
+    tforge_run_record record = {store, 0, described, NULL, NULL};
+    assert_int_equal(tforge_run_open(&record.run_id, &history, store, &like, TFORGE_RUN_RESUME),
+                     0);
+    tforge_loop_outcome out;
+    tforge_forge *forge;
+    assert_int_equal(run_stored(&out, &forge, f, &fake_type, 12, 0, &record, &history), 0);
+    size_t taken = tforge_forge_count(forge);
+    finish(&out, forge);
+    tforge_run_history_dispose(&history);
+    stored seen = {0, 1};
+    assert_int_equal(tforge_store_each_profile(store, record.run_id, count_profile, &seen), 0);
+    assert_int_equal(seen.n, taken);
+    assert_true(seen.labelled);
+    /* resumed: every evaluation from the store, the priors handed again, nothing recorded */
+    assert_int_equal(tforge_run_open(&record.run_id, &history, store, &like, TFORGE_RUN_RESUME),
+                     0);
+    assert_int_equal(history.n, 13);
+    assert_int_equal(run_stored(&out, &forge, f, &fake_type, 12, 0, &record, &history), 0);
+    assert_int_equal(out.n_resumed, 13);
+    assert_int_equal(the_spy.priors, taken);
+    finish(&out, forge);
+    tforge_run_history_dispose(&history);
+    seen = (stored){0, 1};
+    assert_int_equal(tforge_store_each_profile(store, record.run_id, count_profile, &seen), 0);
+    assert_int_equal(seen.n, taken);
+    tforge_store_close(store);
+    tforge_recording_free(described);
+    unlink(path);
 }
 
 static void names_and_refusals(void **state)
@@ -430,6 +503,7 @@ int main(void)
         cmocka_unit_test(patience_stops),
         cmocka_unit_test(refused_counters_still_run),
         cmocka_unit_test(a_backend_that_cannot_profile_goes_unsteered),
+        cmocka_unit_test(profiles_are_stored),
         cmocka_unit_test(names_and_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
