@@ -56,7 +56,7 @@ static const cli_command cmd_bench_proposer = {
 static const cli_command *const commands[] = {
     &cli_cmd_analyze, &cli_cmd_capture, &cli_cmd_init,      &cli_cmd_check,
     &cli_cmd_transform, &cli_cmd_tune,  &cli_cmd_replay,    &cli_cmd_store,
-    &cli_cmd_plugins, &cmd_bench_proposer};
+    &cli_cmd_plugins, &cmd_bench_proposer, &cli_cmd_profile};
 enum { N_COMMANDS = sizeof commands / sizeof *commands };
 
 static void print_main_help(FILE *out)
@@ -130,6 +130,25 @@ int cli_fail(const cli_command *command)
     }
 }
 
+/* The --plugin-dir folders first in TFORGE_PLUGIN_PATH, absolute, so that the worker processes
+ * (the GPU worker's profiler) find the plugins this process found. */
+static void export_plugin_dirs(const cli_common *common)
+{
+    char path[8192] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < common->n_plugin_dirs && used < sizeof path; i++) {
+        char *absolute = realpath(common->plugin_dirs[i], NULL);
+        if (absolute)
+            used += (size_t)snprintf(path + used, sizeof path - used, "%s:", absolute);
+        free(absolute);
+    }
+    const char *inherited = getenv("TFORGE_PLUGIN_PATH");
+    if (used && used < sizeof path) {
+        snprintf(path + used, sizeof path - used, "%s", inherited ? inherited : "");
+        setenv("TFORGE_PLUGIN_PATH", path, 1);
+    }
+}
+
 int cli_load_plugins(const cli_common *common, tforge_registry **out)
 {
     tforge_registry *registry;
@@ -145,6 +164,7 @@ int cli_load_plugins(const cli_common *common, tforge_registry **out)
         tforge_registry_free(registry);
         return rc;
     }
+    export_plugin_dirs(common);
     *out = registry;
     return 0;
 }

@@ -78,6 +78,17 @@ char *cli_read_file(const char *path, size_t *size);
 int cli_transform_point(tforge_level *point, const cli_command *command,
                         const tforge_space *space, const char *const *sets, size_t n_sets);
 
+/* The candidate of `check --set` and `profile --set` on a task whose transforms are in use:
+ * `point` (the space's dims entries) at the baseline's levels (level 0 where the baseline is
+ * outside the space) with the parameters set, and `*config` the first baseline's config with
+ * the transforms' launch options set (and, with `knobs`, the task's own parameters set) joined
+ * in, or NULL when nothing joins it (the caller frees it). Without `knobs`, a name that is no
+ * transform's parameter is a usage error. 0, or the exit status to return. */
+struct tforge_task;
+int cli_set_candidate(const cli_command *command, const struct tforge_task *task,
+                      const char *const *sets, size_t n_sets, int knobs, tforge_level *point,
+                      char **config);
+
 /* The worker environment that runs kernels where they can run: on the GPU when a worker sees
  * one, else in Triton's interpreter (asks a worker once). */
 const char *const *cli_kernel_env(void);
@@ -88,6 +99,7 @@ extern const cli_command cli_cmd_capture;
 extern const cli_command cli_cmd_check;
 extern const cli_command cli_cmd_init;
 extern const cli_command cli_cmd_plugins;
+extern const cli_command cli_cmd_profile;
 extern const cli_command cli_cmd_replay;
 extern const cli_command cli_cmd_transform;
 extern const cli_command cli_cmd_tune;

@@ -237,6 +237,71 @@ static int run_init(const cli_command *c, int argc, char **argv)
     return run_capture_or_init(c, argc, argv, 1);
 }
 
+int cli_set_candidate(const cli_command *c, const tforge_task *task, const char *const *sets,
+                      size_t n_sets, int knobs, tforge_level *point, char **config)
+{
+    *config = NULL;
+    uint32_t dims = tforge_space_dims(task->space);
+    tforge_level *given = calloc(dims + 1, sizeof *given);
+    if (!given) {
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        return cli_fail(c);
+    }
+    for (size_t i = 0; i < n_sets; i++) {
+        char name[128];
+        size_t len = strcspn(sets[i], "=");
+        snprintf(name, sizeof name, "%.*s", (int)len, sets[i]);
+        size_t transform;
+        uint32_t param;
+        if (!knobs && tforge_transforms_find(task->transforms, name, &transform, &param)) {
+            free(given);
+            return cli_usage_error(c, "--set %s: '%s' is no transform's parameter here (`tforge "
+                                   "transform` lists them; the check runs the baseline's "
+                                   "config)", sets[i], name);
+        }
+    }
+    int status = cli_transform_point(given, c, task->space, sets, n_sets);
+    /* the parameters not set stay at the baseline's levels (level 0 outside the space) */
+    if (!status && tforge_task_point(point, task, task->baselines[0])) {
+        memset(point, 0, dims * sizeof *point);
+        tforge_error_clear();
+    }
+    for (size_t i = 0; !status && i < n_sets; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(sets[i], "="), sets[i]);
+        int d = tforge_space_find(task->space, name);
+        point[d] = given[d];
+    }
+    free(given);
+    if (status)
+        return status;
+    /* the launch options set (and with `knobs` the task's parameters set) join the baseline's
+     * config (else the worker takes the baseline of the check shape itself) */
+    char *launch = NULL;
+    cJSON *cfg = cJSON_Parse(task->baselines[0]), *extra = NULL;
+    if (!tforge_task_config(&launch, task, point))
+        extra = cJSON_Parse(launch);
+    int added = 0;
+    for (cJSON *v = extra ? extra->child : NULL; v; v = v->next) {
+        size_t transform;
+        uint32_t param;
+        int named = 0;
+        for (size_t i = 0; knobs && i < n_sets && !named; i++)
+            named = strncmp(sets[i], v->string, strlen(v->string)) == 0 &&
+                    sets[i][strlen(v->string)] == '=';
+        if (named || !tforge_transforms_find(task->transforms, v->string, &transform, &param)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(cfg, v->string);
+            cJSON_AddItemToObject(cfg, v->string, cJSON_Duplicate(v, 1));
+            added = 1;
+        }
+    }
+    *config = added ? cJSON_PrintUnformatted(cfg) : NULL;
+    cJSON_Delete(cfg);
+    cJSON_Delete(extra);
+    free(launch);
+    return TFORGE_EXIT_OK;
+}
+
 /* check --set: the baseline's config (with any launch option set) and the kernel file's variant
  * at the transforms' parameters set, into `*config` and `*variant` (NULL when nothing is
  * rewritten). 0, or the exit status to return. */
@@ -265,44 +330,10 @@ static int check_variant(const cli_command *c, const capture_args *a, const char
         status = cli_fail(c);
         goto cleanup;
     }
-    for (size_t i = 0; i < a->n_sets; i++) {
-        char name[128];
-        size_t len = strcspn(a->sets[i], "=");
-        snprintf(name, sizeof name, "%.*s", (int)len, a->sets[i]);
-        size_t transform;
-        uint32_t param;
-        if (tforge_transforms_find(task->transforms, name, &transform, &param)) {
-            status = cli_usage_error(c, "--set %s: '%s' is no transform's parameter here (`tforge "
-                                     "transform` lists them; the check runs the baseline's "
-                                     "config)", a->sets[i], name);
-            goto cleanup;
-        }
-    }
-    if ((status = cli_transform_point(point, c, task->space, a->sets, a->n_sets)))
+    if ((status = cli_set_candidate(c, task, a->sets, a->n_sets, 0, point, config)))
         goto cleanup;
-    if (tforge_task_variant(variant, task, point, SIZE_MAX)) {
+    if (tforge_task_variant(variant, task, point, SIZE_MAX))
         status = cli_fail(c);
-        goto cleanup;
-    }
-    /* the launch options set join the baseline's config (else the worker takes the baseline
-     * of the check shape itself) */
-    char *launch = NULL;
-    cJSON *cfg = cJSON_Parse(task->baselines[0]), *extra = NULL;
-    if (!tforge_task_config(&launch, task, point))
-        extra = cJSON_Parse(launch);
-    int added = 0;
-    for (cJSON *v = extra ? extra->child : NULL; v; v = v->next) {
-        size_t transform;
-        uint32_t param;
-        if (!tforge_transforms_find(task->transforms, v->string, &transform, &param)) {
-            cJSON_AddItemToObject(cfg, v->string, cJSON_Duplicate(v, 1));
-            added = 1;
-        }
-    }
-    *config = added ? cJSON_PrintUnformatted(cfg) : NULL;
-    cJSON_Delete(cfg);
-    cJSON_Delete(extra);
-    free(launch);
 cleanup:
     free(point);
     tforge_task_free(task);

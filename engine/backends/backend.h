@@ -48,9 +48,14 @@ typedef struct tforge_backend_args {
     unsigned compile_workers;
     size_t shape; /* index into the task's tune shapes */
     int compile_timeout_ms, check_timeout_ms, time_timeout_ms;
+    /* cuda: the GPU worker's profiler plugin for counters (NULL: "cupti") and its options,
+     * "KEY=VALUE" texts, NULL-terminated (NULL: its defaults) */
+    const char *profiler;
+    const char *const *profiler_options;
 } tforge_backend_args;
 #define TFORGE_BACKEND_ARGS_INIT                                                                  \
-    {TFORGE_BACKEND_ARGS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 4, 0, 60000, 600000, 120000}
+    {TFORGE_BACKEND_ARGS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 4, 0, 60000, 600000, 120000,  \
+     NULL, NULL}
 
 typedef struct tforge_backend_type {
     const char *name;

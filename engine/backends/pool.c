@@ -1,5 +1,6 @@
 #include "pool.h"
 
+#include "profile.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -21,6 +22,7 @@ struct pool {
     tforge_worker *runner;     /* checks and times; NULL for POOL_COMPILE */
     char *also; /* the compile requests' {"also": [check shapes]}, or NULL */
     unsigned restarts;
+    int said_refused; /* counters refused: said once, then the profiles' notes say it */
     uint64_t checks; /* every check draws inputs from a seed of its own */
     /* A worker's TaskError: the task itself is broken (its reference, inputs or launch
      * expressions), not the candidate; the batch ends as the task's error. Set by either the
@@ -408,6 +410,96 @@ void pool_time(pool *e, const pool_job *job, tforge_measurement *r)
     }
     free(req);
     cJSON_Delete(doc);
+}
+
+/* {"counters": bool, "profiler": ID, "options": {KEY: VALUE}} for the profile request. */
+static char *profile_args(const pool *e, int counters)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "counters", counters);
+    cJSON_AddStringToObject(o, "profiler", e->o.profiler ? e->o.profiler : "cupti");
+    cJSON *options = cJSON_AddObjectToObject(o, "options");
+    for (const char *const *kv = e->o.profiler_options; kv && *kv; kv++) {
+        const char *eq = strchr(*kv, '=');
+        char key[128];
+        if (!eq || (size_t)(eq - *kv) >= sizeof key)
+            continue; /* the caller checked them against the plugin's table */
+        snprintf(key, sizeof key, "%.*s", (int)(eq - *kv), *kv);
+        cJSON_AddStringToObject(options, key, eq + 1);
+    }
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+/* The worker's answer into `out`: its counters part, then the static metrics. */
+static int profile_of(pool *e, const cJSON *answer, const tforge_measurement *measured,
+                      tforge_profile *out)
+{
+    cJSON *part = cJSON_CreateObject();
+    static const char *const fields[] = {"counters", "note", "metrics"};
+    for (int i = 0; i < 3; i++) {
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(answer, fields[i]);
+        if (f)
+            cJSON_AddItemToObject(part, fields[i], cJSON_Duplicate(f, 1));
+    }
+    char *text = cJSON_PrintUnformatted(part);
+    cJSON_Delete(part);
+    int rc = text ? tforge_profile_from_json(out, text, "the GPU worker's profile")
+                  : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    free(text);
+    if (rc)
+        return rc;
+    tforge_device_limits limits = *tforge_device_h200();
+    const cJSON *device = cJSON_GetObjectItemCaseSensitive(answer, "device");
+    char *device_text = device ? cJSON_PrintUnformatted(device) : NULL;
+    if (device_text && tforge_device_limits_from_json(&limits, device_text)) {
+        tforge_log(TFORGE_LOG_WARN, "profile: the device's limits: %s; the H200's are used",
+                   tforge_error_last()->message);
+        limits = *tforge_device_h200();
+    }
+    free(device_text);
+    if (out->counters == TFORGE_COUNTERS_REFUSED && !e->said_refused) {
+        e->said_refused = 1;
+        tforge_log(TFORGE_LOG_WARN, "counters refused (%s): going on with timing and static "
+                   "metrics", out->note);
+    }
+    return tforge_profile_add_static(out, &limits, measured, number(answer, "num_warps"),
+                                     number(answer, "grid_blocks"), number(answer, "bytes"),
+                                     number(answer, "flops"));
+}
+
+int pool_profile(void *state, const tforge_candidate *candidate,
+                 const tforge_measurement *measured, int counters, tforge_profile *out)
+{
+    pool *e = state;
+    tforge_profile_init(out);
+    tforge_measurement r;
+    tforge_measurement_init(&r);
+    pool_job job;
+    int rc = pool_job_of(&job, e, candidate, &r);
+    if (rc < 0)
+        return rc;
+    counters = counters && e->mode == POOL_CUDA;
+    tforge_worker *w = e->runner ? e->runner : e->compilers[0];
+    char *extra = rc == 0 ? profile_args(e, counters) : NULL;
+    char *req = extra ? request(e, "profile", &job, e->task->tune_shapes[e->o.shape], extra)
+                      : NULL;
+    cJSON *doc = NULL;
+    const cJSON *answer = req ? call(e, w, req, e->o.time_timeout_ms, &r, &doc) : NULL;
+    free(extra);
+    free(req);
+    if (rc == 0)
+        pool_job_free(&job);
+    if (answer) {
+        rc = profile_of(e, answer, measured, out);
+    } else { /* the launch's facts are unknown: the static metrics that need none */
+        out->counters = counters ? TFORGE_COUNTERS_FAILED : TFORGE_COUNTERS_NONE;
+        snprintf(out->note, sizeof out->note, "the profile failed: %.200s", r.message);
+        rc = tforge_profile_add_static(out, tforge_device_h200(), measured, NAN, NAN, NAN, NAN);
+    }
+    cJSON_Delete(doc);
+    return rc ? rc : pool_task_error(e);
 }
 
 int pool_run(pool *e, const pool_job *jobs, size_t n, tforge_measurement *results)

@@ -46,6 +46,11 @@ int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
 int pool_retime_untimed(void *state, const tforge_candidate *candidate, uint64_t seed,
                         tforge_measurement *out);
 unsigned pool_restarts(const void *state);
+/* The profile op: the worker's `profile` request for the candidate (the runner's, else a compile
+ * worker's), counters only on POOL_CUDA and when asked, then the static metrics over the
+ * device's limits the worker sent (the H200's without a GPU). */
+int pool_profile(void *state, const tforge_candidate *candidate,
+                 const tforge_measurement *measured, int counters, tforge_profile *out);
 
 /* TFORGE_EINPUT with the worker's message when a worker raised a TaskError (the task itself is
  * broken: its reference, inputs or launch expressions), else 0. pool_run checks it itself. */

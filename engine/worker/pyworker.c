@@ -1,9 +1,13 @@
 /* The worker's side: embeds CPython (the only file that does) and answers framed JSON requests
- * by calling `module.function(**args)`. */
+ * by calling `module.function(**args)`. It also gives that Python a built-in module,
+ * `_tforge_profiler`, over a profiler plugin (tforge.profiler/1) of the engine's registry. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include "frame.h"
+#include "registry.h"
+#include "tforge/error.h"
+#include "tforge/plugin/profiler.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -22,6 +26,175 @@
 
 enum { REQUEST_FD = 3, RESPONSE_FD = 4 };
 
+/* ---- _tforge_profiler: one profiler a worker, over the plugins the engine finds ----
+ * The folders are the engine's: the worker is the same executable (the installed folder beside
+ * it), and the engine exports its --plugin-dir folders in TFORGE_PLUGIN_PATH for its workers. */
+static struct {
+    tforge_registry *registry;
+    const tforge_profiler_interface *api;
+    void *state;
+} profiler;
+
+static PyObject *profiler_error(const char *what)
+{
+    const char *message = tforge_error_last()->message;
+    PyErr_Format(PyExc_RuntimeError, "%s: %s", what, message && message[0] ? message : "failed");
+    return NULL;
+}
+
+static void profiler_close(void)
+{
+    if (profiler.state)
+        profiler.api->destroy(profiler.state);
+    profiler.state = NULL;
+}
+
+/* create(id, device, options: {key: value}) -> (0 | 2 refused | negative, message) */
+static PyObject *profiler_create(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *id;
+    int device;
+    PyObject *options;
+    if (!PyArg_ParseTuple(args, "siO!", &id, &device, &PyDict_Type, &options))
+        return NULL;
+    profiler_close();
+    if (!profiler.registry &&
+        (tforge_registry_new(&profiler.registry) ||
+         tforge_registry_load_search_path(profiler.registry, NULL, 0)))
+        return profiler_error("the plugin registry");
+    const tforge_plugin_record *record =
+        tforge_registry_find(profiler.registry, TFORGE_PLUGIN_PROFILER, id);
+    profiler.api = record ? tforge_plugin_interface(record, TFORGE_PROFILER_INTERFACE_ID) : NULL;
+    if (!profiler.api)
+        return Py_BuildValue("is", TFORGE_ENOTFOUND,
+                             record ? "the plugin does not speak " TFORGE_PROFILER_INTERFACE_ID
+                                    : "no profiler plugin of that id in the plugin folders");
+    Py_ssize_t n = PyDict_Size(options), at = 0;
+    const char **keys = calloc((size_t)n + 1, sizeof *keys);
+    const char **values = calloc((size_t)n + 1, sizeof *values);
+    PyObject *key, *value;
+    uint32_t i = 0;
+    while (keys && values && PyDict_Next(options, &at, &key, &value)) {
+        keys[i] = PyUnicode_AsUTF8(key);
+        values[i] = PyUnicode_AsUTF8(value);
+        if (!keys[i] || !values[i])
+            break;
+        i++;
+    }
+    int rc;
+    if (!keys || !values)
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    else if (PyErr_Occurred())
+        rc = TFORGE_EINPUT; /* an option that is not text: Python's TypeError says so */
+    else if (!(rc = tforge_plugin_check_options(record, keys, values, i))) {
+        tforge_profiler_args a = {sizeof a, tforge_registry_host(), device, 0, NULL, i, keys,
+                                  values};
+        rc = profiler.api->create(&profiler.state, &a);
+    }
+    free(keys);
+    free(values);
+    if (PyErr_Occurred())
+        return NULL;
+    if (rc != 0)
+        profiler.state = NULL;
+    return Py_BuildValue("is", rc, rc ? tforge_error_last()->message : "");
+}
+
+static void *profiler_state(void)
+{
+    if (!profiler.state)
+        PyErr_SetString(PyExc_RuntimeError, "no profiler: create() first");
+    return profiler.state;
+}
+
+static PyObject *profiler_passes(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return profiler_state() ? PyLong_FromUnsignedLong(profiler.api->passes(profiler.state))
+                            : NULL;
+}
+
+static PyObject *profiler_pass(PyObject *args, int begin)
+{
+    unsigned pass;
+    if (!PyArg_ParseTuple(args, "I", &pass) || !profiler_state())
+        return NULL;
+    int rc = begin ? profiler.api->begin(profiler.state, pass)
+                   : profiler.api->end(profiler.state, pass);
+    if (rc)
+        return profiler_error(begin ? "begin" : "end");
+    Py_RETURN_NONE;
+}
+
+static PyObject *profiler_begin(PyObject *self, PyObject *args)
+{
+    (void)self;
+    return profiler_pass(args, 1);
+}
+
+static PyObject *profiler_end(PyObject *self, PyObject *args)
+{
+    (void)self;
+    return profiler_pass(args, 0);
+}
+
+/* collect() -> {"counters": "ok" | "refused" | "failed" | "none", "note", "metrics"} */
+static PyObject *profiler_collect(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    static const char *const states[] = {"none", "ok", "refused", "failed"};
+    if (!profiler_state())
+        return NULL;
+    tforge_profile p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    if (profiler.api->collect(profiler.state, &p))
+        return profiler_error("collect");
+    PyObject *metrics = PyDict_New();
+    for (uint32_t i = 0; metrics && i < p.n_metrics && i < TFORGE_PROFILE_METRICS; i++) {
+        PyObject *v = PyFloat_FromDouble(p.metrics[i].value);
+        if (!v || PyDict_SetItemString(metrics, p.metrics[i].name, v)) {
+            Py_XDECREF(v);
+            Py_CLEAR(metrics);
+            break;
+        }
+        Py_DECREF(v);
+    }
+    if (!metrics)
+        return NULL;
+    p.note[sizeof p.note - 1] = '\0';
+    return Py_BuildValue("{s:s,s:s,s:N}", "counters",
+                         p.counters < 4 ? states[p.counters] : "failed", "note", p.note,
+                         "metrics", metrics);
+}
+
+static PyObject *profiler_destroy(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    profiler_close();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef profiler_methods[] = {
+    {"create", profiler_create, METH_VARARGS,
+     "create(id, device, options) -> (code, message): 0, 2 (counters refused) or an error"},
+    {"passes", profiler_passes, METH_NOARGS, "replay passes the metric set needs"},
+    {"begin", profiler_begin, METH_VARARGS, "begin(pass): before the candidate's launch"},
+    {"end", profiler_end, METH_VARARGS, "end(pass): after the launch has synchronised"},
+    {"collect", profiler_collect, METH_NOARGS, "the counters of the round, as a profile dict"},
+    {"destroy", profiler_destroy, METH_NOARGS, "closes the profiler"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef profiler_module = {PyModuleDef_HEAD_INIT, "_tforge_profiler",
+                                             "A profiler plugin of the engine's registry.", -1,
+                                             profiler_methods, NULL, NULL, NULL, NULL};
+
+static PyObject *profiler_init(void)
+{
+    return PyModule_Create(&profiler_module);
+}
+
 /* Starts the interpreter as if it were `executable`, so that a virtual environment's packages
  * are found, with our Python folder and TFORGE_PYTHONPATH first on sys.path. */
 static int start_python(void)
@@ -29,6 +202,8 @@ static int start_python(void)
     const char *executable = getenv("TFORGE_PYTHON");
     if (!executable || !executable[0])
         executable = TFORGE_PYTHON_EXECUTABLE;
+    if (PyImport_AppendInittab("_tforge_profiler", profiler_init) < 0)
+        return -1;
     PyConfig config;
     PyConfig_InitPythonConfig(&config);
     config.install_signal_handlers = 0;

@@ -5,6 +5,7 @@ Entry points (plain functions over JSON-able values, for the C engine):
     run_check(task, config, shape, seed) -> {status, message, max_abs_err, bad, fatal}
     compile(task, config, shape) -> {status, registers, spills, shared_bytes, ...}
     time(task, config, shape, ...) -> {status, median_ms, min_ms, iqr_ms, spread, n, ...}
+    profile(task, config, shape, ...) -> {status, counters, note, metrics, grid_blocks, ...}
 `task` is the dict load_task returned (or the task file's path).
 """
 
@@ -13,5 +14,7 @@ from .loader import LoadError
 from .worker import environment, load_task, make_inputs, run_check
 from .bench import time
 from .build import compile
+from .profiling import profile
 
-__all__ = ["TaskError", "LoadError", "environment", "load_task", "make_inputs", "run_check", "time", "compile"]
+__all__ = ["TaskError", "LoadError", "environment", "load_task", "make_inputs", "run_check", "time", "compile",
+           "profile"]
