@@ -119,6 +119,7 @@ typedef struct cupti_state {
     int stopped_all; /* the last end() said every pass was submitted */
     uint64_t pass_start[MAX_PASSES], pass_end[MAX_PASSES]; /* CUPTI timestamps, ns */
     uint32_t passes_run;
+    int said_no_activity;
 } cupti_state;
 
 static int fail(cupti_state *s, int code, const char *format, ...)
@@ -351,6 +352,29 @@ static const char *unsupported_because(const CUpti_Profiler_DeviceSupported_Para
                                                               : "the driver's configuration";
 }
 
+/* The range profiler is enabled only for a round: between rounds the context's launches (the
+ * timing of other candidates) run without it. */
+static CUptiResult enable_range_profiler(cupti_state *s)
+{
+    CUpti_RangeProfiler_Enable_Params enable = {
+        .structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+    enable.ctx = s->context;
+    CUptiResult rc = cuptiRangeProfilerEnable(&enable);
+    s->range_profiler = rc ? NULL : enable.pRangeProfilerObject;
+    return rc;
+}
+
+static void disable_range_profiler(cupti_state *s)
+{
+    if (!s->range_profiler)
+        return;
+    CUpti_RangeProfiler_Disable_Params disable = {
+        .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+    disable.pRangeProfilerObject = s->range_profiler;
+    cuptiRangeProfilerDisable(&disable);
+    s->range_profiler = NULL;
+}
+
 /* The range profiler on the device's context, and the set planned for its chip with the
  * counters the device makes available. */
 static int open_device(cupti_state *s, int ordinal)
@@ -377,13 +401,9 @@ static int open_device(cupti_state *s, int ordinal)
              "supported on this device (%s)", why);
         return TFORGE_PROFILER_REFUSED;
     }
-    CUpti_RangeProfiler_Enable_Params enable = {
-        .structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-    enable.ctx = s->context;
-    if ((crc = cuptiRangeProfilerEnable(&enable)))
+    if ((crc = enable_range_profiler(s)))
         return is_refusal(crc) ? refuse(s, "cuptiRangeProfilerEnable", crc)
                                : cupti_fail(s, "cuptiRangeProfilerEnable", crc);
-    s->range_profiler = enable.pRangeProfilerObject;
     CUpti_Device_GetChipName_Params chip = {
         .structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE};
     chip.deviceIndex = (size_t)ordinal;
@@ -417,6 +437,7 @@ static int open_device(cupti_state *s, int ordinal)
     if (!(s->counter_data = malloc(size.counterDataSize)))
         return fail(s, TFORGE_PLUGIN_ENOMEM, "cupti: out of memory");
     s->counter_data_size = size.counterDataSize;
+    disable_range_profiler(s);
     if (!activity_registered) {
         if ((crc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)))
             return cupti_fail(s, "cuptiActivityRegisterCallbacks", crc);
@@ -430,12 +451,7 @@ static void cupti_destroy(void *state)
     cupti_state *s = state;
     if (!s)
         return;
-    if (s->range_profiler) {
-        CUpti_RangeProfiler_Disable_Params disable = {
-            .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-        disable.pRangeProfilerObject = s->range_profiler;
-        cuptiRangeProfilerDisable(&disable);
-    }
+    disable_range_profiler(s);
     if (s->host_object) {
         CUpti_Profiler_Host_Deinitialize_Params deinit = {
             .structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
@@ -513,9 +529,14 @@ static uint32_t cupti_passes(void *state)
     return (uint32_t)((cupti_state *)state)->passes;
 }
 
-/* A round starts at pass 0: fresh counter data, the config set, kernel activity on. */
+/* A round starts at pass 0: the range profiler enabled (afresh, whatever an interrupted round
+ * left), fresh counter data, the config set, kernel activity on. */
 static int start_round(cupti_state *s)
 {
+    disable_range_profiler(s);
+    CUptiResult enabled = enable_range_profiler(s);
+    if (enabled)
+        return cupti_fail(s, "cuptiRangeProfilerEnable", enabled);
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {
         .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
     init.pRangeProfilerObject = s->range_profiler;
@@ -544,8 +565,14 @@ static int start_round(cupti_state *s)
     pthread_mutex_lock(&launches_lock);
     n_launches = 0;
     pthread_mutex_unlock(&launches_lock);
-    if ((rc = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)))
-        return cupti_fail(s, "cuptiActivityEnable(CONCURRENT_KERNEL)", rc);
+    /* without activity records the counters still come, kernel_ms does not: said once */
+    if ((rc = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) && !s->said_no_activity) {
+        char message[256];
+        snprintf(message, sizeof message, "cupti: no kernel_ms: cuptiActivityEnable"
+                 "(CONCURRENT_KERNEL): %s", cupti_text(rc));
+        s->host->log(s->host, TFORGE_PLUGIN_LOG_WARN, message);
+        s->said_no_activity = 1;
+    }
     s->passes_run = 0;
     s->stopped_all = 0;
     return 0;
@@ -635,6 +662,7 @@ static int cupti_collect(void *state, tforge_profile *out)
         snprintf(out->note, sizeof out->note, "cupti: %u of %zu passes ran%s", s->passes_run,
                  s->passes, s->passes_run == s->passes ? ", CUPTI wants more" : "");
         s->passes_run = 0;
+        disable_range_profiler(s);
         return 0;
     }
     s->passes_run = 0;
@@ -643,6 +671,7 @@ static int cupti_collect(void *state, tforge_profile *out)
         .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
     decode.pRangeProfilerObject = s->range_profiler;
     CUptiResult rc = cuptiRangeProfilerDecodeData(&decode);
+    disable_range_profiler(s); /* the counter data holds the round now */
     if (rc)
         return failed_round(out, "cuptiRangeProfilerDecodeData", rc);
     CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
