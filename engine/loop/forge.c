@@ -372,7 +372,7 @@ static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
     tforge_candidate candidate = {e->point, e->config, 0};
     int rc = tforge_backend_profile(f->backend, &candidate, &e->m, f->o.counters, &p->profile);
     if (rc == TFORGE_ENOTFOUND) { /* this backend cannot profile: the search goes unsteered */
-        snprintf(p->note, sizeof p->note, "the %s backend cannot profile",
+        snprintf(p->note, sizeof p->note, "The %s backend cannot profile",
                  f->backend->type ? f->backend->type->name : "?");
         tforge_error_clear();
         return 0;
@@ -390,9 +390,9 @@ static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
     if ((rc = keep_labels(f, p, labels, n, e->point)) || (rc = store_profile(f, e, p)))
         return rc;
     if (!e->point)
-        snprintf(p->note, sizeof p->note, "a baseline outside the space: no prior at its levels");
+        snprintf(p->note, sizeof p->note, "A baseline outside the space: no prior at its levels");
     else if (n == 0)
-        snprintf(p->note, sizeof p->note, "no label: no prior");
+        snprintf(p->note, sizeof p->note, "No label: no prior");
     if (!strategy)
         return 0;
     /* the labels' prior, or none (all zeros remove the one before) */

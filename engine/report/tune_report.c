@@ -160,12 +160,10 @@ static const char *counters_name(uint32_t state)
 /* One profile's labels, strongest first, each with its evidence and rule. */
 static void write_labels(FILE *f, const char *who, const tforge_forge_profile *p)
 {
-    fprintf(f, "%s: counters %s%s%s%s%s.", who, counters_name(p->profile.counters),
-            p->profile.note[0] ? " (" : "", p->profile.note, p->profile.note[0] ? ")" : "",
-            p->note[0] ? "; " : "");
-    if (p->note[0])
-        fprintf(f, " %s.", p->note);
-    fputs(p->n_labels ? "\n\n" : " No label.\n\n", f);
+    fprintf(f, "%s: counters %s", who, counters_name(p->profile.counters));
+    if (p->profile.note[0])
+        fprintf(f, " (%s)", p->profile.note);
+    fprintf(f, ".%s%s%s\n\n", p->note[0] ? " " : "", p->note, p->note[0] ? "." : "");
     for (size_t k = 0; k < p->n_labels; k++)
         fprintf(f, "- **%s** (confidence %.2f): %s; rule `%s`\n", p->labels[k].label,
                 p->labels[k].confidence, p->labels[k].evidence, p->labels[k].rule);
