@@ -211,18 +211,21 @@ static void occupancy(bottleneck_state *s, const tforge_profile *p)
     double achieved = metric(p, "occupancy_achieved"), theoretical =
         metric(p, "occupancy_theoretical");
     double issue = metric(p, "issue_pct"), sm = metric(p, "sm_pct");
-    double flops = metric(p, "flops_share");
+    double dram = metric(p, "dram_share"), flops = metric(p, "flops_share");
     if (known(achieved)) {
         if (achieved < 0.25 && (!known(issue) || issue < 80) && !(known(sm) && sm >= 60))
             emit(s, p, "low-occupancy", ramp(achieved, 0.25, 0.0, 0.5, 0.85),
                  "occupancy_achieved < 0.25 with issue_pct < 80 (IssueSlotUtilization) and "
                  "sm_pct < 60", "occupancy_achieved", "occupancy_theoretical",
                  "occupancy_limiter", "registers", "shared_bytes", "num_warps", "issue_pct", NULL);
-    } else if (known(theoretical) && theoretical <= 0.25 && !(known(flops) && flops >= 0.6)) {
+    } else if (known(theoretical) && theoretical <= 0.25 && known(dram) && dram < 0.6 &&
+               !(known(flops) && flops >= 0.6)) {
+        /* Low occupancy is a bottleneck only below both roofs: a tile-reuse kernel (a GEMM) is
+         * fastest at low occupancy, so without a time and the launch's bytes, no label. */
         emit(s, p, "low-occupancy", ramp(theoretical, 0.25, 0.0, 0.3, 0.5),
-             "occupancy_theoretical <= 0.25 (static) and flops_share < 0.6",
+             "occupancy_theoretical <= 0.25 (static), dram_share < 0.6 and flops_share < 0.6",
              "occupancy_theoretical", "occupancy_limiter", "blocks_per_sm", "registers",
-             "shared_bytes", "num_warps", NULL);
+             "shared_bytes", "num_warps", "dram_share", "flops_share", NULL);
     }
 }
 
@@ -486,6 +489,8 @@ static void pull(const bottleneck_state *s, const tforge_bottleneck *b, const di
     if (strcmp(label, "register-spills") == 0) {
         if (r == TILE || r == STAGES)
             toward(d, -1, strength);
+        else if (r == WARPS) /* the same tile over more threads: fewer registers each */
+            toward(d, +1, strength / 2);
         else if (r == PIPELINE_STAGES)
             toward(d, -1, strength / 2);
         else if (r == MAXNREG)
