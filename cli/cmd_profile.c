@@ -209,7 +209,7 @@ static void print_text(const char *path, const run *r, const char *where,
         return;
     }
     printf("  labels (heuristic %s)%s\n", tforge_forge_heuristic(r->forge),
-           labelled->n_labels ? ":" : ": none (no rule had its evidence)");
+           labelled->n_labels ? ":" : ": none (no rule fired on the metrics there are)");
     for (size_t i = 0; i < labelled->n_labels; i++) {
         const tforge_forge_label *l = &labelled->labels[i];
         printf("    %-16s %.2f  %s\n      rule: %s\n", l->label, l->confidence, l->evidence,
