@@ -56,6 +56,9 @@ static const char help[] =
     "  --heuristic ID     the heuristic plugin that turns a profile into labels and a prior\n"
     "                     for forge and rules (default bottleneck)\n"
     "  --patience N       stop after N candidates without a new incumbent (default: never)\n"
+    "  --no-counters      profile forge's and rules' incumbents by static metrics alone\n"
+    "  --profiler-option K=V  an option of the GPU's profiler (cupti; `tforge plugins\n"
+    "                     --options`), repeatable: refuse=1 runs as if counters were refused\n"
     "  --transforms IDS   source transforms whose parameters join the space: all (default,\n"
     "                     every transform plugin that applies; none with the replay backend,\n"
     "                     whose recordings hold no rewrites), none, or ID,ID (`tforge plugins`)\n"
@@ -80,11 +83,15 @@ static const char help[] =
 
 enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_BATCH,
        OPT_WORKERS, OPT_SHAPE, OPT_OUT, OPT_RESUME, OPT_CHECK, OPT_TIMEOUT, OPT_TRANSFORMS,
-       OPT_TRANSFORM_OPTION, OPT_HEURISTIC, OPT_PATIENCE };
+       OPT_TRANSFORM_OPTION, OPT_HEURISTIC, OPT_PATIENCE, OPT_NO_COUNTERS,
+       OPT_PROFILER_OPTION };
 
 typedef struct settings {
     const char *task, *backend_text, *strategy, *out, *replay_file;
     const char *heuristic; /* steers forge and rules */
+    const char *profiler_options[65]; /* NULL-terminated */
+    size_t n_profiler_options;
+    int no_counters;
     const char *options[65]; /* NULL-terminated: at most 64 are taken */
     size_t n_options;
     const char *transforms; /* "all", "none" or ID,ID */
@@ -161,6 +168,8 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         {"transform-option", required_argument, NULL, OPT_TRANSFORM_OPTION},
         {"heuristic", required_argument, NULL, OPT_HEURISTIC},
         {"patience", required_argument, NULL, OPT_PATIENCE},
+        {"no-counters", no_argument, NULL, OPT_NO_COUNTERS},
+        {"profiler-option", required_argument, NULL, OPT_PROFILER_OPTION},
         CLI_COMMON_LONG_OPTIONS,
         {0, 0, 0, 0}};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -200,6 +209,15 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         case OPT_TRANSFORMS: s->transforms = optarg; break;
         case OPT_HEURISTIC: s->heuristic = optarg; break;
         case OPT_PATIENCE: rc = parse_uint(c, "--patience", optarg, &s->patience, 1); break;
+        case OPT_NO_COUNTERS: s->no_counters = 1; break;
+        case OPT_PROFILER_OPTION:
+            if (!strchr(optarg, '='))
+                return cli_usage_error(c, "--profiler-option expects KEY=VALUE, not '%s'",
+                                       optarg);
+            if (s->n_profiler_options == 64)
+                return cli_usage_error(c, "too many --profiler-option settings (at most 64)");
+            s->profiler_options[s->n_profiler_options++] = optarg;
+            break;
         case OPT_TRANSFORM_OPTION:
             if (!strchr(optarg, '=') || !strchr(optarg, '.'))
                 return cli_usage_error(c, "--transform-option expects ID.KEY=VALUE, not '%s'",
@@ -315,8 +333,13 @@ static char *settings_json(const settings *s)
         cJSON_AddItemToArray(topts, cJSON_CreateString(s->transform_options[i]));
     int steered;
     tforge_forge_plugin(s->strategy, &steered);
-    if (steered) /* only where they matter, so that runs stored before them still resume */
+    if (steered) { /* only where they matter, so that runs stored before them still resume */
         cJSON_AddStringToObject(o, "heuristic", s->heuristic);
+        cJSON_AddBoolToObject(o, "counters", !s->no_counters);
+        cJSON *popts = cJSON_AddArrayToObject(o, "profiler_options");
+        for (size_t i = 0; i < s->n_profiler_options; i++)
+            cJSON_AddItemToArray(popts, cJSON_CreateString(s->profiler_options[i]));
+    }
     if (s->patience)
         cJSON_AddNumberToObject(o, "patience", s->patience);
     char *text = cJSON_PrintUnformatted(o);
@@ -747,6 +770,7 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     args.noise_seed = s.seed;
     args.compile_workers = s.workers;
     args.shape = s.shape;
+    args.profiler_options = s.n_profiler_options ? s.profiler_options : NULL;
     if (s.timeout)
         args.compile_timeout_ms = args.check_timeout_ms = args.time_timeout_ms =
             timeout_ms(s.timeout);
@@ -759,6 +783,7 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
     fo.heuristic = s.heuristic;
     fo.record = &record;
+    fo.counters = !s.no_counters;
     if (steered && (tforge_forge_families(&families, task->space, task->transforms) ||
                     (fo.families = families, tforge_forge_open(&forge, reg, task->space, &backend,
                                                                &fo))))
