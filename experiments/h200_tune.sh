@@ -9,6 +9,10 @@
 #   pool             240 matmul candidates compiled by 1 and by 16 workers, each from a cold cache
 #   do-bench         our timing of two matmul configs against triton.testing.do_bench
 #   faults           50 candidates of the planted-fault task on the GPU
+#   profile          issue 16: Nsight Compute's counters of four example kernels, then our
+#                    profiler's (tforge profile) against them (experiments/profile/)
+#   strategies:K[,K...] issue 16: tune K with forge, bo and rules (BUDGET, SEED), then the
+#                    evaluations each needed to reach bo's best (compare_strategies.py)
 #   timing           issue 16: our timing, do_bench and CUPTI's activity durations of the same
 #                    launches under each protocol and its ablations (experiments/timing/)
 #   capture:K[,K...] issue 14: `tforge capture` of experiments/capture/K_script.py, the captured
@@ -148,6 +152,20 @@ for step in "$@"; do
       --config '{"BLOCK_M":128,"BLOCK_N":128,"BLOCK_K":64,"GROUP_M":8,"num_warps":8,"num_stages":3}' \
       --config '{"BLOCK_M":32,"BLOCK_N":32,"BLOCK_K":32,"GROUP_M":1,"num_warps":4,"num_stages":1}' \
       2>&1 | tee -a "$summary" ;;
+  profile)
+    bash experiments/profile/ncu_reference.sh "$out/runs/ncu" > "$out/runs/ncu.log" 2>&1
+    timeout 400 python3 experiments/profile/compare_ncu.py "$t" "$out/runs/ncu" 2>&1 | tee -a "$summary" ;;
+  strategies:*)
+    for k in $(echo "${step#strategies:}" | tr , ' '); do
+      for st in forge bo rules; do
+        timeout 240 "$t" tune "experiments/kernels/$k/task.json" --backend cuda --strategy "$st" \
+          --budget "${BUDGET:-30}" --seed "${SEED:-1}" --out "$out/runs/${k}_$st" -q --json \
+          > "$out/runs/${k}_$st.json" 2> "$out/runs/${k}_$st.err"
+        line "$out/runs/${k}_$st.json" tune "$k $st"
+      done
+      python3 experiments/profile/compare_strategies.py "forge=$out/runs/${k}_forge.json" \
+        "bo=$out/runs/${k}_bo.json" "rules=$out/runs/${k}_rules.json" 2>&1 | tee -a "$summary"
+    done ;;
   timing)
     timeout 240 python3 experiments/timing/protocol.py experiments/kernels/matmul/task.json \
       --config '{"BLOCK_M":128,"BLOCK_N":256,"BLOCK_K":64,"GROUP_M":8,"num_warps":8,"num_stages":4}' \

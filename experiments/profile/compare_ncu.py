@@ -1,0 +1,103 @@
+"""Our profiler's counters against Nsight Compute's on the same kernels (issue 16: within 5%).
+
+    python experiments/profile/compare_ncu.py TFORGE REFERENCE_DIR [--set full] [--runs 3]
+
+For each kernel of ncu_reference.sh (the same task, config and shape), runs `TFORGE profile
+--json` (the cupti profiler, in the GPU worker) a few times and prints, per metric, ncu's value,
+our median and their ratio. REFERENCE_DIR holds ncu_reference.sh's CSV files (taken in the same
+session, clocks left alone by both).
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+
+KERNELS = {  # name: task, --set arguments (the config of ncu_reference.sh)
+    "matmul_best": ("experiments/kernels/matmul/task.json",
+                    {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8,
+                     "num_stages": 4}),
+    "matmul_baseline": ("experiments/kernels/matmul/task.json", {}),
+    "attention_baseline": ("experiments/kernels/attention/task.json", {}),
+    "softmax_baseline": ("experiments/kernels/softmax/task.json", {}),
+}
+# ours <- a function of ncu's metrics (name -> value)
+METRICS = {
+    "sm_pct": lambda n: n["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
+    "dram_pct": lambda n: n["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
+    "l2_pct": lambda n: n["lts__throughput.avg.pct_of_peak_sustained_elapsed"],
+    "occupancy_achieved": lambda n: n["sm__warps_active.avg.pct_of_peak_sustained_active"] / 100,
+    "issue_pct": lambda n: n["sm__inst_issued.avg.pct_of_peak_sustained_active"],
+    "kernel_ms": lambda n: n["gpu__time_duration.sum"] / 1e6,
+    "l2_sectors_per_request": lambda n: n["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+    / n["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"],
+}
+
+
+def ncu_values(path):
+    with open(path) as f:
+        rows = list(csv.reader(line for line in f if line.startswith('"')))
+    head = rows[0]
+    out = {}
+    for r in rows[1:]:
+        d = dict(zip(head, r))
+        out[d["Metric Name"]] = float(d["Metric Value"].replace(",", ""))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tforge")
+    ap.add_argument("reference")
+    ap.add_argument("--set", default="core", help="the profiler's metric set")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    print("| kernel | metric | ncu | ours (median) | ours / ncu |")
+    print("|---|---|---|---|---|")
+    worst = []
+    for name, (task, config) in KERNELS.items():
+        ref = os.path.join(args.reference, f"{name}.csv")
+        if not os.path.exists(ref):
+            print(f"| {name} | (no reference {ref}) | | | |")
+            continue
+        theirs = ncu_values(ref)
+        cmd = [args.tforge, "profile", task, "--json", "--profiler-option", f"set={args.set}"]
+        for k, v in config.items():
+            cmd += ["--set", f"{k}={v}"]
+        runs = []
+        for _ in range(args.runs):
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            if p.returncode != 0:
+                print(f"| {name} | tforge profile failed ({p.returncode}): "
+                      f"{p.stderr.strip()[-300:]} | | | |")
+                break
+            doc = json.loads(p.stdout)
+            if doc.get("counters") != "ok":
+                print(f"| {name} | counters {doc.get('counters')}: {doc.get('note')} | | | |")
+                break
+            runs.append(doc["counter_metrics"])
+        if not runs:
+            continue
+        for metric, of in METRICS.items():
+            ours = [r[metric] for r in runs if metric in r]
+            try:
+                ref_value = of(theirs)
+            except (KeyError, ZeroDivisionError):
+                continue
+            if not ours:
+                print(f"| {name} | {metric} | {ref_value:.4g} | (absent) | |")
+                continue
+            m = statistics.median(ours)
+            ratio = m / ref_value if ref_value else float("nan")
+            worst.append((abs(ratio - 1) if ref_value else 0, name, metric))
+            print(f"| {name} | {metric} | {ref_value:.4g} | {m:.4g} | {ratio:.3f} |", flush=True)
+    if worst:
+        w = max(worst)
+        within = sum(1 for d, _, _ in worst if d <= 0.05)
+        print(f"\n{within} of {len(worst)} within 5%; the farthest: {w[1]} {w[2]} "
+              f"({100 * w[0]:.1f}% off)")
+
+
+if __name__ == "__main__":
+    main()
