@@ -5,6 +5,7 @@
  * still run. */
 #include "backend.h"
 #include "forge.h"
+#include "lab.h"
 #include "loop.h"
 #include "tforge/error.h"
 
@@ -409,9 +410,17 @@ static void a_backend_that_cannot_profile_goes_unsteered(void **state)
 }
 
 typedef struct stored {
-    size_t n;
+    size_t n, labels;
     int labelled; /* every one with its label and the metrics */
 } stored;
+
+static int count_labelled(void *context, const tforge_store_profile *p)
+{
+    stored *s = context;
+    s->n++;
+    s->labels += strcmp(p->labels_json, "[]") != 0;
+    return 0;
+}
 
 static int count_profile(void *context, const tforge_store_profile *p)
 {
@@ -447,7 +456,7 @@ static void profiles_are_stored(void **state)
     size_t taken = tforge_forge_count(forge);
     finish(&out, forge);
     tforge_run_history_dispose(&history);
-    stored seen = {0, 1};
+    stored seen = {0, 0, 1};
     assert_int_equal(tforge_store_each_profile(store, record.run_id, count_profile, &seen), 0);
     assert_int_equal(seen.n, taken);
     assert_true(seen.labelled);
@@ -460,12 +469,69 @@ static void profiles_are_stored(void **state)
     assert_int_equal(the_spy.priors, taken);
     finish(&out, forge);
     tforge_run_history_dispose(&history);
-    seen = (stored){0, 1};
+    seen = (stored){0, 0, 1};
     assert_int_equal(tforge_store_each_profile(store, record.run_id, count_profile, &seen), 0);
     assert_int_equal(seen.n, taken);
     tforge_store_close(store);
     tforge_recording_free(described);
     unlink(path);
+}
+
+extern const tforge_plugin_module tforge_static_bo;
+extern const tforge_plugin_module tforge_static_rules;
+extern const tforge_plugin_module tforge_static_bottleneck;
+
+/* The lab on the convolution recorded on an H200 (spills in a corner of its space), steered by
+ * the bottleneck heuristic through the replay backend's profile op: profiles are recorded with
+ * their labels, forge's traces differ from bo's once a label fires, rules runs, and the same
+ * seed gives the same traces. */
+static void the_lab_steers_on_a_recorded_space(void **state)
+{
+    (void)state;
+    tforge_recording *rec;
+    tforge_replay *replay;
+    tforge_registry *reg;
+    assert_int_equal(tforge_recording_read(&rec, RECORDED_CONV2D), 0);
+    assert_int_equal(tforge_replay_open(&replay, rec), 0);
+    assert_int_equal(tforge_registry_new(&reg), 0);
+    assert_int_equal(tforge_registry_add_static(reg, &tforge_static_bo, "builtin:bo"), 0);
+    assert_int_equal(tforge_registry_add_static(reg, &tforge_static_rules, "builtin:rules"), 0);
+    assert_int_equal(tforge_registry_add_static(reg, &tforge_static_bottleneck,
+                                                "builtin:bottleneck"), 0);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/tforge-lab-XXXXXX.db");
+    close(mkstemps(path, 3));
+    unlink(path);
+    tforge_store *store;
+    assert_int_equal(tforge_store_open(&store, path), 0);
+    enum { B = 30, SEEDS = 4 };
+    const char *names[] = {"bo", "forge", "forge", "rules"};
+    double best[4][SEEDS][B];
+    for (int k = 0; k < 4; k++)
+        for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+            tforge_lab_run_options o = TFORGE_LAB_RUN_OPTIONS_INIT;
+            o.strategy = names[k];
+            o.seed = seed;
+            o.budget = B;
+            o.store = store;
+            o.source = RECORDED_CONV2D;
+            o.settings_json = k == 2 ? "{\"again\": 1}" : "{}";
+            uint32_t n;
+            assert_int_equal(tforge_lab_run(best[k][seed - 1], NULL, &n, reg, replay, &o), 0);
+            assert_int_equal(n, B);
+            assert_false(isnan(best[k][seed - 1][B - 1]));
+        }
+    stored seen = {0, 0, 1};
+    for (int64_t run = 1; run <= 4 * SEEDS; run++)
+        assert_int_equal(tforge_store_each_profile(store, run, count_labelled, &seen), 0);
+    assert_true(seen.n >= 3 * SEEDS && seen.labels > 0); /* forge twice and rules */
+    assert_memory_equal(best[1], best[2], sizeof best[1]); /* deterministic */
+    assert_memory_not_equal(best[0], best[1], sizeof best[0]); /* the prior changed proposals */
+    tforge_store_close(store);
+    unlink(path);
+    tforge_registry_free(reg);
+    tforge_replay_free(replay);
+    tforge_recording_free(rec);
 }
 
 static void names_and_refusals(void **state)
@@ -504,6 +570,7 @@ int main(void)
         cmocka_unit_test(refused_counters_still_run),
         cmocka_unit_test(a_backend_that_cannot_profile_goes_unsteered),
         cmocka_unit_test(profiles_are_stored),
+        cmocka_unit_test(the_lab_steers_on_a_recorded_space),
         cmocka_unit_test(names_and_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
