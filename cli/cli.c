@@ -301,25 +301,6 @@ char *cli_analysis(const char *path, const char *kernel)
     return result;
 }
 
-char *cli_read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    long n = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (text = malloc((size_t)n + 1)) && fread(text, 1, (size_t)n, f) == (size_t)n) {
-        text[n] = '\0';
-        *size = (size_t)n;
-    } else {
-        fprintf(stderr, "tforge: %s: %s\n", path, f ? "cannot read it" : strerror(errno));
-        free(text);
-        text = NULL;
-    }
-    if (f)
-        fclose(f);
-    return text;
-}
-
 int cli_transform_point(tforge_level *point, const cli_command *command,
                         const tforge_space *space, const char *const *sets, size_t n_sets)
 {

@@ -68,10 +68,6 @@ char *cli_worker_request(const char *what, const char *module, const char *funct
  * caller frees it), or NULL with the error set (the input's fault: TFORGE_EINPUT). */
 char *cli_analysis(const char *path, const char *kernel);
 
-/* The whole file (NUL after its `*size` bytes; the caller frees it), or NULL with the reason
- * printed to stderr. */
-char *cli_read_file(const char *path, size_t *size);
-
 /* The point of `sets` ("NAME=VALUE": a number, a word, True or False), every other parameter at
  * level 0. A name not in the space, or a value not among its parameter's, is a usage error
  * (its exit status returned); else 0. */

@@ -2,6 +2,7 @@
  * the space; with --set, the variant one point of them makes (or its diff). Runs no kernel. */
 #include "analysis.h"
 #include "cli.h"
+#include "file.h"
 #include "registry.h"
 #include "transforms.h"
 #include "tforge/error.h"
@@ -190,7 +191,9 @@ static int run(const cli_command *command, int argc, char **argv)
     }
     const char *path = argv[optind];
     size_t size = 0;
-    char *source = cli_read_file(path, &size);
+    char *source = NULL;
+    if (tforge_file_read(&source, &size, path))
+        fprintf(stderr, "tforge: %s\n", tforge_error_last()->message);
     char *json = source ? cli_analysis(path, NULL) : NULL;
     tforge_ir_file *ir = NULL;
     tforge_registry *registry = NULL;

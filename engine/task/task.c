@@ -1,5 +1,6 @@
 #include "task.h"
 
+#include "file.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -357,24 +358,6 @@ int tforge_task_point(tforge_level *out, const tforge_task *t, const char *confi
     return rc;
 }
 
-static char *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    long n = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (text = malloc((size_t)n + 1)) && fread(text, 1, (size_t)n, f) == (size_t)n) {
-        text[n] = '\0';
-        *size = (size_t)n;
-    } else {
-        free(text);
-        text = NULL;
-    }
-    if (f)
-        fclose(f);
-    return text;
-}
-
 int tforge_task_use_transforms(tforge_task *t, const tforge_registry *registry,
                                const char *const *ids, const char *const *options)
 {
@@ -386,7 +369,7 @@ int tforge_task_use_transforms(tforge_task *t, const tforge_registry *registry,
         return 0;
     }
     const char *file = t->ir->path;
-    if (!(t->kernel_text = read_all(file, &t->kernel_size)))
+    if (tforge_file_read(&t->kernel_text, &t->kernel_size, file))
         return tforge_error_set(TFORGE_EINPUT, "%s: cannot read the kernel's file %s", t->path,
                                 file);
     uint32_t dims = tforge_space_dims(t->space);
