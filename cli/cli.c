@@ -301,6 +301,29 @@ char *cli_analysis(const char *path, const char *kernel)
     return result;
 }
 
+int cli_transform_ids_split(cli_transform_ids *out, const char *list)
+{
+    *out = (cli_transform_ids){0};
+    if (!list)
+        return 0;
+    if (!(out->text = strdup(list)))
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (char *save = NULL, *id = strtok_r(out->text, ",", &save); id;
+         id = strtok_r(NULL, ",", &save)) {
+        if (out->n == CLI_MAX_TRANSFORM_IDS)
+            return tforge_error_set(TFORGE_EINPUT, "--transforms %s: more than %d ids", list,
+                                    CLI_MAX_TRANSFORM_IDS);
+        out->ids[out->n++] = id;
+    }
+    return 0;
+}
+
+void cli_transform_ids_free(cli_transform_ids *ids)
+{
+    free(ids->text);
+    *ids = (cli_transform_ids){0};
+}
+
 int cli_transform_point(tforge_level *point, const cli_command *command,
                         const tforge_space *space, const char *const *sets, size_t n_sets)
 {

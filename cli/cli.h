@@ -68,6 +68,22 @@ char *cli_worker_request(const char *what, const char *module, const char *funct
  * caller frees it), or NULL with the error set (the input's fault: TFORGE_EINPUT). */
 char *cli_analysis(const char *path, const char *kernel);
 
+enum { CLI_MAX_TRANSFORM_IDS = 64 };
+
+/* A --transforms list ("ID,ID"), split: `ids` NULL-terminated, pointing into `text`. Whether
+ * each id names a transform, tforge_transforms_open checks. */
+typedef struct cli_transform_ids {
+    char *text; /* a copy of the list, split in place */
+    const char *ids[CLI_MAX_TRANSFORM_IDS + 1];
+    size_t n;
+} cli_transform_ids;
+
+/* `list` (NULL is none) into `out`, empty items skipped; 0, or TFORGE_ENOMEM, or TFORGE_EINPUT
+ * when it names more than CLI_MAX_TRANSFORM_IDS. Free it with cli_transform_ids_free, after a
+ * failure too. */
+int cli_transform_ids_split(cli_transform_ids *out, const char *list);
+void cli_transform_ids_free(cli_transform_ids *ids);
+
 /* The point of `sets` ("NAME=VALUE": a number, a word, True or False), every other parameter at
  * level 0. A name not in the space, or a value not among its parameter's, is a usage error
  * (its exit status returned); else 0. */

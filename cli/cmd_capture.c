@@ -312,19 +312,15 @@ static int check_variant(const cli_command *c, const capture_args *a, const char
     tforge_worker *worker = NULL;
     tforge_task *task = NULL;
     tforge_level *point = NULL;
-    char *ids_text = a->transforms ? strdup(a->transforms) : NULL;
-    const char *ids[65] = {NULL};
-    size_t n_ids = 0;
-    for (char *save = NULL, *id = ids_text ? strtok_r(ids_text, ",", &save) : NULL;
-         id && n_ids < 64; id = strtok_r(NULL, ",", &save))
-        ids[n_ids++] = id;
+    cli_transform_ids ids;
     tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
     wo.name = "task";
     wo.env = cli_kernel_env();
     int status = TFORGE_EXIT_OK;
-    if (cli_load_plugins(&a->common, &registry) || tforge_worker_start(&worker, &wo) ||
+    if (cli_transform_ids_split(&ids, a->transforms) ||
+        cli_load_plugins(&a->common, &registry) || tforge_worker_start(&worker, &wo) ||
         tforge_task_load(&task, worker, path, a->timeout_s * 1000) ||
-        tforge_task_use_transforms(task, registry, n_ids ? ids : NULL,
+        tforge_task_use_transforms(task, registry, ids.n ? ids.ids : NULL,
                                    a->n_transform_options ? a->transform_options : NULL) ||
         !(point = calloc(tforge_space_dims(task->space) + 1, sizeof *point))) {
         status = cli_fail(c);
@@ -339,7 +335,7 @@ cleanup:
     tforge_task_free(task);
     tforge_worker_free(worker);
     tforge_registry_free(registry);
-    free(ids_text);
+    cli_transform_ids_free(&ids);
     return status;
 }
 

@@ -35,12 +35,11 @@ enum { MAX_ITEMS = 64 };
 
 typedef struct request {
     const char *kernel, *out;
-    const char *transforms[MAX_ITEMS + 1];
+    cli_transform_ids transforms;
     const char *options[MAX_ITEMS + 1];
     const char *set[MAX_ITEMS];
-    size_t n_transforms, n_options, n_set;
+    size_t n_options, n_set;
     int diff;
-    char *ids; /* the --transforms text, split in place */
 } request;
 
 static const tforge_ir_kernel *find_kernel(const cli_command *command, const tforge_ir_file *ir,
@@ -148,12 +147,9 @@ static int parse(const cli_command *command, cli_common *common, request *r, int
         if (opt == OPT_KERNEL) {
             r->kernel = optarg;
         } else if (opt == OPT_TRANSFORMS) {
-            free(r->ids);
-            r->ids = strdup(optarg);
-            r->n_transforms = 0;
-            for (char *save = NULL, *id = strtok_r(r->ids, ",", &save);
-                 id && r->n_transforms < MAX_ITEMS; id = strtok_r(NULL, ",", &save))
-                r->transforms[r->n_transforms++] = id;
+            cli_transform_ids_free(&r->transforms);
+            if (cli_transform_ids_split(&r->transforms, optarg))
+                return cli_fail(command);
         } else if (opt == OPT_SET || opt == OPT_OPTION) {
             size_t *n = opt == OPT_SET ? &r->n_set : &r->n_options;
             if (*n == MAX_ITEMS)
@@ -186,7 +182,7 @@ static int run(const cli_command *command, int argc, char **argv)
     request r = {0};
     int status = parse(command, &common, &r, argc, argv);
     if (status) {
-        free(r.ids);
+        cli_transform_ids_free(&r.transforms);
         return status < 0 ? TFORGE_EXIT_OK : status;
     }
     const char *path = argv[optind];
@@ -214,7 +210,7 @@ static int run(const cli_command *command, int argc, char **argv)
         status = TFORGE_EXIT_USAGE;
         goto cleanup;
     }
-    if (tforge_transforms_open(&t, registry, r.n_transforms ? r.transforms : NULL, k, source,
+    if (tforge_transforms_open(&t, registry, r.transforms.n ? r.transforms.ids : NULL, k, source,
                                size, NULL, 0, r.n_options ? r.options : NULL)) {
         status = cli_fail(command);
         goto cleanup;
@@ -251,7 +247,7 @@ cleanup:
     tforge_ir_free(ir);
     free(json);
     free(source);
-    free(r.ids);
+    cli_transform_ids_free(&r.transforms);
     return status;
 }
 

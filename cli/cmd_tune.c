@@ -696,18 +696,13 @@ static int use_transforms(const settings *s, const tforge_registry *reg, tforge_
 {
     if (task->transforms || strcmp(s->transforms, "none") == 0)
         return 0;
-    char *list = strdup(s->transforms);
-    const char *ids[65] = {NULL};
-    size_t n = 0;
-    for (char *save = NULL, *id = list ? strtok_r(list, ",", &save) : NULL; id && n < 64;
-         id = strtok_r(NULL, ",", &save))
-        ids[n++] = id;
+    cli_transform_ids list;
     int all = strcmp(s->transforms, "all") == 0;
-    int rc = list ? tforge_task_use_transforms(task, reg, all ? NULL : ids,
-                                               s->n_transform_options ? s->transform_options
-                                                                      : NULL)
-                  : tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    free(list);
+    int rc = cli_transform_ids_split(&list, s->transforms);
+    if (!rc)
+        rc = tforge_task_use_transforms(task, reg, all ? NULL : list.ids,
+                                        s->n_transform_options ? s->transform_options : NULL);
+    cli_transform_ids_free(&list);
     for (size_t i = 0; !rc && i < tforge_transforms_count(task->transforms); i++)
         tforge_log(TFORGE_LOG_INFO, "transform %s: %s", tforge_transforms_id(task->transforms, i),
                    tforge_transforms_describe(task->transforms, i));
