@@ -1,6 +1,6 @@
 """Our profiler's counters against Nsight Compute's on the same kernels (issue 16: within 5%).
 
-    python experiments/profile/compare_ncu.py TFORGE REFERENCE_DIR [--set full] [--runs 3]
+    python experiments/profile/compare_ncu.py TFORGE REFERENCE_DIR [--set full] [--runs 2]
 
 For each kernel of ncu_reference.sh (the same task, config and shape), runs `TFORGE profile
 --json` (the cupti profiler, in the GPU worker) a few times and prints, per metric, ncu's value,
@@ -51,7 +51,7 @@ def main():
     ap.add_argument("tforge")
     ap.add_argument("reference")
     ap.add_argument("--set", default="core", help="the profiler's metric set")
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=2)
     args = ap.parse_args()
     print("| kernel | metric | ncu | ours (median) | ours / ncu |")
     print("|---|---|---|---|---|")

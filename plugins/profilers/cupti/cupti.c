@@ -2,9 +2,12 @@
  * CUPTI's Range Profiler (CUDA 13 removed the Event and Metric APIs), its metrics scheduled and
  * evaluated by the Profiler Host API, and each launch's exact duration from the Activity API.
  *
- * One user range a round, replayed by the host (user replay): begin(pass) starts the range,
- * the host launches the candidate and synchronises, end(pass) stops it; collect decodes the
- * counters and turns Nsight Compute's metrics into the names of profile.h through one table.
+ * Automatic ranges, one a kernel, replayed by the host (user replay): begin(pass) starts the
+ * profiler, the host launches the candidate and synchronises, end(pass) stops it; collect
+ * decodes the counters, keeps the range of the candidate's longest kernel (a user range around
+ * the launch would spread each kernel's throughput over the host's launch and synchronisation
+ * time as well: measured, sm_pct 0.6 where Nsight Compute says 50), and turns Nsight Compute's
+ * metrics into the names of profile.h through one table.
  * The CUDA driver is opened with dlopen, so the module loads (and `tforge plugins` lists it) on
  * a machine without one; `chip=GH100` plans a set with the Host API alone, without a device, so
  * its pass count can be asked anywhere. */
@@ -79,6 +82,8 @@ static const counter_metric counter_metrics[] = {
 /* every Nsight metric a set evaluates, at most three a row */
 #define MAX_NSIGHT_METRICS (3 * N_COUNTER_METRICS)
 #define MAX_PASSES 64
+#define MAX_RANGES 16 /* kernels a candidate's launch may run */
+#define DURATION_METRIC "gpu__time_duration.sum"
 
 static const tforge_option_spec cupti_options[] = {
     {"set", TFORGE_OPTION_CHOICE, "core", 0, 0, "core|full",
@@ -258,6 +263,7 @@ static size_t name_index(const cupti_state *s, const char *name)
 /* The Host API on `chip`: the set's metrics scheduled into a config image, and its passes. */
 static int plan(cupti_state *s, const char *chip, const uint8_t *availability)
 {
+    add_name(s, DURATION_METRIC); /* which range is the candidate's longest kernel */
     for (size_t i = 0; i < N_COUNTER_METRICS; i++)
         if (counter_metrics[i].sets & s->set) {
             add_name(s, counter_metrics[i].metric);
@@ -375,6 +381,31 @@ static void disable_range_profiler(cupti_state *s)
     s->range_profiler = NULL;
 }
 
+/* The counter data for the set, sized by the range profiler object just enabled: an object
+ * knows the metrics only from this call, and initialising counter data on an object that was
+ * never asked (one enabled afresh for a new round) crashes inside CUPTI 13. */
+static int size_counter_data(cupti_state *s)
+{
+    CUpti_RangeProfiler_GetCounterDataSize_Params size = {
+        .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+    size.pRangeProfilerObject = s->range_profiler;
+    size.pMetricNames = s->names;
+    size.numMetrics = s->n_names;
+    size.maxNumOfRanges = MAX_RANGES;
+    size.maxNumRangeTreeNodes = MAX_RANGES;
+    CUptiResult rc = cuptiRangeProfilerGetCounterDataSize(&size);
+    if (rc)
+        return cupti_fail(s, "cuptiRangeProfilerGetCounterDataSize", rc);
+    if (size.counterDataSize != s->counter_data_size) {
+        uint8_t *data = realloc(s->counter_data, size.counterDataSize);
+        if (!data)
+            return fail(s, TFORGE_PLUGIN_ENOMEM, "cupti: out of memory");
+        s->counter_data = data;
+        s->counter_data_size = size.counterDataSize;
+    }
+    return 0;
+}
+
 /* The range profiler on the device's context, and the set planned for its chip with the
  * counters the device makes available. */
 static int open_device(cupti_state *s, int ordinal)
@@ -425,18 +456,6 @@ static int open_device(cupti_state *s, int ordinal)
     free(image);
     if (rc)
         return rc;
-    CUpti_RangeProfiler_GetCounterDataSize_Params size = {
-        .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-    size.pRangeProfilerObject = s->range_profiler;
-    size.pMetricNames = s->names;
-    size.numMetrics = s->n_names;
-    size.maxNumOfRanges = 1;
-    size.maxNumRangeTreeNodes = 1;
-    if ((crc = cuptiRangeProfilerGetCounterDataSize(&size)))
-        return cupti_fail(s, "cuptiRangeProfilerGetCounterDataSize", crc);
-    if (!(s->counter_data = malloc(size.counterDataSize)))
-        return fail(s, TFORGE_PLUGIN_ENOMEM, "cupti: out of memory");
-    s->counter_data_size = size.counterDataSize;
     disable_range_profiler(s);
     if (!activity_registered) {
         if ((crc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)))
@@ -537,6 +556,9 @@ static int start_round(cupti_state *s)
     CUptiResult enabled = enable_range_profiler(s);
     if (enabled)
         return cupti_fail(s, "cuptiRangeProfilerEnable", enabled);
+    int sized = size_counter_data(s);
+    if (sized)
+        return sized;
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {
         .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
     init.pRangeProfilerObject = s->range_profiler;
@@ -552,9 +574,9 @@ static int start_round(cupti_state *s)
     config.pConfig = s->config_image;
     config.counterDataImageSize = s->counter_data_size;
     config.pCounterDataImage = s->counter_data;
-    config.range = CUPTI_UserRange;
+    config.range = CUPTI_AutoRange;
     config.replayMode = CUPTI_UserReplay;
-    config.maxRangesPerPass = 1;
+    config.maxRangesPerPass = MAX_RANGES;
     config.numNestingLevels = 1;
     config.minNestingLevel = 1;
     config.passIndex = 0;
@@ -597,12 +619,6 @@ static int cupti_begin(void *state, uint32_t pass)
     CUptiResult crc = cuptiRangeProfilerStart(&start);
     if (crc)
         return cupti_fail(s, "cuptiRangeProfilerStart", crc);
-    CUpti_RangeProfiler_PushRange_Params push = {
-        .structSize = CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
-    push.pRangeProfilerObject = s->range_profiler;
-    push.pRangeName = "candidate";
-    if ((crc = cuptiRangeProfilerPushRange(&push)))
-        return cupti_fail(s, "cuptiRangeProfilerPushRange", crc);
     cuptiGetTimestamp(&s->pass_start[pass]);
     return 0;
 }
@@ -613,12 +629,7 @@ static int cupti_end(void *state, uint32_t pass)
     if (s->plan_only || pass != s->passes_run)
         return fail(s, TFORGE_PLUGIN_EINPUT, "cupti: end(%u) without its begin", pass);
     cuptiGetTimestamp(&s->pass_end[pass]);
-    CUpti_RangeProfiler_PopRange_Params pop = {
-        .structSize = CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
-    pop.pRangeProfilerObject = s->range_profiler;
-    CUptiResult rc = cuptiRangeProfilerPopRange(&pop);
-    if (rc)
-        return cupti_fail(s, "cuptiRangeProfilerPopRange", rc);
+    CUptiResult rc;
     CUpti_RangeProfiler_Stop_Params stop = {
         .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
     stop.pRangeProfilerObject = s->range_profiler;
@@ -686,18 +697,28 @@ static int cupti_collect(void *state, tforge_profile *out)
                  "the candidate launch a kernel?", decode.numOfRangeDropped);
         return 0;
     }
-    double values[MAX_NSIGHT_METRICS];
-    CUpti_Profiler_Host_EvaluateToGpuValues_Params eval = {
-        .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
-    eval.pHostObject = s->host_object;
-    eval.pCounterDataImage = s->counter_data;
-    eval.counterDataImageSize = s->counter_data_size;
-    eval.rangeIndex = 0;
-    eval.ppMetricNames = s->names;
-    eval.numMetrics = s->n_names;
-    eval.pMetricValues = values;
-    if ((rc = cuptiProfilerHostEvaluateToGpuValues(&eval)))
-        return failed_round(out, "cuptiProfilerHostEvaluateToGpuValues", rc);
+    double values[MAX_NSIGHT_METRICS], range_values[MAX_NSIGHT_METRICS], longest = -1;
+    size_t duration = name_index(s, DURATION_METRIC);
+    for (size_t r = 0; r < info.numTotalRanges; r++) {
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params eval = {
+            .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+        eval.pHostObject = s->host_object;
+        eval.pCounterDataImage = s->counter_data;
+        eval.counterDataImageSize = s->counter_data_size;
+        eval.rangeIndex = r;
+        eval.ppMetricNames = s->names;
+        eval.numMetrics = s->n_names;
+        eval.pMetricValues = range_values;
+        if ((rc = cuptiProfilerHostEvaluateToGpuValues(&eval)))
+            return failed_round(out, "cuptiProfilerHostEvaluateToGpuValues", rc);
+        if (range_values[duration] > longest) {
+            longest = range_values[duration];
+            memcpy(values, range_values, s->n_names * sizeof *values);
+        }
+    }
+    /* the activity records' duration when CUPTI delivered them, else the counters' own */
+    if (isnan(kernel_ms) && longest > 0)
+        kernel_ms = longest / 1e6;
     int err = isnan(kernel_ms) ? 0 : add_metric(s, out, "kernel_ms", kernel_ms);
     for (size_t i = 0; i < N_COUNTER_METRICS && !err; i++) {
         const counter_metric *m = &counter_metrics[i];
