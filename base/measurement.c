@@ -36,33 +36,50 @@ static int is_identifier(const char *s)
     return 1;
 }
 
-int tforge_measurement_set_metric(tforge_measurement *m, const char *name, double value)
+int tforge_metric_name_ok(const char *name)
 {
-    if (!is_identifier(name) || strlen(name) >= TFORGE_METRIC_NAME_SIZE)
+    return is_identifier(name) && strlen(name) < TFORGE_METRIC_NAME_SIZE;
+}
+
+int tforge_metrics_set(tforge_metric *table, uint32_t *n, uint32_t cap, const char *holder,
+                       const char *name, double value)
+{
+    if (!tforge_metric_name_ok(name))
         return tforge_error_set(TFORGE_EINPUT, "metric name '%s': expected an identifier of at "
                                 "most %d characters", name, TFORGE_METRIC_NAME_SIZE - 1);
     if (isnan(value))
         return 0;
-    for (uint32_t i = 0; i < m->n_metrics; i++)
-        if (strcmp(m->metrics[i].name, name) == 0) {
-            m->metrics[i].value = value;
+    for (uint32_t i = 0; i < *n; i++)
+        if (strcmp(table[i].name, name) == 0) {
+            table[i].value = value;
             return 0;
         }
-    if (m->n_metrics == TFORGE_MEASUREMENT_METRICS)
-        return tforge_error_set(TFORGE_ERROR, "metric %s: a measurement holds at most %d metrics",
-                                name, TFORGE_MEASUREMENT_METRICS);
-    tforge_metric *slot = &m->metrics[m->n_metrics++];
+    if (*n == cap)
+        return tforge_error_set(TFORGE_ERROR, "metric %s: a %s holds at most %u metrics", name,
+                                holder, cap);
+    tforge_metric *slot = &table[(*n)++];
     snprintf(slot->name, sizeof slot->name, "%s", name);
     slot->value = value;
     return 0;
 }
 
+double tforge_metrics_get(const tforge_metric *table, uint32_t n, const char *name)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(table[i].name, name) == 0)
+            return table[i].value;
+    return NAN;
+}
+
+int tforge_measurement_set_metric(tforge_measurement *m, const char *name, double value)
+{
+    return tforge_metrics_set(m->metrics, &m->n_metrics, TFORGE_MEASUREMENT_METRICS,
+                              "measurement", name, value);
+}
+
 double tforge_measurement_metric(const tforge_measurement *m, const char *name)
 {
-    for (uint32_t i = 0; i < m->n_metrics; i++)
-        if (strcmp(m->metrics[i].name, name) == 0)
-            return m->metrics[i].value;
-    return NAN;
+    return tforge_metrics_get(m->metrics, m->n_metrics, name);
 }
 
 size_t tforge_measurement_metrics_json(const tforge_measurement *m, char *buf, size_t size)

@@ -125,44 +125,15 @@ void tforge_profile_init(tforge_profile *p)
     p->counters = TFORGE_COUNTERS_NONE;
 }
 
-static int is_identifier(const char *s)
-{
-    if (!*s || (*s >= '0' && *s <= '9'))
-        return 0;
-    for (; *s; s++)
-        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9')))
-            return 0;
-    return 1;
-}
-
 int tforge_profile_set(tforge_profile *p, const char *name, double value)
 {
-    if (!is_identifier(name) || strlen(name) >= TFORGE_METRIC_NAME_SIZE)
-        return tforge_error_set(TFORGE_EINPUT, "metric name '%s': expected an identifier of at "
-                                "most %d characters", name, TFORGE_METRIC_NAME_SIZE - 1);
-    if (isnan(value))
-        return 0;
-    for (uint32_t i = 0; i < p->n_metrics; i++)
-        if (strcmp(p->metrics[i].name, name) == 0) {
-            p->metrics[i].value = value;
-            return 0;
-        }
-    if (p->n_metrics == TFORGE_PROFILE_METRICS)
-        return tforge_error_set(TFORGE_ERROR, "metric %s: a profile holds at most %d metrics",
-                                name, TFORGE_PROFILE_METRICS);
-    tforge_metric *slot = &p->metrics[p->n_metrics++];
-    snprintf(slot->name, sizeof slot->name, "%s", name);
-    slot->value = value;
-    return 0;
+    return tforge_metrics_set(p->metrics, &p->n_metrics, TFORGE_PROFILE_METRICS, "profile", name,
+                              value);
 }
 
 double tforge_profile_get(const tforge_profile *p, const char *name)
 {
-    for (uint32_t i = 0; i < p->n_metrics; i++)
-        if (strcmp(p->metrics[i].name, name) == 0)
-            return p->metrics[i].value;
-    return NAN;
+    return tforge_metrics_get(p->metrics, p->n_metrics, name);
 }
 
 /* profile.h's names, in its order. */
@@ -189,7 +160,7 @@ int tforge_profile_counter_name(const char *name)
         return 1;
     for (size_t i = 0; i < sizeof counter_prefixes / sizeof *counter_prefixes; i++) {
         size_t n = strlen(counter_prefixes[i]);
-        if (strncmp(name, counter_prefixes[i], n) == 0 && name[n] && is_identifier(name))
+        if (strncmp(name, counter_prefixes[i], n) == 0 && name[n] && tforge_metric_name_ok(name))
             return 1;
     }
     return 0;

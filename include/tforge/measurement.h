@@ -21,6 +21,17 @@ void tforge_measurement_fail(tforge_measurement *m, tforge_status status, const 
 #endif
     ;
 
+/* 1 when `name` can name a metric: an identifier shorter than TFORGE_METRIC_NAME_SIZE. */
+int tforge_metric_name_ok(const char *name);
+
+/* A table of named metrics (a measurement's, a profile's): sets (or adds) `name` among the
+ * `*n` of `table` (room for `cap`, `holder` names the table's kind in the error); the rules of
+ * tforge_measurement_set_metric. */
+int tforge_metrics_set(tforge_metric *table, uint32_t *n, uint32_t cap, const char *holder,
+                       const char *name, double value);
+/* The value of `name` among the `n` of `table`, or NAN when absent. */
+double tforge_metrics_get(const tforge_metric *table, uint32_t n, const char *name);
+
 /* Sets (or adds) a metric; TFORGE_EINPUT for a name that is not an identifier or too long,
  * TFORGE_ERROR when the table is full. A NAN value removes nothing and adds nothing. */
 int tforge_measurement_set_metric(tforge_measurement *m, const char *name, double value);
