@@ -70,17 +70,18 @@ static void print_main_help(FILE *out)
                  "exit status: 0 ok, 1 the work failed, 2 bad usage or bad input.\n");
 }
 
-int cli_common_option(const cli_command *command, cli_common *common, int opt, const char *arg)
+int cli_common_option(const cli_command *command, cli_common *common, int opt, const char *arg,
+                      char **argv)
 {
     switch (opt) {
     case CLI_OPT_JSON:
         common->json = 1;
-        return 1;
+        return 0;
     case CLI_OPT_PLUGIN_DIR:
         if (common->n_plugin_dirs == sizeof common->plugin_dirs / sizeof *common->plugin_dirs)
             return cli_usage_error(command, "too many --plugin-dir options (at most 16)");
         common->plugin_dirs[common->n_plugin_dirs++] = arg;
-        return 1;
+        return 0;
     case 'h':
     case CLI_OPT_HELP:
         fputs(command->help, stdout);
@@ -92,11 +93,11 @@ int cli_common_option(const cli_command *command, cli_common *common, int opt, c
         common->verbosity--;
         break;
     default:
-        return 0;
+        return cli_bad_option(command, argv);
     }
     int level = TFORGE_LOG_WARN + common->verbosity;
     tforge_log_set_level(level < 0 ? TFORGE_LOG_ERROR : (tforge_log_level)level);
-    return 1;
+    return 0;
 }
 
 int cli_usage_error(const cli_command *command, const char *format, ...)

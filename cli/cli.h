@@ -34,9 +34,12 @@ typedef struct cli_command {
     int (*run)(const struct cli_command *command, int argc, char **argv);
 } cli_command;
 
-/* Handles a common option: returns 1 when `opt` was one, -1 when --help was printed (the caller
- * then exits 0), 2 for a bad value, 0 when `opt` is the command's own. Applies the log level. */
-int cli_common_option(const cli_command *command, cli_common *common, int opt, const char *arg);
+/* Handles an option that is not the command's own: a common one (applying the log level), or
+ * else an unknown one (reported, with `argv`). Returns 0 when it was a common option, -1 when
+ * --help was printed (the caller then exits 0), an exit status for a bad value or an unknown
+ * option. */
+int cli_common_option(const cli_command *command, cli_common *common, int opt, const char *arg,
+                      char **argv);
 
 /* Prints "tforge NAME: <message>" and the usage hint to stderr; returns TFORGE_EXIT_USAGE. */
 int cli_usage_error(const cli_command *command, const char *format, ...)

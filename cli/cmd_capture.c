@@ -108,13 +108,9 @@ static int parse_options(const cli_command *c, int argc, char **argv, capture_ar
             continue;
         default: break;
         }
-        int handled = cli_common_option(c, &a->common, opt, optarg);
-        if (handled < 0)
-            return -1 - TFORGE_EXIT_OK;
-        if (handled > 1)
-            return -1 - handled;
-        if (handled == 0)
-            return -1 - cli_bad_option(c, argv);
+        int rc = cli_common_option(c, &a->common, opt, optarg, argv);
+        if (rc)
+            return -1 - (rc < 0 ? TFORGE_EXIT_OK : rc);
     }
     return optind;
 }

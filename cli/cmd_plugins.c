@@ -134,13 +134,9 @@ static int run(const cli_command *command, int argc, char **argv)
             with_options = 1;
             continue;
         }
-        int handled = cli_common_option(command, &common, opt, optarg);
-        if (handled < 0)
-            return TFORGE_EXIT_OK;
-        if (handled > 1)
-            return handled;
-        if (handled == 0)
-            return cli_bad_option(command, argv);
+        int rc = cli_common_option(command, &common, opt, optarg, argv);
+        if (rc)
+            return rc < 0 ? TFORGE_EXIT_OK : rc;
     }
     if (optind < argc)
         return cli_usage_error(command, "unexpected argument '%s'", argv[optind]);

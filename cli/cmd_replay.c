@@ -476,12 +476,7 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
             s->plot = optarg;
             break;
         default:
-            rc = cli_common_option(command, common, opt, optarg);
-            if (rc < 0)
-                return -1;
-            if (rc == 0)
-                return cli_bad_option(command, argv);
-            rc = rc == 1 ? 0 : rc;
+            rc = cli_common_option(command, common, opt, optarg, argv);
         }
         if (rc)
             return rc;

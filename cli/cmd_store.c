@@ -43,13 +43,9 @@ static int run(const cli_command *command, int argc, char **argv)
                 return cli_usage_error(command, "--run expects a run id, not '%s'", optarg);
             break;
         default: {
-            int rc = cli_common_option(command, &common, opt, optarg);
-            if (rc < 0)
-                return TFORGE_EXIT_OK;
-            if (rc == 0)
-                return cli_bad_option(command, argv);
-            if (rc > 1)
-                return rc;
+            int rc = cli_common_option(command, &common, opt, optarg, argv);
+            if (rc)
+                return rc < 0 ? TFORGE_EXIT_OK : rc;
         }
         }
     }

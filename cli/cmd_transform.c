@@ -160,13 +160,9 @@ static int parse(const cli_command *command, cli_common *common, request *r, int
         } else if (opt == OPT_OUT) {
             r->out = optarg;
         } else {
-            int handled = cli_common_option(command, common, opt, optarg);
-            if (handled < 0)
-                return -1;
-            if (handled > 1)
-                return handled;
-            if (handled == 0)
-                return cli_bad_option(command, argv);
+            int rc = cli_common_option(command, common, opt, optarg, argv);
+            if (rc)
+                return rc;
         }
     }
     if (optind >= argc)

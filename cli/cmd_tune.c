@@ -227,12 +227,7 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
             s->transform_options[s->n_transform_options++] = optarg;
             break;
         default:
-            rc = cli_common_option(c, common, opt, optarg);
-            if (rc < 0)
-                return -1;
-            if (rc == 0)
-                return cli_bad_option(c, argv);
-            rc = rc == 1 ? 0 : rc;
+            rc = cli_common_option(c, common, opt, optarg, argv);
         }
         if (rc)
             return rc;
