@@ -12,12 +12,9 @@
 #include <tforge/sdk/transform.h>
 
 typedef struct descriptors_state {
-    const tforge_transform_args *args;
-    tforge_transform_param param;
+    xf_base base;
     char names[3][64]; /* the descriptors of A, B, C */
     char hook[128];    /* the decorator's name */
-    xf_edits edits;
-    char description[256];
 } descriptors_state;
 
 static int is_param(const tforge_ir_kernel *k, const char *name)
@@ -53,37 +50,20 @@ static int descriptors_create(void **state, const tforge_transform_args *args)
     const tforge_ir_gemm *g = k->gemm;
     if (!g || !jit_decorator(k))
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    descriptors_state *s = calloc(1, sizeof *s);
+    descriptors_state *s = xf_new(sizeof *s, args);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    s->args = args;
-    s->param = (tforge_transform_param){"tma", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE, 0,
-                                        NULL, 0, NULL};
+    s->base.params[s->base.n_params++] = (tforge_transform_param){
+        "tma", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE, 0, NULL, 0, NULL};
     const tforge_ir_gemm_matrix *m[3] = {&g->a, &g->b, &g->c};
     for (int i = 0; i < 3; i++)
         descriptor_name(s->names[i], sizeof s->names[i], k, m[i]->base);
     snprintf(s->hook, sizeof s->hook, "_tforge_tma_%s", k->name);
-    snprintf(s->description, sizeof s->description,
+    snprintf(s->base.description, sizeof s->base.description,
              "TMA descriptors for the GEMM %s = %s @ %s (loop at line %d, store at line %d)",
              g->c.base, g->a.base, g->b.base, g->loop.line, g->c.access.line);
     *state = s;
     return 0;
-}
-
-static const char *descriptors_describe(void *state)
-{
-    return ((descriptors_state *)state)->description;
-}
-
-static uint32_t descriptors_n_params(void *state)
-{
-    (void)state;
-    return 1;
-}
-
-static const tforge_transform_param *descriptors_param(void *state, uint32_t index)
-{
-    return index == 0 ? &((descriptors_state *)state)->param : NULL;
 }
 
 static uint32_t line_start(const char *source, uint32_t at)
@@ -119,14 +99,15 @@ static int hook_row(xf_edits *e, uint32_t at, const char *indent, const tforge_i
 /* The decorator's definition, at the kernel's own indentation, before its first decorator. */
 static int add_hook(descriptors_state *s)
 {
-    const tforge_ir_kernel *k = s->args->kernel;
+    const tforge_ir_kernel *k = s->base.args->kernel;
     const tforge_ir_gemm *g = k->gemm;
-    const char *src = s->args->source;
+    const char *src = s->base.args->source;
+    xf_edits *e = &s->base.edits;
     uint32_t at = line_start(src, k->decorators[0].span.start);
     char in[64];
     xf_indent(in, sizeof in, src, at);
     int rc = xf_edit(
-        &s->edits, at, at,
+        e, at, at,
         "%sdef %s(kernel):\n"
         "%s    \"\"\"tforge descriptors: the kernel makes TMA descriptors on the device. They live\n"
         "%s    in global scratch memory that Triton asks an allocator for at each launch, and TMA\n"
@@ -142,10 +123,10 @@ static int add_hook(descriptors_state *s)
         in, s->hook, in, in, in, in, in, in, in, in, in, in, in);
     const tforge_ir_gemm_matrix *m[3] = {&g->a, &g->b, &g->c};
     for (int i = 0; i < 3 && !rc; i++)
-        rc = hook_row(&s->edits, at, in, m[i]);
+        rc = hook_row(e, at, in, m[i]);
     if (!rc)
         rc = xf_edit(
-            &s->edits, at, at,
+            e, at, at,
             "%s        ):\n"
             "%s            if x.data_ptr() %% 16 or row * x.element_size() %% 16 or last != 1:\n"
             "%s                raise ValueError(f\"TMA needs {name} 16-byte aligned, its row stride \"\n"
@@ -158,17 +139,18 @@ static int add_hook(descriptors_state *s)
     /* directly above the jit decorator: the hook goes on the JITFunction itself, under any
      * autotune or heuristics wrapper, so that every launch through them runs it */
     uint32_t jit = line_start(src, jit_decorator(k)->span.start);
-    return rc ? rc : xf_edit(&s->edits, jit, jit, "%s@%s\n", in, s->hook);
+    return rc ? rc : xf_edit(e, jit, jit, "%s@%s\n", in, s->hook);
 }
 
 static int descriptors_apply(void *state, const tforge_level *levels,
                              const tforge_span_edit **edits, uint32_t *n_edits)
 {
     descriptors_state *s = state;
-    const tforge_ir_kernel *k = s->args->kernel;
+    const tforge_ir_kernel *k = s->base.args->kernel;
     const tforge_ir_gemm *g = k->gemm;
     const char *tl = k->language;
-    xf_reset(&s->edits);
+    xf_edits *e = &s->base.edits;
+    xf_reset(e);
     *edits = NULL;
     *n_edits = 0;
     if (!levels[0])
@@ -189,33 +171,19 @@ static int descriptors_apply(void *state, const tforge_level *levels,
                              mats[i].block_rows, mats[i].block_cols);
         /* each replacement is one line, so that a rewrite re-indenting the body composes */
         if (!rc && m->ptrs)
-            rc = xf_edit(&s->edits, m->ptrs_stmt.start, m->ptrs_stmt.end, "%s = %s",
-                         s->names[i], make);
+            rc = xf_edit(e, m->ptrs_stmt.start, m->ptrs_stmt.end, "%s = %s", s->names[i], make);
         const char *desc = m->ptrs ? s->names[i] : make;
         if (!rc && i < 2)
-            rc = xf_edit(&s->edits, m->access.start, m->access.end, "%s.load([%s, %s])", desc,
+            rc = xf_edit(e, m->access.start, m->access.end, "%s.load([%s, %s])", desc,
                          mats[i].row_at, mats[i].col_at);
         if (!rc && i < 2)
-            rc = xf_edit(&s->edits, m->advance.start, m->advance.end, "pass");
+            rc = xf_edit(e, m->advance.start, m->advance.end, "pass");
         if (!rc && i == 2)
-            rc = xf_edit(&s->edits, m->access.start, m->access.end, "%s.store([%s, %s], %s)",
-                         desc, mats[i].row_at, mats[i].col_at, m->value);
+            rc = xf_edit(e, m->access.start, m->access.end, "%s.store([%s, %s], %s)", desc,
+                         mats[i].row_at, mats[i].col_at, m->value);
     }
-    *edits = s->edits.items;
-    *n_edits = s->edits.n;
-    return rc;
+    return xf_applied(&s->base, rc, edits, n_edits);
 }
 
-static void descriptors_destroy(void *state)
-{
-    descriptors_state *s = state;
-    xf_free(&s->edits);
-    free(s);
-}
-
-static const tforge_transform_interface descriptors_interface = {
-    sizeof descriptors_interface, descriptors_create, descriptors_describe, descriptors_n_params,
-    descriptors_param,           descriptors_apply,  descriptors_destroy};
-
-XF_PLUGIN("descriptors", "TMA tensor descriptors for a GEMM's loads and store",
-          descriptors_interface);
+XF_TRANSFORM("descriptors", "TMA tensor descriptors for a GEMM's loads and store",
+             descriptors_create, descriptors_apply);

@@ -12,25 +12,21 @@ enum { MAX_LOADS = 4 };
 static const char *const evict_values[] = {"none", "evict_first", "evict_last"};
 
 typedef struct eviction_state {
-    const tforge_transform_args *args;
+    xf_base base; /* a parameter for each load */
     const tforge_ir_memop *loads[MAX_LOADS];
-    uint32_t n_loads;
-    tforge_transform_param params[MAX_LOADS];
     char names[MAX_LOADS][16];
-    xf_edits edits;
-    char description[256];
 } eviction_state;
 
 static int eviction_create(void **state, const tforge_transform_args *args)
 {
     const tforge_ir_kernel *k = args->kernel;
-    eviction_state *s = calloc(1, sizeof *s);
+    eviction_state *s = xf_new(sizeof *s, args);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    s->args = args;
-    size_t len = (size_t)snprintf(s->description, sizeof s->description, "loads at line");
+    xf_base *b = &s->base;
+    size_t len = (size_t)snprintf(b->description, sizeof b->description, "loads at line");
     unsigned hinted = 0;
-    for (size_t i = 0; i < k->n_memops && s->n_loads < MAX_LOADS; i++) {
+    for (size_t i = 0; i < k->n_memops && b->n_params < MAX_LOADS; i++) {
         const tforge_ir_memop *m = &k->memops[i];
         if (strcmp(m->op, "load") != 0 || m->descriptor)
             continue;
@@ -38,71 +34,43 @@ static int eviction_create(void **state, const tforge_transform_args *args)
             hinted++;
             continue;
         }
-        uint32_t l = s->n_loads++;
+        uint32_t l = b->n_params++;
         s->loads[l] = m;
         snprintf(s->names[l], sizeof s->names[l], "evict%u", (unsigned)l);
-        s->params[l] = (tforge_transform_param){s->names[l], TFORGE_DIM_CATEGORICAL,
+        b->params[l] = (tforge_transform_param){s->names[l], TFORGE_DIM_CATEGORICAL,
                                                 TFORGE_TRANSFORM_REWRITE, 3, evict_values, 0,
                                                 NULL};
-        if (len < sizeof s->description)
-            len += (size_t)snprintf(s->description + len, sizeof s->description - len, "%s %d%s",
+        if (len < sizeof b->description)
+            len += (size_t)snprintf(b->description + len, sizeof b->description - len, "%s %d%s",
                                     l ? "," : "", m->span.line, m->in_loop ? " (in a loop)" : "");
     }
-    if (s->n_loads == 0) {
+    if (b->n_params == 0) {
         free(s);
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
     }
-    if (hinted && len < sizeof s->description)
-        snprintf(s->description + len, sizeof s->description - len,
+    if (hinted && len < sizeof b->description)
+        snprintf(b->description + len, sizeof b->description - len,
                  "; %u hinted or volatile already, left alone", hinted);
     *state = s;
     return 0;
-}
-
-static const char *eviction_describe(void *state)
-{
-    return ((eviction_state *)state)->description;
-}
-
-static uint32_t eviction_n_params(void *state)
-{
-    return ((eviction_state *)state)->n_loads;
-}
-
-static const tforge_transform_param *eviction_param(void *state, uint32_t index)
-{
-    eviction_state *s = state;
-    return index < s->n_loads ? &s->params[index] : NULL;
 }
 
 static int eviction_apply(void *state, const tforge_level *levels, const tforge_span_edit **edits,
                           uint32_t *n_edits)
 {
     eviction_state *s = state;
-    xf_reset(&s->edits);
+    xf_base *b = &s->base;
+    xf_reset(&b->edits);
     int rc = 0;
-    for (uint32_t l = 0; l < s->n_loads && !rc; l++) {
+    for (uint32_t l = 0; l < b->n_params && !rc; l++) {
         if (levels[l] == 0)
             continue;
         char keyword[48];
         snprintf(keyword, sizeof keyword, "eviction_policy=\"%s\"", evict_values[levels[l]]);
         /* a load's span is its call: the keyword goes before its ')' */
-        rc = xf_add_keyword(&s->edits, s->args->source, s->loads[l]->span, keyword);
+        rc = xf_add_keyword(&b->edits, b->args->source, s->loads[l]->span, keyword);
     }
-    *edits = s->edits.items;
-    *n_edits = s->edits.n;
-    return rc;
+    return xf_applied(b, rc, edits, n_edits);
 }
 
-static void eviction_destroy(void *state)
-{
-    eviction_state *s = state;
-    xf_free(&s->edits);
-    free(s);
-}
-
-static const tforge_transform_interface eviction_interface = {
-    sizeof eviction_interface, eviction_create, eviction_describe, eviction_n_params,
-    eviction_param,           eviction_apply,  eviction_destroy};
-
-XF_PLUGIN("eviction", "cache eviction hints on loads", eviction_interface);
+XF_TRANSFORM("eviction", "cache eviction hints on loads", eviction_create, eviction_apply);

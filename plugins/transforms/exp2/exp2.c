@@ -7,13 +7,6 @@
 
 #define LOG2E "1.4426950408889634" /* log2(e) to double precision */
 
-typedef struct exp2_state {
-    const tforge_transform_args *args;
-    tforge_transform_param param;
-    xf_edits edits;
-    char description[256];
-} exp2_state;
-
 static int is_exp(const tforge_ir_math *m)
 {
     return strcmp(m->op, "exp") == 0;
@@ -27,12 +20,11 @@ static int exp2_create(void **state, const tforge_transform_args *args)
         n += is_exp(&k->math[i]);
     if (n == 0)
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    exp2_state *s = calloc(1, sizeof *s);
+    xf_base *s = xf_new(sizeof *s, args);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    s->args = args;
-    s->param = (tforge_transform_param){"exp2", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE,
-                                        0, NULL, 0, NULL};
+    s->params[s->n_params++] = (tforge_transform_param){
+        "exp2", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE, 0, NULL, 0, NULL};
     size_t len = (size_t)snprintf(s->description, sizeof s->description, "%zu exp call%s at line",
                                   n, n > 1 ? "s" : "");
     int last = 0;
@@ -48,26 +40,10 @@ static int exp2_create(void **state, const tforge_transform_args *args)
     return 0;
 }
 
-static const char *exp2_describe(void *state)
-{
-    return ((exp2_state *)state)->description;
-}
-
-static uint32_t exp2_n_params(void *state)
-{
-    (void)state;
-    return 1;
-}
-
-static const tforge_transform_param *exp2_param(void *state, uint32_t index)
-{
-    return index == 0 ? &((exp2_state *)state)->param : NULL;
-}
-
 static int exp2_apply(void *state, const tforge_level *levels, const tforge_span_edit **edits,
                       uint32_t *n_edits)
 {
-    exp2_state *s = state;
+    xf_base *s = state;
     const tforge_ir_kernel *k = s->args->kernel;
     xf_reset(&s->edits);
     int rc = 0;
@@ -83,20 +59,8 @@ static int exp2_apply(void *state, const tforge_level *levels, const tforge_span
         if (!rc)
             rc = xf_edit(&s->edits, m->arg.end, m->arg.end, ") * " LOG2E);
     }
-    *edits = s->edits.items;
-    *n_edits = s->edits.n;
-    return rc;
+    return xf_applied(s, rc, edits, n_edits);
 }
 
-static void exp2_destroy(void *state)
-{
-    exp2_state *s = state;
-    xf_free(&s->edits);
-    free(s);
-}
-
-static const tforge_transform_interface exp2_interface = {
-    sizeof exp2_interface, exp2_create, exp2_describe, exp2_n_params, exp2_param,
-    exp2_apply,           exp2_destroy};
-
-XF_PLUGIN("exp2", "tl.exp(x) as tl.exp2(x * log2(e)): the fast ex2.approx", exp2_interface);
+XF_TRANSFORM("exp2", "tl.exp(x) as tl.exp2(x * log2(e)): the fast ex2.approx", exp2_create,
+             exp2_apply);

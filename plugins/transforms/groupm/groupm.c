@@ -10,13 +10,6 @@
 
 static const char *const group_values[] = {"0", "2", "4", "8", "16"};
 
-typedef struct groupm_state {
-    const tforge_transform_args *args;
-    tforge_transform_param param;
-    xf_edits edits;
-    char description[256];
-} groupm_state;
-
 /* Whether the text is one name (used bare where it is repeated; anything else in parentheses). */
 static int is_name(const char *t)
 {
@@ -104,12 +97,11 @@ static int groupm_create(void **state, const tforge_transform_args *args)
                 scales(k, args->source, k->tile_map->n_target, k->dots[i].n);
     if (!tiles || k->n_atomics || !tile_ids_only(k))
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    groupm_state *s = calloc(1, sizeof *s);
+    xf_base *s = xf_new(sizeof *s, args);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    s->args = args;
-    s->param = (tforge_transform_param){"group_m", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_REWRITE,
-                                        5, group_values, 0, NULL};
+    s->params[s->n_params++] = (tforge_transform_param){
+        "group_m", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_REWRITE, 5, group_values, 0, NULL};
     const tforge_ir_tile_map *t = k->tile_map;
     snprintf(s->description, sizeof s->description, "%s tile map %s, %s at lines %d, %d",
              t->form, t->m_target, t->n_target, t->m_stmt.line, t->n_stmt.line);
@@ -117,26 +109,10 @@ static int groupm_create(void **state, const tforge_transform_args *args)
     return 0;
 }
 
-static const char *groupm_describe(void *state)
-{
-    return ((groupm_state *)state)->description;
-}
-
-static uint32_t groupm_n_params(void *state)
-{
-    (void)state;
-    return 1;
-}
-
-static const tforge_transform_param *groupm_param(void *state, uint32_t index)
-{
-    return index == 0 ? &((groupm_state *)state)->param : NULL;
-}
-
 /* linear: the grid's programs in complete rows of NPN tiles are grouped; a last incomplete row
  * (a grid that is not a multiple of NPN) keeps its old tiles, so the set of tiles never changes.
  * The row count of a group is kept at 1 or more so that those programs never divide by 0. */
-static int linear(groupm_state *s, const tforge_ir_tile_map *t, const char *g, const char *in)
+static int linear(xf_base *s, const tforge_ir_tile_map *t, const char *g, const char *in)
 {
     const char *tl = s->args->kernel->language;
     char pid[256], npn[256];
@@ -162,7 +138,7 @@ static int linear(groupm_state *s, const tforge_ir_tile_map *t, const char *g, c
 
 /* grid2d: the launch order (axis 0 fastest) as one index over the P0 x P1 programs, then
  * tutorial 03's map with P0 rows and P1 columns of tiles. */
-static int grid2d(groupm_state *s, const tforge_ir_tile_map *t, const char *g, const char *in)
+static int grid2d(xf_base *s, const tforge_ir_tile_map *t, const char *g, const char *in)
 {
     const char *tl = s->args->kernel->language;
     int rc = xf_edit(&s->edits, t->m_stmt.start, t->m_stmt.end,
@@ -181,7 +157,7 @@ static int grid2d(groupm_state *s, const tforge_ir_tile_map *t, const char *g, c
 static int groupm_apply(void *state, const tforge_level *levels, const tforge_span_edit **edits,
                         uint32_t *n_edits)
 {
-    groupm_state *s = state;
+    xf_base *s = state;
     const tforge_ir_tile_map *t = s->args->kernel->tile_map;
     xf_reset(&s->edits);
     int rc = 0;
@@ -191,21 +167,8 @@ static int groupm_apply(void *state, const tforge_level *levels, const tforge_sp
         const char *g = group_values[levels[0]];
         rc = strcmp(t->form, "linear") == 0 ? linear(s, t, g, in) : grid2d(s, t, g, in);
     }
-    *edits = s->edits.items;
-    *n_edits = s->edits.n;
-    return rc;
+    return xf_applied(s, rc, edits, n_edits);
 }
 
-static void groupm_destroy(void *state)
-{
-    groupm_state *s = state;
-    xf_free(&s->edits);
-    free(s);
-}
-
-static const tforge_transform_interface groupm_interface = {
-    sizeof groupm_interface, groupm_create, groupm_describe, groupm_n_params, groupm_param,
-    groupm_apply,           groupm_destroy};
-
-XF_PLUGIN("groupm", "GROUP_M swizzling of a 2-D tile grid (L2 reuse between programs)",
-          groupm_interface);
+XF_TRANSFORM("groupm", "GROUP_M swizzling of a 2-D tile grid (L2 reuse between programs)",
+             groupm_create, groupm_apply);

@@ -17,13 +17,10 @@ static const char *const flatten_only_when_persistent[] = {
     "persistent_programs > 0 or not persistent_flatten"};
 
 typedef struct persistent_state {
-    const tforge_transform_args *args;
-    tforge_transform_param params[2];
+    xf_base base;
     char values[3][16];
     const char *value_list[3];
     char tile[32]; /* the loop's variable */
-    xf_edits edits;
-    char description[256];
 } persistent_state;
 
 /* Whether `word` appears as an identifier in [start, end) of the source. */
@@ -56,54 +53,39 @@ static int persistent_create(void **state, const tforge_transform_args *args)
     if (option && (*end || sms < 1 || sms > 100000))
         return args->host->error(args->host, TFORGE_PLUGIN_EINPUT,
                                  "persistent: option sms must be a number of SMs, 1 to 100000");
-    persistent_state *s = calloc(1, sizeof *s);
+    persistent_state *s = xf_new(sizeof *s, args);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    s->args = args;
+    xf_base *b = &s->base;
     for (int i = 0; i < 3; i++) {
         snprintf(s->values[i], sizeof s->values[i], "%ld", i * sms);
         s->value_list[i] = s->values[i];
     }
-    s->params[0] = (tforge_transform_param){"persistent_programs", TFORGE_DIM_ORDINAL,
+    b->n_params = 2;
+    b->params[0] = (tforge_transform_param){"persistent_programs", TFORGE_DIM_ORDINAL,
                                             TFORGE_TRANSFORM_REWRITE, 3, s->value_list, 0, NULL};
-    s->params[1] = (tforge_transform_param){"persistent_flatten", TFORGE_DIM_BOOLEAN,
+    b->params[1] = (tforge_transform_param){"persistent_flatten", TFORGE_DIM_BOOLEAN,
                                             TFORGE_TRANSFORM_REWRITE, 0, NULL, 1,
                                             flatten_only_when_persistent};
     strcpy(s->tile, uses_word(args->source, k->span.start, k->span.end, "tile_id")
                         ? "_tforge_tile_id"
                         : "tile_id");
-    snprintf(s->description, sizeof s->description,
+    snprintf(b->description, sizeof b->description,
              "a loop over tiles around lines %d-%d (the tile map from line %d)",
              g->lines[0].line, g->lines[g->n_lines - 1].line, g->pid_stmt.line);
     *state = s;
     return 0;
 }
 
-static const char *persistent_describe(void *state)
-{
-    return ((persistent_state *)state)->description;
-}
-
-static uint32_t persistent_n_params(void *state)
-{
-    (void)state;
-    return 2;
-}
-
-static const tforge_transform_param *persistent_param(void *state, uint32_t index)
-{
-    persistent_state *s = state;
-    return index < 2 ? &s->params[index] : NULL;
-}
-
 static int persistent_apply(void *state, const tforge_level *levels,
                             const tforge_span_edit **edits, uint32_t *n_edits)
 {
     persistent_state *s = state;
-    const tforge_ir_kernel *k = s->args->kernel;
+    xf_base *b = &s->base;
+    const tforge_ir_kernel *k = b->args->kernel;
     const tforge_ir_gemm *g = k->gemm;
-    const char *tl = k->language, *src = s->args->source;
-    xf_reset(&s->edits);
+    const char *tl = k->language, *src = b->args->source;
+    xf_reset(&b->edits);
     *edits = NULL;
     *n_edits = 0;
     if (!levels[0])
@@ -115,30 +97,18 @@ static int persistent_apply(void *state, const tforge_level *levels,
     /* the header goes before the program id's line, at its indentation; then every logical line
      * from there to the end of the body is indented one level: insertions at line starts only,
      * so that edits other transforms make inside those statements compose */
-    int rc = xf_edit(&s->edits, g->lines[0].start, g->lines[0].start,
+    int rc = xf_edit(&b->edits, g->lines[0].start, g->lines[0].start,
                      "%sif %s.program_id(0) >= %s:\n"
                      "%s%sreturn\n"
                      "%sfor %s in %s.range(%s.program_id(0), %s.num_programs(0), %s%s):\n",
                      in, tl, programs, in, step, in, s->tile, tl, tl, tl, programs,
                      levels[1] ? ", flatten=True" : "");
     for (size_t i = 0; i < g->n_lines && !rc; i++)
-        rc = xf_edit(&s->edits, g->lines[i].start, g->lines[i].start, "%s", step);
+        rc = xf_edit(&b->edits, g->lines[i].start, g->lines[i].start, "%s", step);
     if (!rc)
-        rc = xf_edit(&s->edits, g->pid_call.start, g->pid_call.end, "%s", s->tile);
-    *edits = s->edits.items;
-    *n_edits = s->edits.n;
-    return rc;
+        rc = xf_edit(&b->edits, g->pid_call.start, g->pid_call.end, "%s", s->tile);
+    return xf_applied(b, rc, edits, n_edits);
 }
 
-static void persistent_destroy(void *state)
-{
-    persistent_state *s = state;
-    xf_free(&s->edits);
-    free(s);
-}
-
-static const tforge_transform_interface persistent_interface = {
-    sizeof persistent_interface, persistent_create, persistent_describe, persistent_n_params,
-    persistent_param,           persistent_apply,  persistent_destroy};
-
-XF_PLUGIN("persistent", "persistent programs looping over a GEMM's tiles", persistent_interface);
+XF_TRANSFORM("persistent", "persistent programs looping over a GEMM's tiles", persistent_create,
+             persistent_apply);

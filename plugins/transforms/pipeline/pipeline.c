@@ -8,6 +8,7 @@
 #include <tforge/sdk/transform.h>
 
 enum { MAX_LOOPS = 4, PER_LOOP = 4 };
+_Static_assert(MAX_LOOPS * PER_LOOP <= XF_MAX_PARAMS, "every loop's parameters fit in the base");
 
 static const char *const stages_values[] = {"0", "1", "2", "3", "4", "5"};
 static const char *const unroll_values[] = {"0", "2", "4", "8"};
@@ -24,13 +25,10 @@ typedef struct loop_params {
 } loop_params;
 
 typedef struct pipeline_state {
-    const tforge_transform_args *args;
+    xf_base base;
     loop_params loops[MAX_LOOPS];
-    uint32_t n_loops, n_params;
-    tforge_transform_param params[MAX_LOOPS * PER_LOOP];
+    uint32_t n_loops;
     char names[MAX_LOOPS * PER_LOOP][48];
-    xf_edits edits;
-    char description[256];
 } pipeline_state;
 
 static int has_option(const tforge_ir_loop *loop, const char *name)
@@ -50,10 +48,11 @@ static void add(pipeline_state *s, loop_params *lp, option o)
 {
     if (has_option(lp->loop, option_names[o]))
         return;
-    uint32_t k = s->n_params++;
+    xf_base *b = &s->base;
+    uint32_t k = b->n_params++;
     snprintf(s->names[k], sizeof s->names[k], "loop%u_%s", (unsigned)(lp - s->loops),
              option_suffix[o]);
-    tforge_transform_param *p = &s->params[k];
+    tforge_transform_param *p = &b->params[k];
     *p = (tforge_transform_param){s->names[k], TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE,
                                   0, NULL, 0, NULL};
     if (o == STAGES)
@@ -66,11 +65,11 @@ static void add(pipeline_state *s, loop_params *lp, option o)
 static int pipeline_create(void **state, const tforge_transform_args *args)
 {
     const tforge_ir_kernel *k = args->kernel;
-    pipeline_state *s = calloc(1, sizeof *s);
+    pipeline_state *s = xf_new(sizeof *s, args);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    s->args = args;
-    size_t len = (size_t)snprintf(s->description, sizeof s->description, "loops at line");
+    xf_base *b = &s->base;
+    size_t len = (size_t)snprintf(b->description, sizeof b->description, "loops at line");
     for (size_t i = 0; i < k->n_loops && s->n_loops < MAX_LOOPS; i++) {
         const tforge_ir_loop *loop = &k->loops[i];
         if (strcmp(loop->kind, "tl.static_range") == 0)
@@ -86,18 +85,18 @@ static int pipeline_create(void **state, const tforge_transform_args *args)
             continue;
         loop_params *lp = &s->loops[s->n_loops++];
         lp->loop = loop;
-        lp->first = s->n_params;
+        lp->first = b->n_params;
         add(s, lp, STAGES);
         add(s, lp, UNROLL);
         if (inner)
             add(s, lp, FLATTEN);
         if (dots)
             add(s, lp, SINGLE_ACC);
-        if (len < sizeof s->description)
-            len += (size_t)snprintf(s->description + len, sizeof s->description - len, "%s %d",
+        if (len < sizeof b->description)
+            len += (size_t)snprintf(b->description + len, sizeof b->description - len, "%s %d",
                                     s->n_loops > 1 ? "," : "", loop->span.line);
     }
-    if (s->n_params == 0) {
+    if (b->n_params == 0) {
         free(s);
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
     }
@@ -105,27 +104,12 @@ static int pipeline_create(void **state, const tforge_transform_args *args)
     return 0;
 }
 
-static const char *pipeline_describe(void *state)
-{
-    return ((pipeline_state *)state)->description;
-}
-
-static uint32_t pipeline_n_params(void *state)
-{
-    return ((pipeline_state *)state)->n_params;
-}
-
-static const tforge_transform_param *pipeline_param(void *state, uint32_t index)
-{
-    pipeline_state *s = state;
-    return index < s->n_params ? &s->params[index] : NULL;
-}
-
 static int pipeline_apply(void *state, const tforge_level *levels, const tforge_span_edit **edits,
                           uint32_t *n_edits)
 {
     pipeline_state *s = state;
-    xf_reset(&s->edits);
+    xf_base *b = &s->base;
+    xf_reset(&b->edits);
     int rc = 0;
     for (uint32_t l = 0; l < s->n_loops && !rc; l++) {
         const loop_params *lp = &s->loops[l];
@@ -133,7 +117,7 @@ static int pipeline_apply(void *state, const tforge_level *levels, const tforge_
         size_t len = 0;
         for (uint32_t j = 0; j < lp->n; j++) {
             tforge_level v = levels[lp->first + j];
-            const tforge_transform_param *p = &s->params[lp->first + j];
+            const tforge_transform_param *p = &b->params[lp->first + j];
             if (v == 0 || len >= sizeof keywords)
                 continue;
             len += (size_t)snprintf(keywords + len, sizeof keywords - len, "%s%s=%s",
@@ -144,25 +128,13 @@ static int pipeline_apply(void *state, const tforge_level *levels, const tforge_
             continue;
         const tforge_ir_loop *loop = lp->loop;
         if (strcmp(loop->kind, "range") == 0)
-            rc = xf_edit(&s->edits, loop->func.start, loop->func.end, "%s.range",
-                         s->args->kernel->language);
+            rc = xf_edit(&b->edits, loop->func.start, loop->func.end, "%s.range",
+                         b->args->kernel->language);
         if (!rc)
-            rc = xf_add_keyword(&s->edits, s->args->source, loop->iter, keywords);
+            rc = xf_add_keyword(&b->edits, b->args->source, loop->iter, keywords);
     }
-    *edits = s->edits.items;
-    *n_edits = s->edits.n;
-    return rc;
+    return xf_applied(b, rc, edits, n_edits);
 }
 
-static void pipeline_destroy(void *state)
-{
-    pipeline_state *s = state;
-    xf_free(&s->edits);
-    free(s);
-}
-
-static const tforge_transform_interface pipeline_interface = {
-    sizeof pipeline_interface, pipeline_create, pipeline_describe, pipeline_n_params,
-    pipeline_param,           pipeline_apply,  pipeline_destroy};
-
-XF_PLUGIN("pipeline", "loop pipelining and unrolling through tl.range", pipeline_interface);
+XF_TRANSFORM("pipeline", "loop pipelining and unrolling through tl.range", pipeline_create,
+             pipeline_apply);

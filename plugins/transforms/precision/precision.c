@@ -15,13 +15,9 @@ enum { MAX_DOTS = 2 };
 static const char *const precision_values[] = {"default", "tf32x3", "ieee"};
 
 typedef struct precision_state {
-    const tforge_transform_args *args;
+    xf_base base; /* a parameter for each dot */
     const tforge_ir_dot *dots[MAX_DOTS];
-    uint32_t n_dots;
-    tforge_transform_param params[MAX_DOTS];
     char names[MAX_DOTS][24];
-    xf_edits edits;
-    char description[256];
 } precision_state;
 
 /* Whether `operand` ends in `.to(<lang>.T)` (a keyword after T allowed) with T other than
@@ -44,82 +40,54 @@ static int cast_to_other_type(const char *operand, const char *lang)
 static int precision_create(void **state, const tforge_transform_args *args)
 {
     const tforge_ir_kernel *k = args->kernel;
-    precision_state *s = calloc(1, sizeof *s);
+    precision_state *s = xf_new(sizeof *s, args);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    s->args = args;
-    size_t len = (size_t)snprintf(s->description, sizeof s->description, "dots at line");
-    for (size_t i = 0; i < k->n_dots && s->n_dots < MAX_DOTS; i++) {
+    xf_base *b = &s->base;
+    size_t len = (size_t)snprintf(b->description, sizeof b->description, "dots at line");
+    for (size_t i = 0; i < k->n_dots && b->n_params < MAX_DOTS; i++) {
         const tforge_ir_dot *d = &k->dots[i];
         if (d->input_precision || d->allow_tf32 || !d->a || !d->b ||
             cast_to_other_type(d->a, k->language) || cast_to_other_type(d->b, k->language))
             continue;
-        uint32_t j = s->n_dots++;
+        uint32_t j = b->n_params++;
         s->dots[j] = d;
         snprintf(s->names[j], sizeof s->names[j], "dot%u_precision", (unsigned)j);
-        s->params[j] = (tforge_transform_param){s->names[j], TFORGE_DIM_CATEGORICAL,
+        b->params[j] = (tforge_transform_param){s->names[j], TFORGE_DIM_CATEGORICAL,
                                                 TFORGE_TRANSFORM_REWRITE, 3, precision_values,
                                                 0, NULL};
-        if (len < sizeof s->description)
-            len += (size_t)snprintf(s->description + len, sizeof s->description - len, "%s %d",
+        if (len < sizeof b->description)
+            len += (size_t)snprintf(b->description + len, sizeof b->description - len, "%s %d",
                                     j ? "," : "", d->span.line);
     }
-    if (s->n_dots == 0) {
+    if (b->n_params == 0) {
         free(s);
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
     }
-    if (len < sizeof s->description)
-        snprintf(s->description + len, sizeof s->description - len,
+    if (len < sizeof b->description)
+        snprintf(b->description + len, sizeof b->description - len,
                  "; none sets input_precision, none casts an operand to a type other than fp32");
     *state = s;
     return 0;
-}
-
-static const char *precision_describe(void *state)
-{
-    return ((precision_state *)state)->description;
-}
-
-static uint32_t precision_n_params(void *state)
-{
-    return ((precision_state *)state)->n_dots;
-}
-
-static const tforge_transform_param *precision_param(void *state, uint32_t index)
-{
-    precision_state *s = state;
-    return index < s->n_dots ? &s->params[index] : NULL;
 }
 
 static int precision_apply(void *state, const tforge_level *levels,
                            const tforge_span_edit **edits, uint32_t *n_edits)
 {
     precision_state *s = state;
-    xf_reset(&s->edits);
+    xf_base *b = &s->base;
+    xf_reset(&b->edits);
     int rc = 0;
-    for (uint32_t j = 0; j < s->n_dots && !rc; j++) {
+    for (uint32_t j = 0; j < b->n_params && !rc; j++) {
         if (levels[j] == 0)
             continue;
         char keyword[48];
         snprintf(keyword, sizeof keyword, "input_precision=\"%s\"", precision_values[levels[j]]);
         /* a dot's span is its call: the keyword goes before its ')' */
-        rc = xf_add_keyword(&s->edits, s->args->source, s->dots[j]->span, keyword);
+        rc = xf_add_keyword(&b->edits, b->args->source, s->dots[j]->span, keyword);
     }
-    *edits = s->edits.items;
-    *n_edits = s->edits.n;
-    return rc;
+    return xf_applied(b, rc, edits, n_edits);
 }
 
-static void precision_destroy(void *state)
-{
-    precision_state *s = state;
-    xf_free(&s->edits);
-    free(s);
-}
-
-static const tforge_transform_interface precision_interface = {
-    sizeof precision_interface, precision_create, precision_describe, precision_n_params,
-    precision_param,           precision_apply,  precision_destroy};
-
-XF_PLUGIN("precision", "tl.dot input precision (tf32x3, ieee) for fp32 operands",
-          precision_interface);
+XF_TRANSFORM("precision", "tl.dot input precision (tf32x3, ieee) for fp32 operands",
+             precision_create, precision_apply);

@@ -1,7 +1,9 @@
 /* Helpers for transform plugins (interface "tforge.transform/1"): a list of span edits that owns
  * its texts, the few questions about the source every rewrite asks (a line's indentation, where a
- * call's arguments end), an option lookup, and the entry boilerplate (XF_PLUGIN). Header-only,
- * C11, the plugin ABI and the C library only. */
+ * call's arguments end), an option lookup, the base state (xf_base: the parameters, the edits and
+ * the description, and the describe / n_params / param / destroy that read it) and the entry
+ * boilerplate (XF_TRANSFORM around it, XF_PLUGIN for a table of one's own). Header-only, C11, the
+ * plugin ABI and the C library only. */
 #ifndef TFORGE_SDK_TRANSFORM_H
 #define TFORGE_SDK_TRANSFORM_H
 
@@ -125,11 +127,68 @@ static inline int xf_line(const char *source, uint32_t at)
     return line;
 }
 
+/* ---- the state every transform starts with ---- */
+
+enum { XF_MAX_PARAMS = 16 }; /* the most a transform declares (pipeline: 4 loops, 4 each) */
+
+/* The first member of a transform's state (or the whole of it), what the base's describe,
+ * n_params, param and destroy read. */
+typedef struct xf_base {
+    const tforge_transform_args *args;
+    tforge_transform_param params[XF_MAX_PARAMS];
+    uint32_t n_params;
+    xf_edits edits;        /* what apply returns */
+    char description[256]; /* describe's line */
+} xf_base;
+
+/* A zeroed state of `size` bytes, whose first member is an xf_base, lent `args`; NULL when out
+ * of memory. */
+static inline void *xf_new(size_t size, const tforge_transform_args *args)
+{
+    xf_base *b = calloc(1, size);
+    if (b)
+        b->args = args;
+    return b;
+}
+
+/* apply's last step: the base's edits into `*edits` and `*n_edits`; returns `rc`. */
+static inline int xf_applied(const xf_base *b, int rc, const tforge_span_edit **edits,
+                             uint32_t *n_edits)
+{
+    *edits = b->edits.items;
+    *n_edits = b->edits.n;
+    return rc;
+}
+
+static inline const char *xf_describe(void *state)
+{
+    return ((const xf_base *)state)->description;
+}
+
+static inline uint32_t xf_n_params(void *state)
+{
+    return ((const xf_base *)state)->n_params;
+}
+
+static inline const tforge_transform_param *xf_param(void *state, uint32_t index)
+{
+    xf_base *b = state;
+    return index < b->n_params ? &b->params[index] : NULL;
+}
+
+static inline void xf_destroy(void *state)
+{
+    xf_base *b = state;
+    xf_free(&b->edits);
+    free(b);
+}
+
 #ifndef XF_VERSION
 #define XF_VERSION "1.0.0"
 #endif
 
-/* The module entry of a plugin offering one transform, from its interface table. */
+/* The module entry of a plugin offering one transform, from its interface table (XF_TRANSFORM
+ * makes the table for a state that begins with an xf_base). */
 #define XF_PLUGIN(id, description, interface_table)                                              \
     static const tforge_plugin_descriptor xf_descriptor = {                                      \
         TFORGE_PLUGIN_TRANSFORM, id, XF_VERSION, description, TFORGE_TRANSFORM_INTERFACE_ID,      \
@@ -144,5 +203,13 @@ static inline int xf_line(const char *source, uint32_t at)
     }                                                                                            \
     TFORGE_PLUGIN_EXPORT const tforge_plugin_module TFORGE_PLUGIN_ENTRY_NAME = {                 \
         TFORGE_PLUGIN_ABI_VERSION_INIT, id, NULL, NULL, xf_count, xf_get}
+
+/* The module entry of a plugin offering one transform whose state begins with an xf_base: its
+ * own create and apply, the base's describe, n_params, param and destroy. */
+#define XF_TRANSFORM(id, description, create, apply)                                             \
+    static const tforge_transform_interface xf_interface = {                                     \
+        sizeof(tforge_transform_interface), create, xf_describe, xf_n_params, xf_param, apply,   \
+        xf_destroy};                                                                             \
+    XF_PLUGIN(id, description, xf_interface)
 
 #endif
