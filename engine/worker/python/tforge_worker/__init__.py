@@ -16,5 +16,5 @@ from .bench import time
 from .build import compile
 from .profiling import profile
 
-__all__ = ["TaskError", "LoadError", "environment", "load_task", "make_inputs", "run_check", "time", "compile",
-           "profile"]
+__all__ = ["TaskError", "LoadError", "environment", "load_task", "make_inputs", "run_check", "time",
+           "compile", "profile"]
