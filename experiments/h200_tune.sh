@@ -11,6 +11,8 @@
 #   faults           50 candidates of the planted-fault task on the GPU
 #   profile          issue 16: Nsight Compute's counters of four example kernels, then our
 #                    profiler's (tforge profile) against them (experiments/profile/)
+#   labels:K[,K...]  issue 16: `tforge profile` of K's baseline with the full counter set (stalls,
+#                    instruction mix, coalescing): the metrics, labels and evidence
 #   strategies:K[,K...] issue 16: tune K with forge, bo and rules (BUDGET, SEED), then the
 #                    evaluations each needed to reach bo's best (compare_strategies.py)
 #   timing           issue 16: our timing, do_bench and CUPTI's activity durations of the same
@@ -155,6 +157,12 @@ for step in "$@"; do
   profile)
     bash experiments/profile/ncu_reference.sh "$out/runs/ncu" > "$out/runs/ncu.log" 2>&1
     timeout 400 python3 experiments/profile/compare_ncu.py "$t" "$out/runs/ncu" 2>&1 | tee -a "$summary" ;;
+  labels:*)
+    for k in $(echo "${step#labels:}" | tr , ' '); do
+      timeout 200 "$t" profile "experiments/kernels/$k/task.json" --profiler-option set=full \
+        > "$out/runs/labels_$k.txt" 2>&1
+      { echo "$k:"; sed -n '/^  labels/,$p' "$out/runs/labels_$k.txt"; } | tee -a "$summary"
+    done ;;
   strategies:*)
     for k in $(echo "${step#strategies:}" | tr , ' '); do
       for st in forge bo rules; do

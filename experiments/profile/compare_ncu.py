@@ -4,8 +4,10 @@
 
 For each kernel of ncu_reference.sh (the same task, config and shape), runs `TFORGE profile
 --json` (the cupti profiler, in the GPU worker) a few times and prints, per metric, ncu's value,
-our median and their ratio. REFERENCE_DIR holds ncu_reference.sh's CSV files (taken in the same
-session, clocks left alone by both).
+our median and their ratio, against ncu with its cache control (caches flushed before each pass)
+and, where NAME_noflush.csv is there, without it. REFERENCE_DIR holds ncu_reference.sh's CSV
+files (taken in the same session, clocks left alone by both). Last, each kernel's DRAM bytes
+beside the task's compulsory traffic (`bytes`).
 """
 import argparse
 import csv
@@ -26,6 +28,7 @@ KERNELS = {  # name: task, --set arguments (the config of ncu_reference.sh)
 METRICS = {
     "sm_pct": lambda n: n["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
     "dram_pct": lambda n: n["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
+    "dram_bytes": lambda n: n["dram__bytes.sum"],
     "l2_pct": lambda n: n["lts__throughput.avg.pct_of_peak_sustained_elapsed"],
     "occupancy_achieved": lambda n: n["sm__warps_active.avg.pct_of_peak_sustained_active"] / 100,
     "issue_pct": lambda n: n["sm__inst_issued.avg.pct_of_peak_sustained_active"],
@@ -53,30 +56,33 @@ def main():
     ap.add_argument("--set", default="core", help="the profiler's metric set")
     ap.add_argument("--runs", type=int, default=2)
     args = ap.parse_args()
-    print("| kernel | metric | ncu | ours (median) | ours / ncu |")
-    print("|---|---|---|---|---|")
-    worst = []
+    print("| kernel | metric | ncu | ours (median) | ours / ncu | ncu, no flush | ours / that |")
+    print("|---|---|---|---|---|---|---|")
+    worst, traffic = [], []
     for name, (task, config) in KERNELS.items():
         ref = os.path.join(args.reference, f"{name}.csv")
         if not os.path.exists(ref):
-            print(f"| {name} | (no reference {ref}) | | | |")
+            print(f"| {name} | (no reference {ref}) | | | | | |")
             continue
         theirs = ncu_values(ref)
+        noflush = os.path.join(args.reference, f"{name}_noflush.csv")
+        unflushed = ncu_values(noflush) if os.path.exists(noflush) else {}
         cmd = [args.tforge, "profile", task, "--json", "--profiler-option", f"set={args.set}"]
         for k, v in config.items():
             cmd += ["--set", f"{k}={v}"]
-        runs = []
+        runs, static = [], {}
         for _ in range(args.runs):
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
             if p.returncode != 0:
                 print(f"| {name} | tforge profile failed ({p.returncode}): "
-                      f"{p.stderr.strip()[-300:]} | | | |")
+                      f"{p.stderr.strip()[-300:]} | | | | | |")
                 break
             doc = json.loads(p.stdout)
             if doc.get("counters") != "ok":
-                print(f"| {name} | counters {doc.get('counters')}: {doc.get('note')} | | | |")
+                print(f"| {name} | counters {doc.get('counters')}: {doc.get('note')} | | | | | |")
                 break
             runs.append(doc["counter_metrics"])
+            static = doc.get("static", {})
         if not runs:
             continue
         for metric, of in METRICS.items():
@@ -86,17 +92,32 @@ def main():
             except (KeyError, ZeroDivisionError):
                 continue
             if not ours:
-                print(f"| {name} | {metric} | {ref_value:.4g} | (absent) | |")
+                print(f"| {name} | {metric} | {ref_value:.4g} | (absent) | | | |")
                 continue
             m = statistics.median(ours)
             ratio = m / ref_value if ref_value else float("nan")
             worst.append((abs(ratio - 1) if ref_value else 0, name, metric))
-            print(f"| {name} | {metric} | {ref_value:.4g} | {m:.4g} | {ratio:.3f} |", flush=True)
+            try:
+                other = of(unflushed)
+                second = f"{other:.4g} | {m / other:.3f}" if other else f"{other:.4g} | "
+            except (KeyError, ZeroDivisionError):
+                second = " | "
+            print(f"| {name} | {metric} | {ref_value:.4g} | {m:.4g} | {ratio:.3f} | {second} |",
+                  flush=True)
+        ours_bytes = [r["dram_bytes"] for r in runs if "dram_bytes" in r]
+        traffic.append((name, static.get("bytes"), theirs.get("dram__bytes.sum"),
+                        unflushed.get("dram__bytes.sum"),
+                        statistics.median(ours_bytes) if ours_bytes else None))
     if worst:
         w = max(worst)
         within = sum(1 for d, _, _ in worst if d <= 0.05)
-        print(f"\n{within} of {len(worst)} within 5%; the farthest: {w[1]} {w[2]} "
-              f"({100 * w[0]:.1f}% off)")
+        print(f"\n{within} of {len(worst)} within 5% of ncu (flushed); the farthest: {w[1]} "
+              f"{w[2]} ({100 * w[0]:.1f}% off)")
+    mb = lambda v: f"{v / 1e6:.1f}" if v else "-"  # noqa: E731
+    print("\n| kernel | compulsory MB (task) | ncu MB | ncu MB, no flush | ours MB |")
+    print("|---|---|---|---|---|")
+    for name, *values in traffic:
+        print(f"| {name} | " + " | ".join(mb(v) for v in values) + " |")
 
 
 if __name__ == "__main__":

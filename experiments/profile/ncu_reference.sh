@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Reference counters from Nsight Compute for the kernels our profiler is checked on (issue 16:
 # "our metrics agree with ncu within 5%"), clocks left as they are (--clock-control none, as our
-# profiler leaves them). Usage: experiments/profile/ncu_reference.sh OUT_DIR
+# profiler leaves them). Each kernel is taken twice: with ncu's cache control (caches flushed and
+# invalidated before each replay pass, the default) and without it (NAME_noflush.csv: the caches
+# as the launch script left them), for the DRAM traffic each sees.
+# Usage: experiments/profile/ncu_reference.sh OUT_DIR
 set -u
 out=$1
 mkdir -p "$out"
@@ -10,14 +13,19 @@ metrics=$metrics,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_act
 metrics=$metrics,sm__inst_issued.avg.pct_of_peak_sustained_active,gpu__time_duration.sum
 metrics=$metrics,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
 metrics=$metrics,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
+metrics=$metrics,dram__bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum
 run() { # NAME TASK KERNEL [CONFIG]
   local name=$1 task=$2 kernel=$3
   shift 3
-  timeout 120 ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip 1 --launch-count 1 \
-    --csv --metrics "$metrics" python3 experiments/profile/launch.py "$task" "$@" \
-    > "$out/$name.csv" 2>> "$out/ncu.err"
-  echo "== $name"
-  python3 experiments/profile/ncu_table.py < "$out/$name.csv"
+  for cache in all none; do
+    local file=$name
+    [ $cache = none ] && file=${name}_noflush
+    timeout 120 ncu --clock-control none --cache-control $cache --kernel-name "regex:$kernel" \
+      --launch-skip 1 --launch-count 1 --csv --print-units base --metrics "$metrics" \
+      python3 experiments/profile/launch.py "$task" "$@" > "$out/$file.csv" 2>> "$out/ncu.err"
+    echo "== $file"
+    python3 experiments/profile/ncu_table.py < "$out/$file.csv"
+  done
 }
 run matmul_best experiments/kernels/matmul/task.json matmul_kernel \
   --config '{"BLOCK_M":128,"BLOCK_N":256,"BLOCK_K":64,"GROUP_M":8,"num_warps":8,"num_stages":4}'

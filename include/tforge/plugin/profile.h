@@ -23,6 +23,8 @@
  *   counters, from a profiler
  *     kernel_ms                the launch's duration from the activity records
  *     sm_pct, dram_pct, l2_pct       SM, DRAM and L2 throughput, % of peak sustained
+ *     dram_bytes                     bytes the kernel moved to and from DRAM (against `bytes`:
+ *                                    re-reads beyond the compulsory traffic)
  *     occupancy_achieved             achieved active warps / max warps per SM (share)
  *     issue_pct                      issue slots busy, % of peak
  *     stall_<reason>                 share of warp-stall samples: long_scoreboard,
