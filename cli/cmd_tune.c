@@ -50,7 +50,9 @@ static const char help[] =
     "                     candidates build, their registers, spills and shared memory\n"
     "  --strategy ID      search strategy: forge (default with the cuda backend: bo steered by\n"
     "                     the profile of the baseline and of each new incumbent, counters\n"
-    "                     included where the GPU allows), bo (default otherwise: no profile),\n"
+    "                     included where the GPU allows, and half its candidates the\n"
+    "                     labels' favoured moves from the incumbent), bo (default\n"
+    "                     otherwise: no profile),\n"
     "                     rules (the heuristics alone, no model), or any strategy plugin\n"
     "                     (`tforge plugins`)\n"
     "  --heuristic ID     the heuristic plugin that turns a profile into labels and a prior\n"
@@ -780,6 +782,7 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
         goto failed;
     tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
     lo.strategy = strategy_plugin;
+    tforge_forge_companion(&lo, s.strategy);
     lo.strategy_options = s.options;
     lo.steer = forge ? tforge_forge_steer(forge) : NULL;
     lo.patience = s.patience;

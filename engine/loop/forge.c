@@ -36,6 +36,15 @@ const char *tforge_forge_plugin(const char *strategy, int *steered)
     return strcmp(strategy, "forge") == 0 ? "bo" : strategy;
 }
 
+void tforge_forge_companion(tforge_loop_options *o, const char *strategy)
+{
+    static const char *const rule_moves[] = {"walk=0", NULL};
+    int forge = strcmp(strategy, "forge") == 0;
+    o->companion = forge ? "rules" : NULL;
+    o->companion_options = forge ? rule_moves : NULL;
+    o->companion_share = forge ? TFORGE_FORGE_RULE_SHARE : 0;
+}
+
 const char *tforge_forge_way_name(tforge_forge_way way)
 {
     static const char *const names[] = {"keep", "up", "down", "other"};
@@ -118,7 +127,7 @@ static int split_options(tforge_forge *f, const char *const *options)
     return 0;
 }
 
-static int steer_incumbent(void *context, tforge_strategy *strategy,
+static int steer_incumbent(void *context, tforge_strategy *const *strategies, size_t n,
                            const tforge_loop_outcome *out, size_t incumbent);
 
 int tforge_forge_open(tforge_forge **out, const tforge_registry *registry,
@@ -359,9 +368,10 @@ static int store_profile(const tforge_forge *f, const tforge_loop_eval *e,
     return rc;
 }
 
-/* Profiles evaluation `eval`, classifies it and, with `strategy`, hands it the labels' prior. */
+/* Profiles evaluation `eval`, classifies it and hands the labels' prior to each of the
+ * `n_strategies` strategies (none: the profile alone). */
 static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
-                tforge_strategy *strategy)
+                tforge_strategy *const *strategies, size_t n_strategies)
 {
     if (tforge_grow((void **)&f->profiles, &f->cap, f->n, sizeof *f->profiles, "the profiles"))
         return TFORGE_ENOMEM;
@@ -393,7 +403,7 @@ static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
         snprintf(p->note, sizeof p->note, "A baseline outside the space: no prior at its levels");
     else if (n == 0)
         snprintf(p->note, sizeof p->note, "No label: no prior");
-    if (!strategy)
+    if (!n_strategies)
         return 0;
     /* the labels' prior, or none (all zeros remove the one before) */
     tforge_bottleneck *copies = NULL;
@@ -406,16 +416,16 @@ static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
     }
     rc = prior_of(f, copies, copies ? n : 0, e->point);
     free(copies);
-    if (!rc)
-        rc = tforge_strategy_set_level_prior(strategy, f->weights, f->n_levels);
+    for (size_t i = 0; !rc && i < n_strategies; i++)
+        rc = tforge_strategy_set_level_prior(strategies[i], f->weights, f->n_levels);
     p->steered = !rc && n && e->point;
     return rc;
 }
 
-static int steer_incumbent(void *context, tforge_strategy *strategy,
+static int steer_incumbent(void *context, tforge_strategy *const *strategies, size_t n,
                            const tforge_loop_outcome *out, size_t incumbent)
 {
-    return take(context, out, incumbent, strategy);
+    return take(context, out, incumbent, strategies, n);
 }
 
 int tforge_forge_profile_eval(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
@@ -426,7 +436,7 @@ int tforge_forge_profile_eval(tforge_forge *f, const tforge_loop_outcome *out, s
         return tforge_error_set(TFORGE_EINPUT, "forge: evaluation %zu of %zu", eval,
                                 out->n_evals);
     if (!tforge_forge_find(f, eval))
-        rc = take(f, out, eval, NULL);
+        rc = take(f, out, eval, NULL, 0);
     if (profile)
         *profile = rc ? NULL : tforge_forge_find(f, eval);
     return rc;

@@ -2,8 +2,9 @@
  * the baseline first (the backend's profile op, counters included where asked and there),
  * classifies it with a heuristic plugin ("tforge.heuristic/1", `bottleneck` by default), asks it
  * for the prior its labels favour at the incumbent's levels and hands that to the strategy
- * (set_level_prior, which fades as observations come). `forge` is bo steered so, `rules` the
- * rules strategy steered so, `bo` nothing steered.
+ * (set_level_prior, which fades as observations come). `forge` is bo steered so, with the
+ * prior's favoured moves from the incumbent (rules, as the loop's companion) for up to half of
+ * its candidates; `rules` the rules strategy steered so; `bo` nothing steered.
  *
  * Every profile taken is kept with its labels and, for each label, the dimensions the prior of
  * that label alone moves and which way: what the report and result.json say steered what. A
@@ -17,8 +18,16 @@
 #include "tforge/plugin/heuristic.h"
 
 /* The strategy plugin behind a strategy name and whether the profile steers it: "forge" is bo,
- * steered; "rules" is rules, steered; any other name is that plugin, unsteered. */
+ * steered, with rules' moves as its companion (tforge_forge_companion); "rules" is rules,
+ * steered; any other name is that plugin, unsteered. */
 const char *tforge_forge_plugin(const char *strategy, int *steered);
+
+/* The share of forge's candidates that are rule moves: the prior's favoured neighbours of the
+ * incumbent (the rules strategy with walk=0), bo proposing the rest; where no label favours a
+ * move, bo proposes them all. */
+#define TFORGE_FORGE_RULE_SHARE 0.5
+/* Sets the loop's companion for `strategy`: rules' moves for "forge", none for any other. */
+void tforge_forge_companion(tforge_loop_options *options, const char *strategy);
 
 #define TFORGE_FORGE_OPTIONS_VERSION 1
 typedef struct tforge_forge_options {

@@ -105,6 +105,7 @@ int tforge_lab_run(double *best, double *charged, uint32_t *n_evals, const tforg
     fo.record = o->store ? &record : NULL;
     tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
     lo.strategy = tforge_forge_plugin(o->strategy, &steered);
+    tforge_forge_companion(&lo, o->strategy);
     if (!rc && steered && !(rc = tforge_forge_open(&forge, reg, space, &backend, &fo)))
         lo.steer = tforge_forge_steer(forge);
     lo.patience = o->patience;

@@ -97,6 +97,7 @@ typedef struct loop {
     const tforge_loop_options *o;
     tforge_loop_outcome *out;
     tforge_strategy *strategy;
+    tforge_strategy *companion; /* NULL: none */
     seen_set seen;
     uint32_t dims;
     double start, best, best_noise, best_plain;
@@ -249,20 +250,20 @@ static tforge_observation observe(const tforge_level *point, const tforge_measur
 }
 
 /* A proposal must be valid and new: anything else is the strategy's error, named. */
-static int check_proposal(const loop *l, const tforge_level *p)
+static int check_proposal(const loop *l, const tforge_level *p, const char *proposer)
 {
     for (uint32_t d = 0; d < l->dims; d++)
         if (p[d] >= tforge_space_levels(l->space, d))
             return tforge_error_set(TFORGE_ERROR, "strategy %s proposed an invalid point: "
                                     "dimension %s has no level %u (it has %u)",
-                                    l->o->strategy, tforge_space_name(l->space, d), p[d],
+                                    proposer, tforge_space_name(l->space, d), p[d],
                                     tforge_space_levels(l->space, d));
     int valid = tforge_space_is_valid(l->space, p), again = valid && seen_has(&l->seen, p);
     if (valid && !again)
         return 0;
     char *text = NULL;
     tforge_space_format(&text, l->space, p);
-    int rc = tforge_error_set(TFORGE_ERROR, "strategy %s proposed %s point %s", l->o->strategy,
+    int rc = tforge_error_set(TFORGE_ERROR, "strategy %s proposed %s point %s", proposer,
                               valid ? "an already seen" : "an invalid (constraint-breaking)",
                               text ? text : "?");
     free(text);
@@ -276,7 +277,62 @@ static int steer(loop *l)
     if (!st || !l->incumbent_changed)
         return 0;
     l->incumbent_changed = 0;
-    return st->incumbent(st->context, l->strategy, l->out, (size_t)l->incumbent);
+    tforge_strategy *const both[2] = {l->strategy, l->companion};
+    return st->incumbent(st->context, both, l->companion ? 2 : 1, l->out, (size_t)l->incumbent);
+}
+
+/* Tells the strategy and the companion. */
+static int tell(loop *l, const tforge_observation *told, uint32_t n)
+{
+    int rc = tforge_strategy_tell(l->strategy, told, n);
+    return rc || !l->companion ? rc : tforge_strategy_tell(l->companion, told, n);
+}
+
+/* Whether `p` is one of the first `n` points of `points`. */
+static int among(const tforge_level *points, uint32_t n, const tforge_level *p, uint32_t dims)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (memcmp(points + (size_t)i * dims, p, dims * sizeof *p) == 0)
+            return 1;
+    return 0;
+}
+
+/* Up to `want` proposals into `points`, `done` candidates proposed before: the companion's share
+ * first, then the strategy's, a
+ * point the strategy proposes that the companion already did in this batch dropped (both are
+ * told its one result). Each is checked valid and new. */
+static int propose(loop *l, uint32_t want, uint32_t done, tforge_level *points, uint32_t *got)
+{
+    uint32_t from_companion = 0, from_strategy = 0;
+    int rc = 0;
+    *got = 0;
+    if (l->companion) {
+        /* its share of this batch alone: a batch it had nothing for is not made up later */
+        double share = l->o->companion_share;
+        uint32_t ask = (uint32_t)(floor(share * (done + want)) - floor(share * done));
+        ask = ask > want ? want : ask;
+        if (ask && (rc = tforge_strategy_ask(l->companion, ask, points, &from_companion)))
+            return rc;
+    }
+    for (uint32_t i = 0; !rc && i < from_companion; i++) {
+        const tforge_level *p = points + (size_t)i * l->dims;
+        if (!(rc = check_proposal(l, p, l->o->companion)))
+            rc = seen_add(&l->seen, p);
+    }
+    tforge_level *rest = points + (size_t)from_companion * l->dims;
+    if (rc || (rc = tforge_strategy_ask(l->strategy, want - from_companion, rest, &from_strategy)))
+        return rc;
+    uint32_t kept = from_companion;
+    for (uint32_t i = 0; !rc && i < from_strategy; i++) {
+        const tforge_level *p = rest + (size_t)i * l->dims;
+        if (among(points, from_companion, p, l->dims))
+            continue;
+        if (!(rc = check_proposal(l, p, l->o->strategy)))
+            rc = seen_add(&l->seen, p);
+        memmove(points + (size_t)kept++ * l->dims, p, l->dims * sizeof *p);
+    }
+    *got = kept;
+    return rc;
 }
 
 static int baselines(loop *l)
@@ -300,7 +356,7 @@ static int baselines(loop *l)
         }
     }
     if (!rc && n_told)
-        rc = tforge_strategy_tell(l->strategy, told, n_told);
+        rc = tell(l, told, n_told);
     if (!rc)
         rc = steer(l);
     free(told);
@@ -332,20 +388,16 @@ static int candidates_loop(loop *l)
     while (!rc && n < o->budget && (o->time_limit_s <= 0 || now_s() - l->start < o->time_limit_s) &&
            (o->patience == 0 || l->since_incumbent < o->patience)) {
         uint32_t want = o->budget - n < batch ? o->budget - n : batch, got = 0;
-        if ((rc = tforge_strategy_ask(l->strategy, want, points, &got)) || got == 0)
+        if ((rc = propose(l, want, n, points, &got)) || got == 0)
             break;
-        for (uint32_t i = 0; !rc && i < got; i++) {
-            const tforge_level *p = points + (size_t)i * l->dims;
-            if (!(rc = check_proposal(l, p)))
-                rc = seen_add(&l->seen, p);
-            c[i] = (tforge_candidate){p, NULL, 0};
-        }
+        for (uint32_t i = 0; i < got; i++)
+            c[i] = (tforge_candidate){points + (size_t)i * l->dims, NULL, 0};
         size_t before = l->out->n_evals;
-        if (rc || (rc = evaluate(l, c, got, 0)))
+        if ((rc = evaluate(l, c, got, 0)))
             break;
         for (uint32_t i = 0; i < got; i++)
             told[i] = observe(c[i].point, &l->out->evals[before + i].m);
-        if ((rc = tforge_strategy_tell(l->strategy, told, got)) || (rc = steer(l)))
+        if ((rc = tell(l, told, got)) || (rc = steer(l)))
             break;
         n += got;
         progress(l, n, o->budget);
@@ -456,12 +508,16 @@ int tforge_loop_run(tforge_loop_outcome *out, const tforge_registry *registry,
     if (o->version != TFORGE_LOOP_OPTIONS_VERSION)
         return tforge_error_set(TFORGE_EINPUT, "loop: options of version %u, expected %u",
                                 o->version, TFORGE_LOOP_OPTIONS_VERSION);
-    loop l = {space, backend, o, out, NULL, {0}, tforge_space_dims(space), now_s(), NAN, 0.0,
-              NAN, -1, 0.0, 0, 0};
+    loop l = {.space = space, .backend = backend, .o = o, .out = out,
+              .dims = tforge_space_dims(space), .start = now_s(), .best = NAN,
+              .best_noise = 0.0, .best_plain = NAN, .incumbent = -1};
     l.seen.dims = l.dims;
     tforge_space_view view = tforge_space_get_view(space);
     int rc = tforge_strategy_open(&l.strategy, registry, o->strategy, &view, o->seed, o->budget,
                                   o->strategy_options);
+    if (!rc && o->companion)
+        rc = tforge_strategy_open(&l.companion, registry, o->companion, &view,
+                                  o->seed * 2654435761u + 1, o->budget, o->companion_options);
     if (!rc)
         rc = baselines(&l);
     if (!rc)
@@ -473,6 +529,7 @@ int tforge_loop_run(tforge_loop_outcome *out, const tforge_registry *registry,
     out->seconds = now_s() - l.start;
     out->run_id = o->record ? o->record->run_id : 0;
     tforge_strategy_close(l.strategy);
+    tforge_strategy_close(l.companion);
     free(l.seen.slots);
     free(l.seen.used);
     return rc;

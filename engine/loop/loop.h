@@ -84,12 +84,13 @@ void tforge_loop_outcome_dispose(tforge_loop_outcome *outcome);
  * that ran correctly). */
 typedef struct tforge_loop_steer {
     void *context;
-    /* `incumbent` indexes out->evals; an error ends the loop. */
-    int (*incumbent)(void *context, tforge_strategy *strategy, const tforge_loop_outcome *out,
-                     size_t incumbent);
+    /* `incumbent` indexes out->evals; `strategies` are the loop's (the strategy, then its
+     * companion if there is one); an error ends the loop. */
+    int (*incumbent)(void *context, tforge_strategy *const *strategies, size_t n_strategies,
+                     const tforge_loop_outcome *out, size_t incumbent);
 } tforge_loop_steer;
 
-#define TFORGE_LOOP_OPTIONS_VERSION 1
+#define TFORGE_LOOP_OPTIONS_VERSION 2
 typedef struct tforge_loop_options {
     unsigned version;
     const char *strategy;
@@ -106,10 +107,17 @@ typedef struct tforge_loop_options {
     int progress;          /* a live line on standard error */
     const tforge_loop_steer *steer; /* NULL: nothing steers */
     uint32_t patience;     /* stop after this many candidates without a new incumbent; 0: never */
+    /* A second strategy that proposes up to `companion_share` of the candidates (each batch
+     * asks it first, for its share of the batch, and the strategy for the rest); it may answer
+     * fewer, or none, without ending the search. Both are told every result, and the steer
+     * hands both its prior (forge: rules' moves among bo's). NULL: none. */
+    const char *companion;
+    const char *const *companion_options;
+    double companion_share;
 } tforge_loop_options;
 #define TFORGE_LOOP_OPTIONS_INIT                                                                  \
     {TFORGE_LOOP_OPTIONS_VERSION, "random", NULL, 1, 50, 0, 1, 3, 5, NULL, 0, NULL, NULL, 0,      \
-     NULL, 0}
+     NULL, 0, NULL, NULL, 0}
 
 /* Runs the loop over `space` with `backend`. A strategy that proposes an invalid or an already
  * evaluated point is an error that names it; so is a failed final re-timing. */

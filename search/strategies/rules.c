@@ -13,7 +13,11 @@
  * (stuck). The walk starts from the incumbent; with nothing told yet, from a random point. While
  * the walk's neighbours are all proposed and some are still being measured (batches), the rest of
  * a batch is random points. A new prior (the host re-classifies each new incumbent) ranks the
- * incumbent's neighbours again. */
+ * incumbent's neighbours again.
+ *
+ * With walk=0 it proposes the ranked neighbours alone: an ask with none to give answers fewer
+ * points, or none, without ending the search (it is asked again once more is told). That is the
+ * rule moves `forge` mixes into bo's batches (loop.h's companion). */
 #include "tforge/sdk/strategy.h"
 
 typedef struct rules_state {
@@ -22,6 +26,7 @@ typedef struct rules_state {
     uint32_t *offset;  /* per dimension: where its levels' weights start */
     uint64_t n_levels; /* the sum of the levels */
     uint32_t current;  /* the walk's point, STRAT_NONE before it starts or when stuck */
+    double walk;       /* 0: the ranked neighbours alone */
     tforge_level *move, *best;
     /* one-step moves of the incumbent, (dimension, level) pairs, with their gains */
     uint32_t *move_dim;
@@ -44,6 +49,12 @@ static void rules_destroy(void *state)
     strat_destroy(&s->base);
 }
 
+static const tforge_option_spec rules_options[] = {
+    {"walk", TFORGE_OPTION_INTEGER, "1", 0, 1, NULL,
+     "0: only the prior's favoured neighbours of the incumbent, none when there are none (a "
+     "companion's rule moves); 1: then the first-improvement walk"},
+};
+
 static int rules_create(void **state, const tforge_strategy_args *args)
 {
     int rc = strat_create(state, sizeof(rules_state), "rules", args);
@@ -52,7 +63,8 @@ static int rules_create(void **state, const tforge_strategy_args *args)
     rules_state *s = *state;
     strat_base *b = &s->base;
     s->current = STRAT_NONE;
-    if ((rc = strat_parse_options(b, args, NULL, 0, NULL)))
+    double *const targets[] = {&s->walk};
+    if ((rc = strat_parse_options(b, args, rules_options, 1, targets)))
         goto fail;
     uint64_t moves = 0;
     s->offset = malloc(b->dims * sizeof *s->offset);
@@ -247,6 +259,8 @@ static int rules_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out
             rc = strat_propose(b, s->best, out, n_out, NULL);
             continue;
         }
+        if (!s->walk)
+            return rc; /* no rule move now; not the end */
         int step = walk_step(s);
         if (step == WALK_PROPOSE) {
             rc = strat_propose(b, s->best, out, n_out, NULL);
@@ -273,7 +287,7 @@ static const tforge_plugin_descriptor rules_descriptor = {
     TFORGE_PLUGIN_STRATEGY, "rules", STRAT_VERSION,
     "The level prior's favoured neighbours of the incumbent, then a first-improvement walk "
     "with random restarts (no model)",
-    TFORGE_STRATEGY_INTERFACE_ID, &rules_interface, NULL, 0, NULL};
+    TFORGE_STRATEGY_INTERFACE_ID, &rules_interface, rules_options, 1, NULL};
 
 static uint32_t rules_count(void)
 {

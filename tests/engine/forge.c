@@ -2,7 +2,7 @@
  * and a transform's level), a fixture heuristic and a spy strategy that records each prior it is
  * handed: the prior is set after the baseline, set again when the incumbent changes and not
  * otherwise; patience stops the search; refused counters and a backend that cannot profile
- * still run. */
+ * still run; forge's rule moves join bo's batches. */
 #include "backend.h"
 #include "forge.h"
 #include "lab.h"
@@ -230,6 +230,10 @@ typedef struct fixture {
 
 static const char *const families[] = {"", "persistent"};
 
+extern const tforge_plugin_module tforge_static_bo;
+extern const tforge_plugin_module tforge_static_rules;
+extern const tforge_plugin_module tforge_static_bottleneck;
+
 static int setup(void **state)
 {
     static fixture f;
@@ -239,7 +243,8 @@ static int setup(void **state)
     if (tforge_space_new(&f.space) || tforge_space_add_values(f.space, "BLOCK_M", values, SIDE) ||
         tforge_space_add_range(f.space, "persistent_programs", 0, SIDE - 1, 1) ||
         tforge_space_build(f.space, NULL) || tforge_registry_new(&f.reg) ||
-        tforge_registry_add_static(f.reg, &fixtures_module, "test:fixtures"))
+        tforge_registry_add_static(f.reg, &fixtures_module, "test:fixtures") ||
+        tforge_registry_add_static(f.reg, &tforge_static_rules, "builtin:rules"))
         return -1;
     *state = &f;
     return 0;
@@ -477,10 +482,6 @@ static void profiles_are_stored(void **state)
     unlink(path);
 }
 
-extern const tforge_plugin_module tforge_static_bo;
-extern const tforge_plugin_module tforge_static_rules;
-extern const tforge_plugin_module tforge_static_bottleneck;
-
 /* The lab on the convolution recorded on an H200 (spills in a corner of its space), steered by
  * the bottleneck heuristic through the replay backend's profile op: profiles are recorded with
  * their labels, forge's traces differ from bo's once a label fires, rules runs, and the same
@@ -534,6 +535,65 @@ static void the_lab_steers_on_a_recorded_space(void **state)
     tforge_recording_free(rec);
 }
 
+/* forge's rule moves (loop.h's companion: rules with walk=0) beside the spy, batches of two:
+ * once a prior is set each batch opens with the favoured neighbour of the incumbent, a point the
+ * spy proposes in the same batch is evaluated once, and without a prior the companion proposes
+ * nothing, the spy everything. */
+static void rule_moves_join_the_batches(void **state)
+{
+    fixture *f = *state;
+    the_fake.refuse_counters = 0;
+    tforge_level start[2] = {1, 0};
+    const tforge_candidate from = {start, "{\"baseline\": 2}", 0};
+    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
+    args.space = f->space;
+    assert_int_equal(tforge_backend_open(&the_backend, &fake_type, &args), 0);
+    tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
+    fo.heuristic = "fixture";
+    fo.families = families;
+    tforge_forge *forge;
+    assert_int_equal(tforge_forge_open(&forge, f->reg, f->space, &the_backend, &fo), 0);
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    tforge_forge_companion(&o, "forge");
+    assert_string_equal(o.companion, "rules");
+    o.strategy = "spy";
+    o.budget = 8;
+    o.batch = 2;
+    o.final_rounds = 0;
+    o.baselines = &from;
+    o.n_baselines = 1;
+    o.steer = tforge_forge_steer(forge);
+    tforge_loop_outcome out;
+    assert_int_equal(tforge_loop_run(&out, f->reg, f->space, &the_backend, &o), 0);
+    /* the baseline (1, 0) favours BLOCK_M level 0: rules proposes (0, 0), which is also the
+     * spy's first point: one evaluation (a batch of one; the budget is still spent in full) */
+    assert_int_equal(out.evals[1].point[0], 0);
+    assert_int_equal(out.evals[1].point[1], 0);
+    assert_int_equal(the_spy.n_told, out.n_evals); /* the spy heard of every evaluation once */
+    assert_int_equal(out.n_evals, 1 + o.budget);
+    for (size_t i = 1; i < out.n_evals; i++)
+        for (size_t j = 0; j < i; j++)
+            assert_memory_not_equal(out.evals[i].point, out.evals[j].point,
+                                    2 * sizeof(tforge_level));
+    tforge_forge_free(forge);
+    tforge_loop_outcome_dispose(&out);
+
+    /* no steer, no prior: the companion answers none and the spy proposes in its order */
+    o.steer = NULL;
+    assert_int_equal(tforge_loop_run(&out, f->reg, f->space, &the_backend, &o), 0);
+    assert_int_equal(out.n_evals, 1 + o.budget);
+    tforge_level expect[2];
+    const tforge_space_view v = tforge_space_get_view(f->space);
+    for (size_t i = 1, next = 0; i < out.n_evals; i++, next++) {
+        v.point(v.context, next, expect);
+        if (memcmp(expect, start, sizeof start) == 0) /* the baseline, told, is skipped */
+            v.point(v.context, ++next, expect);
+        assert_memory_equal(out.evals[i].point, expect, sizeof expect);
+    }
+    tforge_loop_outcome_dispose(&out);
+    tforge_backend_close(&the_backend);
+}
+
 static void names_and_refusals(void **state)
 {
     fixture *f = *state;
@@ -571,6 +631,7 @@ int main(void)
         cmocka_unit_test(a_backend_that_cannot_profile_goes_unsteered),
         cmocka_unit_test(profiles_are_stored),
         cmocka_unit_test(the_lab_steers_on_a_recorded_space),
+        cmocka_unit_test(rule_moves_join_the_batches),
         cmocka_unit_test(names_and_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
