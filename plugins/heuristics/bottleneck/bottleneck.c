@@ -28,6 +28,7 @@ typedef struct bottleneck_state {
     const char *const *families;
     double ridge;      /* flop per byte where the roofline's roofs meet */
     double max_weight; /* |log weight| cap per level */
+    double unchanged;  /* log weight of level 0 of a transform parameter no label speaks for */
     uint32_t n;
     tforge_bottleneck labels[MAX_LABELS];
     char evidence[MAX_LABELS][EVIDENCE_SIZE];
@@ -39,7 +40,11 @@ static const tforge_option_spec options[] = {
      "flop per DRAM byte where compute and memory roofs meet (H200: 989.5 TFLOP/s / 4.8 TB/s)"},
     {"max_weight", TFORGE_OPTION_NUMBER, "2", 0, 10, NULL,
      "largest |log weight| the prior gives a level, so that data overrules it"},
+    {"unchanged", TFORGE_OPTION_NUMBER, "1", 0, 10, NULL,
+     "log weight of level 0 (the source unchanged) of each transform parameter that no label "
+     "favours: a rewrite earns its place"},
 };
+#define N_OPTIONS (sizeof options / sizeof *options)
 
 static int fail(const tforge_host *host, int code, const char *format, ...)
 {
@@ -68,14 +73,14 @@ static int create(void **state, const tforge_heuristic_args *args)
 {
     if (!args || !args->space)
         return fail(args ? args->host : NULL, TFORGE_PLUGIN_EINPUT, "needs the space's view");
-    double values[2] = {206, 2};
+    double values[N_OPTIONS] = {206, 2, 1};
     for (uint32_t i = 0; i < args->n_options; i++) {
         uint32_t o = 0;
-        while (o < 2 && strcmp(args->option_keys[i], options[o].name) != 0)
+        while (o < N_OPTIONS && strcmp(args->option_keys[i], options[o].name) != 0)
             o++;
-        if (o == 2)
+        if (o == N_OPTIONS)
             return fail(args->host, TFORGE_PLUGIN_EINPUT, "unknown option '%s' (it takes ridge, "
-                        "max_weight)", args->option_keys[i]);
+                        "max_weight, unchanged)", args->option_keys[i]);
         if (parse_number(&values[o], &options[o], args->option_values[i]))
             return fail(args->host, TFORGE_PLUGIN_EINPUT, "option %s=%s: expected a number in "
                         "[%g, %g]", options[o].name, args->option_values[i], options[o].min,
@@ -89,6 +94,7 @@ static int create(void **state, const tforge_heuristic_args *args)
     s->families = args->families;
     s->ridge = values[0];
     s->max_weight = values[1];
+    s->unchanged = values[2];
     *state = s;
     return 0;
 }
@@ -546,6 +552,32 @@ static void pull(const bottleneck_state *s, const tforge_bottleneck *b, const di
     }
 }
 
+/* Once the labels moved something, each transform parameter that none of them moved leans to
+ * level 0, the source unchanged: the levels an initial design drew at random are then not
+ * carried along by the moves the labels favour. */
+static void lean_unchanged(const bottleneck_state *s, double *log_weight)
+{
+    const tforge_space_view *v = s->space;
+    uint32_t dims = v->dims(v->context);
+    uint64_t total = 0;
+    int any = 0;
+    for (uint32_t d = 0; d < dims; d++)
+        total += v->levels(v->context, d);
+    for (uint64_t i = 0; i < total; i++)
+        any |= log_weight[i] != 0;
+    if (!any || !s->families)
+        return;
+    double *w = log_weight;
+    for (uint32_t d = 0; d < dims; w += v->levels(v->context, d), d++) {
+        uint32_t levels = v->levels(v->context, d);
+        int moved = 0;
+        for (uint32_t l = 0; l < levels; l++)
+            moved |= w[l] != 0;
+        if (!moved && levels > 1 && s->families[d] && *s->families[d])
+            w[0] = fmin(s->max_weight, s->unchanged);
+    }
+}
+
 static int prior(void *state, const tforge_bottleneck *labels, uint32_t n_labels,
                  const tforge_level *at, double *log_weight, uint64_t n)
 {
@@ -573,6 +605,7 @@ static int prior(void *state, const tforge_bottleneck *labels, uint32_t n_labels
             dv.w[l] = fmax(-s->max_weight, fmin(s->max_weight, dv.w[l]));
         offset += dv.levels;
     }
+    lean_unchanged(s, log_weight);
     return 0;
 }
 
