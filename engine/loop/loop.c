@@ -298,9 +298,8 @@ static int among(const tforge_level *points, uint32_t n, const tforge_level *p, 
 }
 
 /* Up to `want` proposals into `points`, `done` candidates proposed before: the companion's share
- * first, then the strategy's, a
- * point the strategy proposes that the companion already did in this batch dropped (both are
- * told its one result). Each is checked valid and new. */
+ * first, then the strategy's, less any point the companion proposed in this batch too (it is
+ * evaluated once, and both are told its result). Each is checked valid and new. */
 static int propose(loop *l, uint32_t want, uint32_t done, tforge_level *points, uint32_t *got)
 {
     uint32_t from_companion = 0, from_strategy = 0;

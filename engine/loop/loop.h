@@ -5,7 +5,8 @@
  * evaluating them, and must propose the same points. A new best must beat the incumbent by more
  * than the measured noise, and the final top few are re-timed in interleaved rounds with the
  * best baseline before the winner is named. A steer (the profile-guided loop) hears of each new
- * incumbent between a tell and the next ask; patience ends the search early. */
+ * incumbent between a tell and the next ask; patience ends the search early. A companion
+ * strategy may propose a share of each batch (forge's rule moves). */
 #ifndef TFORGE_ENGINE_LOOP_H
 #define TFORGE_ENGINE_LOOP_H
 
