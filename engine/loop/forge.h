@@ -3,8 +3,8 @@
  * classifies it with a heuristic plugin ("tforge.heuristic/1", `bottleneck` by default), asks it
  * for the prior its labels favour at the incumbent's levels and hands that to the strategy
  * (set_level_prior, which fades as observations come). `forge` is bo steered so, with the
- * prior's favoured moves from the incumbent (rules, as the loop's companion) for up to half of
- * its candidates; `rules` the rules strategy steered so; `bo` nothing steered.
+ * prior's favoured moves from the incumbent (rules, as the loop's companion) first in each batch,
+ * for all of it while they lead and a quarter at least; `rules` the rules strategy steered so; `bo` nothing steered.
  *
  * Every profile taken is kept with its labels and, for each label, the dimensions the prior of
  * that label alone moves and which way: what the report and result.json say steered what. A
@@ -22,10 +22,11 @@
  * steered; any other name is that plugin, unsteered. */
 const char *tforge_forge_plugin(const char *strategy, int *steered);
 
-/* The share of forge's candidates that are rule moves: the prior's favoured neighbours of the
- * incumbent (the rules strategy with walk=0), bo proposing the rest; where no label favours a
- * move, bo proposes them all. */
-#define TFORGE_FORGE_RULE_SHARE 0.5
+/* The least share of forge's candidates that are rule moves: the prior's favoured neighbours of
+ * the incumbent (the rules strategy with walk=0), bo proposing the rest. They take whole batches
+ * while they lead (loop.h's companion), so forge starts as rules does, from the baseline; where
+ * no label favours a move, bo proposes them all. */
+#define TFORGE_FORGE_RULE_SHARE 0.25
 /* Sets the loop's companion for `strategy`: rules' moves for "forge", none for any other. */
 void tforge_forge_companion(tforge_loop_options *options, const char *strategy);
 

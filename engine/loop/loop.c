@@ -98,6 +98,7 @@ typedef struct loop {
     tforge_loop_outcome *out;
     tforge_strategy *strategy;
     tforge_strategy *companion; /* NULL: none */
+    double lead, owed; /* the companion's share of a batch now, and the fraction it is owed */
     seen_set seen;
     uint32_t dims;
     double start, best, best_noise, best_plain;
@@ -297,34 +298,38 @@ static int among(const tforge_level *points, uint32_t n, const tforge_level *p, 
     return 0;
 }
 
-/* Up to `want` proposals into `points`, `done` candidates proposed before: the companion's share
- * first, then the strategy's, less any point the companion proposed in this batch too (it is
- * evaluated once, and both are told its result). Each is checked valid and new. */
-static int propose(loop *l, uint32_t want, uint32_t done, tforge_level *points, uint32_t *got)
+/* Up to `want` proposals into `points`: the companion's share first (`*from_companion` of them),
+ * then the strategy's, less any point the companion proposed in this batch too (it is evaluated
+ * once, and both are told its result). Each is checked valid and new. */
+static int propose(loop *l, uint32_t want, tforge_level *points, uint32_t *got,
+                   uint32_t *from_companion)
 {
-    uint32_t from_companion = 0, from_strategy = 0;
+    uint32_t from_strategy = 0;
     int rc = 0;
-    *got = 0;
+    *got = *from_companion = 0;
     if (l->companion) {
-        /* its share of this batch alone: a batch it had nothing for is not made up later */
-        double share = l->o->companion_share;
-        uint32_t ask = (uint32_t)(floor(share * (done + want)) - floor(share * done));
+        /* its share of this batch; what it had nothing for is not made up later */
+        l->owed += l->lead * want;
+        uint32_t ask = (uint32_t)floor(l->owed + 1e-9);
         ask = ask > want ? want : ask;
-        if (ask && (rc = tforge_strategy_ask(l->companion, ask, points, &from_companion)))
+        l->owed -= ask;
+        if (ask && (rc = tforge_strategy_ask(l->companion, ask, points, from_companion)))
             return rc;
     }
-    for (uint32_t i = 0; !rc && i < from_companion; i++) {
+    uint32_t kept = *from_companion;
+    for (uint32_t i = 0; !rc && i < kept; i++) {
         const tforge_level *p = points + (size_t)i * l->dims;
         if (!(rc = check_proposal(l, p, l->o->companion)))
             rc = seen_add(&l->seen, p);
     }
-    tforge_level *rest = points + (size_t)from_companion * l->dims;
-    if (rc || (rc = tforge_strategy_ask(l->strategy, want - from_companion, rest, &from_strategy)))
+    tforge_level *rest = points + (size_t)kept * l->dims;
+    if (!rc && want > kept)
+        rc = tforge_strategy_ask(l->strategy, want - kept, rest, &from_strategy);
+    if (rc)
         return rc;
-    uint32_t kept = from_companion;
     for (uint32_t i = 0; !rc && i < from_strategy; i++) {
         const tforge_level *p = rest + (size_t)i * l->dims;
-        if (among(points, from_companion, p, l->dims))
+        if (among(points, *from_companion, p, l->dims))
             continue;
         if (!(rc = check_proposal(l, p, l->o->strategy)))
             rc = seen_add(&l->seen, p);
@@ -332,6 +337,18 @@ static int propose(loop *l, uint32_t want, uint32_t done, tforge_level *points, 
     }
     *got = kept;
     return rc;
+}
+
+/* The companion keeps the whole batch while it leads: after a batch in which one of its `n`
+ * points (from evaluation `first` on) became the incumbent, and halves its share, down to
+ * companion_share, after each in which none did. */
+static void follow_lead(loop *l, size_t first, uint32_t n)
+{
+    int led = 0;
+    for (uint32_t i = 0; i < n; i++)
+        led |= l->out->evals[first + i].incumbent;
+    if (n)
+        l->lead = led ? 1.0 : fmax(l->lead / 2, l->o->companion_share);
 }
 
 static int baselines(loop *l)
@@ -386,8 +403,8 @@ static int candidates_loop(loop *l)
     int rc = points && c && told ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
     while (!rc && n < o->budget && (o->time_limit_s <= 0 || now_s() - l->start < o->time_limit_s) &&
            (o->patience == 0 || l->since_incumbent < o->patience)) {
-        uint32_t want = o->budget - n < batch ? o->budget - n : batch, got = 0;
-        if ((rc = propose(l, want, n, points, &got)) || got == 0)
+        uint32_t want = o->budget - n < batch ? o->budget - n : batch, got = 0, companions;
+        if ((rc = propose(l, want, points, &got, &companions)) || got == 0)
             break;
         for (uint32_t i = 0; i < got; i++)
             c[i] = (tforge_candidate){points + (size_t)i * l->dims, NULL, 0};
@@ -396,6 +413,7 @@ static int candidates_loop(loop *l)
             break;
         for (uint32_t i = 0; i < got; i++)
             told[i] = observe(c[i].point, &l->out->evals[before + i].m);
+        follow_lead(l, before, companions);
         if ((rc = tell(l, told, got)) || (rc = steer(l)))
             break;
         n += got;
@@ -509,7 +527,7 @@ int tforge_loop_run(tforge_loop_outcome *out, const tforge_registry *registry,
                                 o->version, TFORGE_LOOP_OPTIONS_VERSION);
     loop l = {.space = space, .backend = backend, .o = o, .out = out,
               .dims = tforge_space_dims(space), .start = now_s(), .best = NAN,
-              .best_noise = 0.0, .best_plain = NAN, .incumbent = -1};
+              .best_noise = 0.0, .best_plain = NAN, .incumbent = -1, .lead = 1.0};
     l.seen.dims = l.dims;
     tforge_space_view view = tforge_space_get_view(space);
     int rc = tforge_strategy_open(&l.strategy, registry, o->strategy, &view, o->seed, o->budget,

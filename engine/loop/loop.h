@@ -6,7 +6,8 @@
  * than the measured noise, and the final top few are re-timed in interleaved rounds with the
  * best baseline before the winner is named. A steer (the profile-guided loop) hears of each new
  * incumbent between a tell and the next ask; patience ends the search early. A companion
- * strategy may propose a share of each batch (forge's rule moves). */
+ * strategy may propose first, for a share of each batch that grows while it leads (forge's rule
+ * moves). */
 #ifndef TFORGE_ENGINE_LOOP_H
 #define TFORGE_ENGINE_LOOP_H
 
@@ -108,10 +109,11 @@ typedef struct tforge_loop_options {
     int progress;          /* a live line on standard error */
     const tforge_loop_steer *steer; /* NULL: nothing steers */
     uint32_t patience;     /* stop after this many candidates without a new incumbent; 0: never */
-    /* A second strategy that proposes up to `companion_share` of the candidates (each batch
-     * asks it first, for its share of the batch, and the strategy for the rest); it may answer
-     * fewer, or none, without ending the search. Both are told every result, and the steer
-     * hands both its prior (forge: rules' moves among bo's). NULL: none. */
+    /* A second strategy that proposes first in each batch (forge: rules' moves among bo's),
+     * the strategy the rest: the whole batch at the start and after each batch in which one of
+     * its points became the incumbent, half its share before after each in which none did, down
+     * to `companion_share`. It may answer fewer, or none, without ending the search. Both are
+     * told every result, and the steer hands both its prior. NULL: none. */
     const char *companion;
     const char *const *companion_options;
     double companion_share;

@@ -497,6 +497,118 @@ static void the_host_keeps_the_history(void **state)
     tforge_loop_outcome_dispose(&out);
 }
 
+/* Two strategies that enumerate the space, "up" from its first point and "down" from its last,
+ * skipping what they were told, each recording the size of every ask: a companion and its
+ * strategy whose shares a test can read. */
+typedef struct ladder {
+    const tforge_space_view *view;
+    int down;
+    uint8_t seen[POINTS];
+    uint32_t asks[POINTS], n_asks;
+} ladder;
+static ladder ladders[2];
+
+static int ladder_create(void **state, const tforge_strategy_args *args, int down)
+{
+    ladders[down] = (ladder){.view = args->space, .down = down};
+    *state = &ladders[down];
+    return 0;
+}
+static int up_create(void **state, const tforge_strategy_args *args)
+{
+    return ladder_create(state, args, 0);
+}
+static int down_create(void **state, const tforge_strategy_args *args)
+{
+    return ladder_create(state, args, 1);
+}
+
+static int ladder_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
+{
+    ladder *s = state;
+    s->asks[s->n_asks++] = q;
+    *n_out = 0;
+    for (uint64_t i = 0; i < POINTS && *n_out < q; i++) {
+        uint64_t at = s->down ? POINTS - 1 - i : i;
+        if (!s->seen[at]) {
+            s->seen[at] = 1;
+            s->view->point(s->view->context, at, out + 2 * (*n_out)++);
+        }
+    }
+    return 0;
+}
+
+static int ladder_tell(void *state, const tforge_observation *o, uint32_t n)
+{
+    ladder *s = state;
+    for (uint32_t i = 0; i < n; i++)
+        s->seen[s->view->index_of(s->view->context, o[i].point)] = 1;
+    return 0;
+}
+
+static const tforge_strategy_interface up_api = {sizeof up_api, up_create, ladder_ask,
+                                                 ladder_tell, rogue_destroy, NULL, NULL};
+static const tforge_strategy_interface down_api = {sizeof down_api, down_create, ladder_ask,
+                                                   ladder_tell, rogue_destroy, NULL, NULL};
+static const tforge_plugin_descriptor ladder_descriptors[] = {
+    {TFORGE_PLUGIN_STRATEGY, "up", "1.0.0", "enumeration order", TFORGE_STRATEGY_INTERFACE_ID,
+     &up_api, NULL, 0, NULL},
+    {TFORGE_PLUGIN_STRATEGY, "down", "1.0.0", "reverse enumeration order",
+     TFORGE_STRATEGY_INTERFACE_ID, &down_api, NULL, 0, NULL}};
+static uint32_t ladders_count(void)
+{
+    return 2;
+}
+static const tforge_plugin_descriptor *ladders_get(uint32_t i)
+{
+    return i < 2 ? &ladder_descriptors[i] : NULL;
+}
+static const tforge_plugin_module ladders_module = {TFORGE_PLUGIN_ABI_VERSION_INIT, "ladders",
+                                                    NULL, NULL, ladders_count, ladders_get};
+
+/* The companion ("up") proposes first: the whole batch while one of its points became the
+ * incumbent in the batch before, half its share before after a batch in which none did, never
+ * less than companion_share; the strategy ("down") the rest, and is not asked for none. */
+static void the_companion_keeps_the_batch_while_it_leads(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tforge_registry_add_static(f->reg, &ladders_module, "test:ladders"), 0);
+    reset_fake();
+    tforge_level far[2] = {5, 1};
+    tforge_candidate baseline = {far, "{}", 0};
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    o.strategy = "down";
+    o.companion = "up";
+    o.companion_share = 0.25;
+    o.budget = 16;
+    o.batch = 4;
+    o.final_rounds = 0;
+    o.baselines = &baseline;
+    o.n_baselines = 1;
+    tforge_loop_outcome out;
+    assert_int_equal(run(&out, f, &o), 0);
+    /* batch 1: (0,1) (0,2) (0,3) lead from 4.25 ms to 2; batch 2, (0,4) .. (1,1): none beats 2;
+     * batch 3: (1,2) and (1,3) lead again (1.25 ms); batch 4: (1,4) .. (2,1) do not */
+    const uint32_t up[] = {4, 4, 2, 4}, down[] = {2};
+    assert_int_equal(ladders[0].n_asks, 4);
+    assert_memory_equal(ladders[0].asks, up, sizeof up);
+    assert_int_equal(ladders[1].n_asks, 1);
+    assert_memory_equal(ladders[1].asks, down, sizeof down);
+    assert_int_equal(out.n_evals, 1 + 16);
+    tforge_loop_outcome_dispose(&out);
+
+    /* from the floor itself nothing the companion proposes leads: 4, 2, then 1 of each 4 */
+    tforge_level floor_point[2] = {2, 3};
+    baseline.point = floor_point;
+    assert_int_equal(run(&out, f, &o), 0);
+    const uint32_t up_after[] = {4, 2, 1, 1}, down_after[] = {2, 3, 3};
+    assert_int_equal(ladders[0].n_asks, 4);
+    assert_memory_equal(ladders[0].asks, up_after, sizeof up_after);
+    assert_int_equal(ladders[1].n_asks, 3);
+    assert_memory_equal(ladders[1].asks, down_after, sizeof down_after);
+    tforge_loop_outcome_dispose(&out);
+}
+
 int main(void)
 {
     tforge_log_set_level(TFORGE_LOG_ERROR);
@@ -508,6 +620,7 @@ int main(void)
         cmocka_unit_test(resumes_after_a_kill_at_every_step),
         cmocka_unit_test(bad_proposals_are_named),
         cmocka_unit_test(the_host_keeps_the_history),
+        cmocka_unit_test(the_companion_keeps_the_batch_while_it_leads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
