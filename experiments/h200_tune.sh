@@ -13,7 +13,8 @@
 #                    profiler's (tforge profile) against them (experiments/profile/)
 #   labels:K[,K...]  issue 16: `tforge profile` of K's baseline with the full counter set (stalls,
 #                    instruction mix, coalescing): the metrics, labels and evidence
-#   strategies:K[,K...] issue 16: tune K with forge, bo and rules (BUDGET, SEED), then the
+#   strategies:K[,K...] issue 16: tune K with forge, bo and rules (BUDGET, SEED, TIMEOUT: the
+#                    candidate timeout in seconds), then the
 #                    evaluations each needed to reach bo's best (compare_strategies.py)
 #   timing           issue 16: our timing, do_bench and CUPTI's activity durations of the same
 #                    launches under each protocol and its ablations (experiments/timing/)
@@ -167,7 +168,8 @@ for step in "$@"; do
     for k in $(echo "${step#strategies:}" | tr , ' '); do
       for st in forge bo rules; do
         timeout 240 "$t" tune "experiments/kernels/$k/task.json" --backend cuda --strategy "$st" \
-          --budget "${BUDGET:-30}" --seed "${SEED:-1}" --out "$out/runs/${k}_$st" -q --json \
+          --budget "${BUDGET:-30}" --seed "${SEED:-1}" ${TIMEOUT:+--timeout "$TIMEOUT"} \
+          --out "$out/runs/${k}_$st" -q --json \
           > "$out/runs/${k}_$st.json" 2> "$out/runs/${k}_$st.err"
         line "$out/runs/${k}_$st.json" tune "$k $st"
       done
