@@ -1,5 +1,7 @@
-"""Launches one config of a task a few times, synchronised, and nothing else: the process that
-`ncu` profiles for the reference numbers our profiler is compared with (issue 16).
+"""Launches one config of a task a few times, synchronised: the process that `ncu` profiles for
+the reference numbers our profiler is compared with (issue 16). With `--prepare profile` each
+launch is prepared as our profiler prepares its passes (written inputs restored, the L2 flushed
+by reading a 256 MB buffer), so that `ncu --cache-control none` sees the L2 state our counters see.
 
     ncu --clock-control none --kernel-name K --launch-skip 1 --launch-count 1 \
         --metrics M1,M2 python experiments/profile/launch.py TASK.json --config JSON
@@ -13,7 +15,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "engine", "worker", "python"))
 import torch  # noqa: E402
 import tforge_worker  # noqa: E402
-from tforge_worker.worker import bind, get, make_inputs  # noqa: E402
+from tforge_worker import bench  # noqa: E402
+from tforge_worker.worker import bind, get  # noqa: E402
 
 
 def main():
@@ -22,13 +25,22 @@ def main():
     ap.add_argument("--shape", type=int, default=0)
     ap.add_argument("--config", help="JSON config (default: the task's baseline)")
     ap.add_argument("--launches", type=int, default=3)
+    ap.add_argument("--prepare", choices=("none", "profile"), default="none",
+                    help="profile: restore and flush before each launch, as our profiler does")
     args = ap.parse_args()
     task = tforge_worker.load_task(args.task)
     shape = task["shapes"]["tune"][args.shape]
     config = json.loads(args.config) if args.config else task["baseline"][0]
     loaded = get(task)
-    run = bind(loaded, make_inputs(loaded, shape, 0), config, shape)
+    inputs, pristine = bench._inputs(loaded, shape, 0)
+    run = bind(loaded, inputs, config, shape)
+    flush = bench._flusher()
     for _ in range(args.launches):
+        if args.prepare == "profile":
+            for k, v in pristine.items():
+                inputs[k].copy_(v)
+            flush()
+            torch.cuda.synchronize()
         run()
         torch.cuda.synchronize()
 

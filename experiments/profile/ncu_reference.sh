@@ -2,11 +2,14 @@
 # Reference counters from Nsight Compute for the kernels our profiler is checked on (issue 16:
 # "our metrics agree with ncu within 5%"), clocks left as they are (--clock-control none, as our
 # profiler leaves them). Each kernel is taken twice: with ncu's cache control (caches flushed and
-# invalidated before each replay pass, the default) and without it (NAME_noflush.csv: the caches
-# as the launch script left them), for the DRAM traffic each sees.
-# Usage: experiments/profile/ncu_reference.sh OUT_DIR
+# invalidated before each replay pass, the default), without it (NAME_noflush.csv: the caches
+# as the back-to-back launches left them) and without it after our profiler's preparation of a
+# pass (NAME_prepared.csv: launch.py --prepare profile), for the DRAM traffic each sees.
+# Usage: experiments/profile/ncu_reference.sh OUT_DIR [NAME...]  (NAMEs: only those kernels)
 set -u
 out=$1
+shift
+only=" $* "
 mkdir -p "$out"
 metrics=sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed
 metrics=$metrics,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
@@ -17,12 +20,15 @@ metrics=$metrics,dram__bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum
 run() { # NAME TASK KERNEL [CONFIG]
   local name=$1 task=$2 kernel=$3
   shift 3
-  for cache in all none; do
-    local file=$name
-    [ $cache = none ] && file=${name}_noflush
+  [ "$only" != "  " ] && [[ $only != *" $name "* ]] && return
+  for take in all none prepared; do
+    local file=$name cache=$take prepare=none
+    [ $take = none ] && file=${name}_noflush
+    [ $take = prepared ] && file=${name}_prepared cache=none prepare=profile
     timeout 120 ncu --clock-control none --cache-control $cache --kernel-name "regex:$kernel" \
       --launch-skip 1 --launch-count 1 --csv --print-units base --metrics "$metrics" \
-      python3 experiments/profile/launch.py "$task" "$@" > "$out/$file.csv" 2>> "$out/ncu.err"
+      python3 experiments/profile/launch.py "$task" --prepare $prepare "$@" \
+      > "$out/$file.csv" 2>> "$out/ncu.err"
     echo "== $file"
     python3 experiments/profile/ncu_table.py < "$out/$file.csv"
   done
