@@ -55,6 +55,8 @@ static const tforge_option_spec rules_options[] = {
      "companion's rule moves); 1: then the first-improvement walk"},
 };
 
+#define N_RULES_OPTIONS (sizeof rules_options / sizeof *rules_options)
+
 static int rules_create(void **state, const tforge_strategy_args *args)
 {
     int rc = strat_create(state, sizeof(rules_state), "rules", args);
@@ -64,7 +66,7 @@ static int rules_create(void **state, const tforge_strategy_args *args)
     strat_base *b = &s->base;
     s->current = STRAT_NONE;
     double *const targets[] = {&s->walk};
-    if ((rc = strat_parse_options(b, args, rules_options, 1, targets)))
+    if ((rc = strat_parse_options(b, args, rules_options, N_RULES_OPTIONS, targets)))
         goto fail;
     uint64_t moves = 0;
     s->offset = malloc(b->dims * sizeof *s->offset);
@@ -287,7 +289,7 @@ static const tforge_plugin_descriptor rules_descriptor = {
     TFORGE_PLUGIN_STRATEGY, "rules", STRAT_VERSION,
     "The level prior's favoured neighbours of the incumbent, then a first-improvement walk "
     "with random restarts (no model)",
-    TFORGE_STRATEGY_INTERFACE_ID, &rules_interface, rules_options, 1, NULL};
+    TFORGE_STRATEGY_INTERFACE_ID, &rules_interface, rules_options, N_RULES_OPTIONS, NULL};
 
 static uint32_t rules_count(void)
 {

@@ -468,6 +468,14 @@ static void test_prior_memory_bound(void **state)
     assert_up(&x, STAGES, 4);
     assert_true(w(&x, LOOP_STAGES, 1) > 0);
     assert_neutral(&x, WARPS, 3);
+    /* a GEMM's intensity (above the ridge, 206) while memory-bound: re-reads, every tile up */
+    b = label("memory-bound", 0.8, "dram_pct 21.5, l2_pct 80.4, sm_pct 43.9, intensity 1365");
+    x = prior_of(*state, &b, 1);
+    assert_up(&x, BLOCK_M, 4);
+    assert_up(&x, BLOCK_N, 4);
+    b = label("memory-bound", 0.8, "dram_pct 88, l2_pct 80, sm_pct 40, intensity 0.25");
+    x = prior_of(*state, &b, 1);
+    assert_neutral(&x, BLOCK_M, 4);
 }
 
 static void test_prior_latency_compute_launch_uncoalesced(void **state)

@@ -175,7 +175,7 @@ static int throughput_counters(bottleneck_state *s, const tforge_profile *p)
     } else if (mem - sm >= SOL_BALANCED) {
         emit(s, p, "memory-bound", ramp(mem, 60, 90, 0.6, 0.95),
              "max(dram_pct, l2_pct) >= 60 and >= sm_pct + 10 (SOLBottleneck)", "dram_pct",
-             "l2_pct", "sm_pct", NULL);
+             "l2_pct", "sm_pct", "intensity", NULL);
     } else if (sm - mem >= SOL_BALANCED) {
         emit(s, p, "compute-bound", ramp(sm, 60, 90, 0.6, 0.95),
              "sm_pct >= 60 and >= max(dram_pct, l2_pct) + 10 (SOLBottleneck)", "sm_pct",
@@ -492,6 +492,10 @@ static void pull(const bottleneck_state *s, const tforge_bottleneck *b, const di
     double limiter = evidence_value(b->evidence, "occupancy_limiter");
     double registers = evidence_value(b->evidence, "registers");
     double waves = evidence_value(b->evidence, "waves");
+    /* memory-bound although the task's own intensity lies above the ridge: the kernel moves
+     * more than its compulsory bytes, re-reading what larger tiles would reuse */
+    double intensity = evidence_value(b->evidence, "intensity");
+    int reuse = known(intensity) && intensity >= s->ridge;
     if (strcmp(label, "register-spills") == 0) {
         if (r == TILE || r == STAGES)
             toward(d, -1, strength);
@@ -524,8 +528,8 @@ static void pull(const bottleneck_state *s, const tforge_bottleneck *b, const di
             favour(d, level_positive, 0, strength / 2);
         else if (r == TMA)
             favour(d, level_positive, 0, strength);
-        else if (r == TILE && is_contiguous_tile(d->v, s->families, d->d))
-            toward(d, +1, strength);
+        else if (r == TILE && (reuse || is_contiguous_tile(d->v, s->families, d->d)))
+            toward(d, +1, strength); /* wider loads; with re-reads, more reuse in every tile */
         else if (r == STAGES || r == PIPELINE_STAGES)
             toward(d, +1, strength / 2);
     } else if (strcmp(label, "latency-bound") == 0) {
@@ -555,15 +559,12 @@ static void pull(const bottleneck_state *s, const tforge_bottleneck *b, const di
 /* Once the labels moved something, each transform parameter that none of them moved leans to
  * level 0, the source unchanged: the levels an initial design drew at random are then not
  * carried along by the moves the labels favour. */
-static void lean_unchanged(const bottleneck_state *s, double *log_weight)
+static void lean_unchanged(const bottleneck_state *s, double *log_weight, uint64_t n)
 {
     const tforge_space_view *v = s->space;
     uint32_t dims = v->dims(v->context);
-    uint64_t total = 0;
     int any = 0;
-    for (uint32_t d = 0; d < dims; d++)
-        total += v->levels(v->context, d);
-    for (uint64_t i = 0; i < total; i++)
+    for (uint64_t i = 0; i < n; i++)
         any |= log_weight[i] != 0;
     if (!any || !s->families)
         return;
@@ -605,7 +606,7 @@ static int prior(void *state, const tforge_bottleneck *labels, uint32_t n_labels
             dv.w[l] = fmax(-s->max_weight, fmin(s->max_weight, dv.w[l]));
         offset += dv.levels;
     }
-    lean_unchanged(s, log_weight);
+    lean_unchanged(s, log_weight, n);
     return 0;
 }
 
