@@ -225,7 +225,7 @@ static void write_profile(FILE *f, const tforge_report_tune *r)
         fputs("The winner is the baseline.\n\n", f);
     fputs("What steered the search (the dimensions each label's prior moved at the incumbent, and "
           "which way):\n\n| # | incumbent | label | moved |\n|---|---|---|---|\n", f);
-    size_t rows = 0;
+    size_t rows = 0, kept = 0;
     for (size_t i = 0; i < tforge_forge_count(forge); i++) {
         const tforge_forge_profile *p = tforge_forge_at(forge, i);
         for (size_t k = 0; p->steered && k < p->n_labels; k++) {
@@ -233,18 +233,26 @@ static void write_profile(FILE *f, const tforge_report_tune *r)
             fprintf(f, "| %zu%s | `%s` | %s |", p->eval + 1,
                     o->evals[p->eval].baseline ? " (baseline)" : "", o->evals[p->eval].config,
                     l->label);
+            size_t shown = 0;
             for (size_t m = 0; m < l->n_moves; m++) {
                 const char *family = tforge_forge_family(forge, l->moves[m].dim);
-                fprintf(f, "%s %s%s%s %s", m ? "," : "",
+                if (family[0] && l->moves[m].way == TFORGE_FORGE_KEEP) {
+                    kept++; /* the lean to the source unchanged: said once, below */
+                    continue;
+                }
+                fprintf(f, "%s %s%s%s %s", shown++ ? "," : "",
                         tforge_space_name(r->space, l->moves[m].dim), family[0] ? " of " : "",
                         family, tforge_forge_way_name(l->moves[m].way));
             }
-            fputs(l->n_moves ? " |\n" : " nothing |\n", f);
+            fputs(shown ? " |\n" : " nothing |\n", f);
             rows++;
         }
     }
     if (!rows)
         fputs("| - | - | - | nothing: no label, or no profile (see the notes above) |\n", f);
+    if (kept)
+        fputs("\nNot listed: the transform parameters a label keeps at the incumbent's level "
+              "(where that is the source unchanged, the prior leans to it).\n", f);
     fputc('\n', f);
 }
 
