@@ -59,6 +59,9 @@ static const char help[] =
     "                     for forge and rules (default bottleneck)\n"
     "  --patience N       stop after N candidates without a new incumbent (default: never)\n"
     "  --no-counters      profile forge's and rules' incumbents by static metrics alone\n"
+    "  --profile-all      after the search, profile every candidate that ran correctly too\n"
+    "                     (any strategy), kept in the store: `tforge store export` then\n"
+    "                     writes a recording with the counters, for `tforge replay`\n"
     "  --profiler-option K=V  an option of the GPU's profiler (cupti; `tforge plugins\n"
     "                     --options`), repeatable: refuse=1 runs as if counters were refused\n"
     "  --transforms IDS   source transforms whose parameters join the space: all (default,\n"
@@ -86,7 +89,7 @@ static const char help[] =
 enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_BATCH,
        OPT_WORKERS, OPT_SHAPE, OPT_OUT, OPT_RESUME, OPT_CHECK, OPT_TIMEOUT, OPT_TRANSFORMS,
        OPT_TRANSFORM_OPTION, OPT_HEURISTIC, OPT_PATIENCE, OPT_NO_COUNTERS,
-       OPT_PROFILER_OPTION };
+       OPT_PROFILER_OPTION, OPT_PROFILE_ALL };
 
 typedef struct settings {
     const char *task, *backend_text, *strategy, *out, *replay_file;
@@ -94,6 +97,7 @@ typedef struct settings {
     const char *profiler_options[65]; /* NULL-terminated */
     size_t n_profiler_options;
     int no_counters;
+    int profile_all; /* profile every correct candidate after the search */
     const char *options[65]; /* NULL-terminated: at most 64 are taken */
     size_t n_options;
     const char *transforms; /* "all", "none" or ID,ID */
@@ -171,6 +175,7 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         {"heuristic", required_argument, NULL, OPT_HEURISTIC},
         {"patience", required_argument, NULL, OPT_PATIENCE},
         {"no-counters", no_argument, NULL, OPT_NO_COUNTERS},
+        {"profile-all", no_argument, NULL, OPT_PROFILE_ALL},
         {"profiler-option", required_argument, NULL, OPT_PROFILER_OPTION},
         CLI_COMMON_LONG_OPTIONS,
         {0, 0, 0, 0}};
@@ -212,6 +217,7 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         case OPT_HEURISTIC: s->heuristic = optarg; break;
         case OPT_PATIENCE: rc = parse_uint(c, "--patience", optarg, &s->patience, 1); break;
         case OPT_NO_COUNTERS: s->no_counters = 1; break;
+        case OPT_PROFILE_ALL: s->profile_all = 1; break;
         case OPT_PROFILER_OPTION:
             if (!strchr(optarg, '='))
                 return cli_usage_error(c, "--profiler-option expects KEY=VALUE, not '%s'",
@@ -706,6 +712,17 @@ static int use_transforms(const settings *s, const tforge_registry *reg, tforge_
     return rc;
 }
 
+/* --profile-all: every candidate that ran correctly, profiled and stored (those a resumed run
+ * took from the store were profiled, if at all, by the run that evaluated them). */
+static int profile_all(tforge_forge *forge, const tforge_loop_outcome *outcome)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < outcome->n_evals; i++)
+        if (!outcome->evals[i].resumed && outcome->evals[i].m.status == TFORGE_STATUS_OK)
+            rc = tforge_forge_profile_eval(forge, outcome, i, NULL);
+    return rc;
+}
+
 /* forge on a GPU (the cuda backend) when its heuristic is there, else bo. */
 static const char *default_strategy(const settings *s, const tforge_registry *reg)
 {
@@ -776,15 +793,15 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     fo.heuristic = s.heuristic;
     fo.record = &record;
     fo.counters = !s.no_counters;
-    if (steered && (tforge_forge_families(&families, task->space, task->transforms) ||
-                    (fo.families = families, tforge_forge_open(&forge, reg, task->space, &backend,
-                                                               &fo))))
+    if ((steered || s.profile_all) &&
+        (tforge_forge_families(&families, task->space, task->transforms) ||
+         (fo.families = families, tforge_forge_open(&forge, reg, task->space, &backend, &fo))))
         goto failed;
     tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
     lo.strategy = strategy_plugin;
     tforge_forge_companion(&lo, s.strategy);
     lo.strategy_options = s.options;
-    lo.steer = forge ? tforge_forge_steer(forge) : NULL;
+    lo.steer = steered ? tforge_forge_steer(forge) : NULL;
     lo.patience = s.patience;
     lo.seed = s.seed;
     lo.budget = s.budget;
@@ -803,6 +820,8 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     /* the winner's profile for the report, when it was never an incumbent profiled */
     if (forge && outcome.best >= 0 &&
         tforge_forge_profile_eval(forge, &outcome, (size_t)outcome.best, NULL))
+        goto failed;
+    if (s.profile_all && profile_all(forge, &outcome))
         goto failed;
     if (task->transforms && winner_variant(&won, &backend, task, &outcome, common))
         goto failed;

@@ -212,9 +212,16 @@ static void write_profile(FILE *f, const tforge_report_tune *r)
         base = tforge_forge_find(forge, (size_t)o->baseline);
     if (o->best >= 0)
         win = tforge_forge_find(forge, (size_t)o->best);
-    fprintf(f, "## Profile\n\nProfiles of the baseline and of each new incumbent, classified by "
-               "the heuristic `%s`; each one's labels set the strategy's prior (piBO: it fades "
-               "as observations come).\n\n", tforge_forge_heuristic(forge));
+    size_t steered = 0;
+    for (size_t i = 0; i < tforge_forge_count(forge); i++)
+        steered += (size_t)tforge_forge_at(forge, i)->steered;
+    if (steered)
+        fprintf(f, "## Profile\n\nProfiles of the baseline and of each new incumbent, classified "
+                   "by the heuristic `%s`; each one's labels set the strategy's prior (piBO: it "
+                   "fades as observations come).\n\n", tforge_forge_heuristic(forge));
+    else
+        fprintf(f, "## Profile\n\n%zu profiles, classified by the heuristic `%s`; none steered "
+                   "the search.\n\n", tforge_forge_count(forge), tforge_forge_heuristic(forge));
     if (base || win)
         write_metrics(f, base, win);
     if (base)

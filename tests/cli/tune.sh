@@ -46,6 +46,29 @@ if "$tforge" tune "$src/tests/fixtures/tasks/faulty/task.json" --backend interpr
      > "$work/faulty.txt" 2>&1 &&
    json "$work/faulty/result.json" '[h["status"] for h in r["history"]].count("ok") == 2 and len(r["history"]) == 10 and [h["status"] for h in r["history"]].count("timeout") == 2 and [h["status"] for h in r["history"]].count("runtime") == 4 and [h["status"] for h in r["history"]].count("wrong") == 2 and r["workers_replaced"] >= 4'; then ok; else bad "planted faults"; cat "$work/faulty.txt" "$work/faulty/report.md"; fi
 
+# --profile-all: every candidate profiled and stored, so that the exported recording carries the
+# counters (planted here in a copy of the recorded space) for replay.
+"$python" - "$space" "$work/counted.json" <<'EOF'
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1], "rt"))
+for i, e in enumerate(d["cache"].values()):
+    if isinstance(e["time"], float):
+        e["dram_pct"] = 10.0 + i % 50
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+if "$tforge" tune "$src/experiments/kernels/matmul/task.json" --backend "replay:$work/counted.json" \
+     --strategy exhaustive --budget 2000 --profile-all --out "$work/all" -q > "$work/all.txt" 2>&1 &&
+   "$tforge" store export --store "$work/all/tforge.db" --run 1 --out "$work/all.json" \
+     >> "$work/all.txt" 2>&1 &&
+   "$python" - "$work/counted.json" "$work/all.json" <<'EOF'
+import json, sys
+planted, exported = (json.load(open(p))["cache"] for p in sys.argv[1:])
+timed = [k for k, e in planted.items() if isinstance(e["time"], float)]
+assert timed and all(exported[k]["dram_pct"] == planted[k]["dram_pct"] for k in timed)
+assert all("occupancy_theoretical" in exported[k] for k in timed)  # the static metrics too
+EOF
+then ok; else bad "tune --profile-all, then export"; cat "$work/all.txt"; fi
+
 # Resume: the same settings continue the stored run and evaluate nothing twice.
 args=(tune "$src/experiments/kernels/matmul/task.json" --backend "replay:$space" --budget 12
       --strategy annealing --out "$work/resume" -q)
