@@ -16,6 +16,9 @@
 #   strategies:K[,K...] issue 16: tune K with forge, bo and rules (BUDGET, SEED, TIMEOUT: the
 #                    candidate timeout in seconds), then the
 #                    evaluations each needed to reach bo's best (compare_strategies.py)
+#   record:K[,K...]  issue 16: K's whole knob space timed and profiled with counters (tune
+#                    --strategy exhaustive --profile-all), exported as a recording,
+#                    runs/K_counters_H200.json.gz: forge and rules replayed on many seeds
 #   timing           issue 16: our timing, do_bench and CUPTI's activity durations of the same
 #                    launches under each protocol and its ablations (experiments/timing/)
 #   capture:K[,K...] issue 14: `tforge capture` of experiments/capture/K_script.py, the captured
@@ -175,6 +178,14 @@ for step in "$@"; do
       done
       python3 experiments/profile/compare_strategies.py "forge=$out/runs/${k}_forge.json" \
         "bo=$out/runs/${k}_bo.json" "rules=$out/runs/${k}_rules.json" 2>&1 | tee -a "$summary"
+    done ;;
+  record:*)
+    for k in $(echo "${step#record:}" | tr , ' '); do
+      timeout 500 "$t" tune "experiments/kernels/$k/task.json" --backend cuda --transforms none \
+        --strategy exhaustive --budget 100000 --profile-all ${TIMEOUT:+--timeout "$TIMEOUT"} \
+        --out "$out/runs/record_$k" -q > "$out/runs/record_$k.txt" 2>&1
+      "$t" store export --store "$out/runs/record_$k/tforge.db" --run 1 \
+        --out "$out/runs/${k}_counters_H200.json.gz" 2>&1 | tee -a "$summary"
     done ;;
   timing)
     timeout 240 python3 experiments/timing/protocol.py experiments/kernels/matmul/task.json \
