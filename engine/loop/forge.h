@@ -4,7 +4,8 @@
  * for the prior its labels favour at the incumbent's levels and hands that to the strategy
  * (set_level_prior, which fades as observations come). `forge` is bo steered so, with the
  * prior's favoured moves from the incumbent (rules, as the loop's companion) first in each batch,
- * for all of it while they lead and a quarter at least; `rules` the rules strategy steered so; `bo` nothing steered.
+ * all of it while they lead and a quarter at least; `rules` the rules strategy steered so; `bo`
+ * nothing steered.
  *
  * Every profile taken is kept with its labels and, for each label, the dimensions the prior of
  * that label alone moves and which way: what the report and result.json say steered what. A

@@ -339,9 +339,9 @@ static int propose(loop *l, uint32_t want, tforge_level *points, uint32_t *got,
     return rc;
 }
 
-/* The companion keeps the whole batch while it leads: after a batch in which one of its `n`
- * points (from evaluation `first` on) became the incumbent, and halves its share, down to
- * companion_share, after each in which none did. */
+/* The companion keeps the whole batch while it leads (one of its `n` points, from evaluation
+ * `first` on, became the incumbent); after a batch in which none did its share halves, down to
+ * companion_share. */
 static void follow_lead(loop *l, size_t first, uint32_t n)
 {
     int led = 0;

@@ -111,9 +111,9 @@ typedef struct tforge_loop_options {
     uint32_t patience;     /* stop after this many candidates without a new incumbent; 0: never */
     /* A second strategy that proposes first in each batch (forge: rules' moves among bo's),
      * the strategy the rest: the whole batch at the start and after each batch in which one of
-     * its points became the incumbent, half its share before after each in which none did, down
-     * to `companion_share`. It may answer fewer, or none, without ending the search. Both are
-     * told every result, and the steer hands both its prior. NULL: none. */
+     * its points became the incumbent; its share halves after each batch in which none did,
+     * down to `companion_share`. It may answer fewer, or none, without ending the search. Both
+     * are told every result, and the steer hands both its prior. NULL: none. */
     const char *companion;
     const char *const *companion_options;
     double companion_share;
