@@ -59,8 +59,8 @@ static const char help[] =
     "                     for forge and rules (default bottleneck)\n"
     "  --patience N       stop after N candidates without a new incumbent (default: never)\n"
     "  --no-counters      profile forge's and rules' incumbents by static metrics alone\n"
-    "  --profile-all      after the search, profile every candidate that ran correctly too\n"
-    "                     (any strategy), kept in the store: `tforge store export` then\n"
+    "  --profile-all      profile every candidate that ran correctly too (any strategy), as\n"
+    "                     its batch is told, kept in the store: `tforge store export` then\n"
     "                     writes a recording with the counters, for `tforge replay`\n"
     "  --profiler-option K=V  an option of the GPU's profiler (cupti; `tforge plugins\n"
     "                     --options`), repeatable: refuse=1 runs as if counters were refused\n"
@@ -97,7 +97,7 @@ typedef struct settings {
     const char *profiler_options[65]; /* NULL-terminated */
     size_t n_profiler_options;
     int no_counters;
-    int profile_all; /* profile every correct candidate after the search */
+    int profile_all; /* profile every correct candidate, not only the incumbents */
     const char *options[65]; /* NULL-terminated: at most 64 are taken */
     size_t n_options;
     const char *transforms; /* "all", "none" or ID,ID */
@@ -712,17 +712,6 @@ static int use_transforms(const settings *s, const tforge_registry *reg, tforge_
     return rc;
 }
 
-/* --profile-all: every candidate that ran correctly, profiled and stored (those a resumed run
- * took from the store were profiled, if at all, by the run that evaluated them). */
-static int profile_all(tforge_forge *forge, const tforge_loop_outcome *outcome)
-{
-    int rc = 0;
-    for (size_t i = 0; !rc && i < outcome->n_evals; i++)
-        if (!outcome->evals[i].resumed && outcome->evals[i].m.status == TFORGE_STATUS_OK)
-            rc = tforge_forge_profile_eval(forge, outcome, i, NULL);
-    return rc;
-}
-
 /* forge on a GPU (the cuda backend) when its heuristic is there, else bo. */
 static const char *default_strategy(const settings *s, const tforge_registry *reg)
 {
@@ -793,6 +782,8 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     fo.heuristic = s.heuristic;
     fo.record = &record;
     fo.counters = !s.no_counters;
+    fo.steer = steered;
+    fo.profile_all = s.profile_all;
     if ((steered || s.profile_all) &&
         (tforge_forge_families(&families, task->space, task->transforms) ||
          (fo.families = families, tforge_forge_open(&forge, reg, task->space, &backend, &fo))))
@@ -801,7 +792,7 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     lo.strategy = strategy_plugin;
     tforge_forge_companion(&lo, s.strategy);
     lo.strategy_options = s.options;
-    lo.steer = steered ? tforge_forge_steer(forge) : NULL;
+    lo.steer = forge ? tforge_forge_steer(forge) : NULL;
     lo.patience = s.patience;
     lo.seed = s.seed;
     lo.budget = s.budget;
@@ -820,8 +811,6 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     /* the winner's profile for the report, when it was never an incumbent profiled */
     if (forge && outcome.best >= 0 &&
         tforge_forge_profile_eval(forge, &outcome, (size_t)outcome.best, NULL))
-        goto failed;
-    if (s.profile_all && profile_all(forge, &outcome))
         goto failed;
     if (task->transforms && winner_variant(&won, &backend, task, &outcome, common))
         goto failed;

@@ -129,6 +129,7 @@ static int split_options(tforge_forge *f, const char *const *options)
 
 static int steer_incumbent(void *context, tforge_strategy *const *strategies, size_t n,
                            const tforge_loop_outcome *out, size_t incumbent);
+static int profile_batch(void *context, const tforge_loop_outcome *out, size_t first, size_t n);
 
 int tforge_forge_open(tforge_forge **out, const tforge_registry *registry,
                       const tforge_space *space, tforge_backend *backend,
@@ -147,7 +148,8 @@ int tforge_forge_open(tforge_forge **out, const tforge_registry *registry,
     f->o = *o;
     f->heuristic_id = o->heuristic ? o->heuristic : "bottleneck";
     f->dims = tforge_space_dims(space);
-    f->steer = (tforge_loop_steer){f, steer_incumbent};
+    f->steer = (tforge_loop_steer){f, o->steer ? steer_incumbent : NULL,
+                                   o->profile_all ? profile_batch : NULL};
     f->offset = malloc((f->dims ? f->dims : 1) * sizeof *f->offset);
     int rc = f->offset ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
     for (uint32_t d = 0; !rc && d < f->dims; d++) {
@@ -368,11 +370,12 @@ static int store_profile(const tforge_forge *f, const tforge_loop_eval *e,
     return rc;
 }
 
-/* Profiles evaluation `eval`, classifies it and hands the labels' prior to each of the
- * `n_strategies` strategies (none: the profile alone). */
+/* Profiles evaluation `eval` and classifies it, into `*taken` (NULL when the backend cannot
+ * profile: the search goes unsteered). */
 static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
-                tforge_strategy *const *strategies, size_t n_strategies)
+                tforge_forge_profile **taken)
 {
+    *taken = NULL;
     if (tforge_grow((void **)&f->profiles, &f->cap, f->n, sizeof *f->profiles, "the profiles"))
         return TFORGE_ENOMEM;
     tforge_forge_profile *p = &f->profiles[f->n++];
@@ -381,7 +384,7 @@ static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
     const tforge_loop_eval *e = &out->evals[eval];
     tforge_candidate candidate = {e->point, e->config, 0};
     int rc = tforge_backend_profile(f->backend, &candidate, &e->m, f->o.counters, &p->profile);
-    if (rc == TFORGE_ENOTFOUND) { /* this backend cannot profile: the search goes unsteered */
+    if (rc == TFORGE_ENOTFOUND) {
         snprintf(p->note, sizeof p->note, "The %s backend cannot profile",
                  f->backend->type ? f->backend->type->name : "?");
         tforge_error_clear();
@@ -403,40 +406,62 @@ static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
         snprintf(p->note, sizeof p->note, "A baseline outside the space: no prior at its levels");
     else if (n == 0)
         snprintf(p->note, sizeof p->note, "No label: no prior");
-    if (!n_strategies)
-        return 0;
-    /* the labels' prior, or none (all zeros remove the one before) */
-    tforge_bottleneck *copies = NULL;
-    if (n && e->point) {
-        if (!(copies = malloc(n * sizeof *copies)))
-            return tforge_error_set(TFORGE_ENOMEM, "out of memory");
-        for (uint32_t i = 0; i < n; i++)
-            copies[i] = (tforge_bottleneck){p->labels[i].label, p->labels[i].confidence,
-                                            p->labels[i].evidence, p->labels[i].rule};
-    }
-    rc = prior_of(f, copies, copies ? n : 0, e->point);
+    *taken = p;
+    return 0;
+}
+
+/* Hands the prior of `p`'s labels (none: all zeros remove the one before) to each of the
+ * `n_strategies` strategies. */
+static int hand_prior(tforge_forge *f, tforge_forge_profile *p, const tforge_loop_eval *e,
+                      tforge_strategy *const *strategies, size_t n_strategies)
+{
+    size_t n = e->point ? p->n_labels : 0;
+    tforge_bottleneck *copies = n ? malloc(n * sizeof *copies) : NULL;
+    if (n && !copies)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        copies[i] = (tforge_bottleneck){p->labels[i].label, p->labels[i].confidence,
+                                        p->labels[i].evidence, p->labels[i].rule};
+    int rc = prior_of(f, copies, (uint32_t)n, e->point);
     free(copies);
     for (size_t i = 0; !rc && i < n_strategies; i++)
         rc = tforge_strategy_set_level_prior(strategies[i], f->weights, f->n_levels);
-    p->steered = !rc && n && e->point;
+    p->steered = !rc && n;
     return rc;
 }
 
+/* The new incumbent's profile (taken now unless its batch's was), its prior to the strategies. */
 static int steer_incumbent(void *context, tforge_strategy *const *strategies, size_t n,
                            const tforge_loop_outcome *out, size_t incumbent)
 {
-    return take(context, out, incumbent, strategies, n);
+    tforge_forge *f = context;
+    tforge_forge_profile *p = (tforge_forge_profile *)tforge_forge_find(f, incumbent);
+    int rc = p ? 0 : take(f, out, incumbent, &p);
+    return rc || !p ? rc : hand_prior(f, p, &out->evals[incumbent], strategies, n);
+}
+
+/* profile_all: each candidate of the batch that ran correctly (not those a resumed run took
+ * from the store: the run that evaluated them profiled them). */
+static int profile_batch(void *context, const tforge_loop_outcome *out, size_t first, size_t n)
+{
+    tforge_forge *f = context;
+    tforge_forge_profile *p;
+    int rc = 0;
+    for (size_t i = first; !rc && i < first + n; i++)
+        if (!out->evals[i].resumed && out->evals[i].m.status == TFORGE_STATUS_OK &&
+            !tforge_forge_find(f, i))
+            rc = take(f, out, i, &p);
+    return rc;
 }
 
 int tforge_forge_profile_eval(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
                               const tforge_forge_profile **profile)
 {
-    int rc = 0;
     if (eval >= out->n_evals)
         return tforge_error_set(TFORGE_EINPUT, "forge: evaluation %zu of %zu", eval,
                                 out->n_evals);
-    if (!tforge_forge_find(f, eval))
-        rc = take(f, out, eval, NULL, 0);
+    tforge_forge_profile *taken;
+    int rc = tforge_forge_find(f, eval) ? 0 : take(f, out, eval, &taken);
     if (profile)
         *profile = rc ? NULL : tforge_forge_find(f, eval);
     return rc;

@@ -31,7 +31,7 @@ const char *tforge_forge_plugin(const char *strategy, int *steered);
 /* Sets the loop's companion for `strategy`: rules' moves for "forge", none for any other. */
 void tforge_forge_companion(tforge_loop_options *options, const char *strategy);
 
-#define TFORGE_FORGE_OPTIONS_VERSION 1
+#define TFORGE_FORGE_OPTIONS_VERSION 2
 typedef struct tforge_forge_options {
     unsigned version;
     const char *heuristic;                /* plugin id; NULL: "bottleneck" */
@@ -43,8 +43,10 @@ typedef struct tforge_forge_options {
     /* Where each profile of an evaluation made by this run (not taken from a resumed one) is
      * recorded, with its labels: the loop's record (NULL: nothing is stored). */
     const tforge_run_record *record;
+    int steer;       /* hand each new incumbent's prior to the loop's strategies (0: profile) */
+    int profile_all; /* profile every candidate that ran correctly, as its batch is told */
 } tforge_forge_options;
-#define TFORGE_FORGE_OPTIONS_INIT {TFORGE_FORGE_OPTIONS_VERSION, NULL, NULL, NULL, 1, NULL}
+#define TFORGE_FORGE_OPTIONS_INIT {TFORGE_FORGE_OPTIONS_VERSION, NULL, NULL, NULL, 1, NULL, 1, 0}
 
 /* Which way a label's prior moves one dimension, relative to the incumbent's level. */
 typedef enum tforge_forge_way {
@@ -86,7 +88,8 @@ int tforge_forge_open(tforge_forge **out, const tforge_registry *registry,
 /* NULL is allowed. */
 void tforge_forge_free(tforge_forge *forge);
 
-/* The steer to put in the loop's options: it lives as long as the forge. */
+/* The steer to put in the loop's options: it lives as long as the forge. Each incumbent is
+ * profiled once: with profile_all, the batch's profile is the one its prior comes from. */
 const tforge_loop_steer *tforge_forge_steer(tforge_forge *forge);
 
 /* Profiles and classifies evaluation `eval` of `out` without steering (the winner, for the

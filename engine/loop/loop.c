@@ -271,12 +271,15 @@ static int check_proposal(const loop *l, const tforge_level *p, const char *prop
     return rc;
 }
 
-/* Tells the steer of a new incumbent, once a batch is told. */
-static int steer(loop *l)
+/* Tells the steer of the batch evaluated from `first` on, then of a new incumbent. */
+static int steer(loop *l, size_t first)
 {
     const tforge_loop_steer *st = l->o->steer;
-    if (!st || !l->incumbent_changed)
-        return 0;
+    int rc = st && st->evaluated && l->out->n_evals > first
+                 ? st->evaluated(st->context, l->out, first, l->out->n_evals - first)
+                 : 0;
+    if (rc || !st || !st->incumbent || !l->incumbent_changed)
+        return rc;
     l->incumbent_changed = 0;
     tforge_strategy *const both[2] = {l->strategy, l->companion};
     return st->incumbent(st->context, both, l->companion ? 2 : 1, l->out, (size_t)l->incumbent);
@@ -374,7 +377,7 @@ static int baselines(loop *l)
     if (!rc && n_told)
         rc = tell(l, told, n_told);
     if (!rc)
-        rc = steer(l);
+        rc = steer(l, 0);
     free(told);
     return rc;
 }
@@ -414,7 +417,7 @@ static int candidates_loop(loop *l)
         for (uint32_t i = 0; i < got; i++)
             told[i] = observe(c[i].point, &l->out->evals[before + i].m);
         follow_lead(l, before, companions);
-        if ((rc = tell(l, told, got)) || (rc = steer(l)))
+        if ((rc = tell(l, told, got)) || (rc = steer(l, before)))
             break;
         n += got;
         progress(l, n, o->budget);

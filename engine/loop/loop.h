@@ -79,17 +79,20 @@ typedef struct tforge_loop_outcome {
 } tforge_loop_outcome;
 void tforge_loop_outcome_dispose(tforge_loop_outcome *outcome);
 
-/* What steers the search (the profile-guided loop, forge.h): told of the incumbent once the
- * baselines are told and again each time it changes, before the next ask; it may hand the
- * strategy a prior. The incumbent is the evaluation that beat every earlier one by more than the
- * noise of both (the best baseline until a candidate beats it; on an untimed backend the first
- * that ran correctly). */
+/* What steers the search (the profile-guided loop, forge.h): told of each batch once it is
+ * told to the strategies (the baselines first), then of the incumbent once the baselines are
+ * told and again each time it changes, before the next ask; it may hand the strategy a prior.
+ * The incumbent is the evaluation that beat every earlier one by more than the noise of both
+ * (the best baseline until a candidate beats it; on an untimed backend the first that ran
+ * correctly). Either callback may be NULL; an error from one ends the loop. */
 typedef struct tforge_loop_steer {
     void *context;
     /* `incumbent` indexes out->evals; `strategies` are the loop's (the strategy, then its
-     * companion if there is one); an error ends the loop. */
+     * companion if there is one). */
     int (*incumbent)(void *context, tforge_strategy *const *strategies, size_t n_strategies,
                      const tforge_loop_outcome *out, size_t incumbent);
+    /* The batch: out->evals[first .. first + n), resumed ones included (their `resumed` set). */
+    int (*evaluated)(void *context, const tforge_loop_outcome *out, size_t first, size_t n);
 } tforge_loop_steer;
 
 #define TFORGE_LOOP_OPTIONS_VERSION 2

@@ -2,7 +2,7 @@
  * and a transform's level), a fixture heuristic and a spy strategy that records each prior it is
  * handed: the prior is set after the baseline, set again when the incumbent changes and not
  * otherwise; patience stops the search; refused counters and a backend that cannot profile
- * still run; forge's rule moves join bo's batches. */
+ * still run; forge's rule moves join bo's batches; profile_all profiles every candidate once. */
 #include "backend.h"
 #include "forge.h"
 #include "lab.h"
@@ -594,6 +594,52 @@ static void rule_moves_join_the_batches(void **state)
     tforge_backend_close(&the_backend);
 }
 
+/* profile_all: every evaluation (all run correctly on the fake) profiled once, as its batch is
+ * told, the incumbents' prior taken from those profiles; with steer off, profiles and no prior. */
+static void profile_all_profiles_each_candidate_once(void **state)
+{
+    fixture *f = *state;
+    the_fake.refuse_counters = 0;
+    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
+    args.space = f->space;
+    assert_int_equal(tforge_backend_open(&the_backend, &fake_type, &args), 0);
+    for (int steer = 1; steer >= 0; steer--) {
+        the_fake.profiles = 0;
+        tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
+        fo.heuristic = "fixture";
+        fo.families = families;
+        fo.steer = steer;
+        fo.profile_all = 1;
+        tforge_forge *forge;
+        assert_int_equal(tforge_forge_open(&forge, f->reg, f->space, &the_backend, &fo), 0);
+        tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+        o.strategy = "spy";
+        o.budget = 20;
+        o.batch = 3;
+        o.final_rounds = 0;
+        o.baselines = &baseline;
+        o.n_baselines = 1;
+        o.steer = tforge_forge_steer(forge);
+        tforge_loop_outcome out;
+        assert_int_equal(tforge_loop_run(&out, f->reg, f->space, &the_backend, &o), 0);
+        assert_int_equal(out.n_evals, 21);
+        assert_int_equal(the_fake.profiles, out.n_evals);
+        assert_int_equal(tforge_forge_count(forge), out.n_evals);
+        size_t steered = 0; /* a batch's last new incumbent steers: at most one a batch */
+        for (size_t i = 0; i < out.n_evals; i++) {
+            const tforge_forge_profile *p = tforge_forge_find(forge, i);
+            assert_non_null(p);
+            assert_true(!p->steered || (steer && out.evals[i].incumbent));
+            steered += (size_t)p->steered;
+        }
+        assert_int_equal(the_spy.priors, steered);
+        assert_true(steer ? steered >= 3 : steered == 0);
+        tforge_forge_free(forge);
+        tforge_loop_outcome_dispose(&out);
+    }
+    tforge_backend_close(&the_backend);
+}
+
 static void names_and_refusals(void **state)
 {
     fixture *f = *state;
@@ -632,6 +678,7 @@ int main(void)
         cmocka_unit_test(profiles_are_stored),
         cmocka_unit_test(the_lab_steers_on_a_recorded_space),
         cmocka_unit_test(rule_moves_join_the_batches),
+        cmocka_unit_test(profile_all_profiles_each_candidate_once),
         cmocka_unit_test(names_and_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
