@@ -10,7 +10,9 @@
  * Every profile taken is kept with its labels and, for each label, the dimensions the prior of
  * that label alone moves and which way: what the report and result.json say steered what. A
  * backend that cannot profile leaves the search unsteered (the note says so); refused counters
- * leave the static metrics (the profile's `counters` says which). */
+ * leave the static metrics (the profile's `counters` says which). With profile_all every
+ * candidate that ran correctly is profiled and stored too (`tune --profile-all`: recordings
+ * with counters), and with steer off no prior is handed at all. */
 #ifndef TFORGE_ENGINE_FORGE_H
 #define TFORGE_ENGINE_FORGE_H
 

@@ -4,8 +4,8 @@
  * hears of it; a run resumed from the store is told its stored evaluations again instead of
  * evaluating them, and must propose the same points. A new best must beat the incumbent by more
  * than the measured noise, and the final top few are re-timed in interleaved rounds with the
- * best baseline before the winner is named. A steer (the profile-guided loop) hears of each new
- * incumbent between a tell and the next ask; patience ends the search early. A companion
+ * best baseline before the winner is named. A steer (the profile-guided loop) hears of each
+ * batch and each new incumbent between a tell and the next ask; patience ends the search early. A companion
  * strategy may propose first, for a share of each batch that grows while it leads (forge's rule
  * moves). */
 #ifndef TFORGE_ENGINE_LOOP_H
