@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `tforge tune` end to end without a GPU: the interpreter backend on two examples, the replay
-# backend with interpreter checks, planted faults (crash, hang, raise, wrong), resume, bad input.
+# backend with interpreter checks, planted faults (crash, hang, raise, wrong), --profile-all and
+# its export, resume, bad input.
 # usage: tune.sh TFORGE PYTHON SOURCE_DIR
 set -u
 tforge=$1 python=$2 src=$3

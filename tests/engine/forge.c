@@ -535,6 +535,35 @@ static void the_lab_steers_on_a_recorded_space(void **state)
     tforge_recording_free(rec);
 }
 
+/* The fixture's forge over the_backend (open). */
+static tforge_forge *fixture_forge(fixture *f, int steer, int profile_all)
+{
+    tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
+    fo.heuristic = "fixture";
+    fo.families = families;
+    fo.steer = steer;
+    fo.profile_all = profile_all;
+    tforge_forge *forge;
+    assert_int_equal(tforge_forge_open(&forge, f->reg, f->space, &the_backend, &fo), 0);
+    return forge;
+}
+
+/* The spy's loop from `from`: `budget` candidates in batches of `batch`, steered by `forge`, no
+ * final re-timing. */
+static tforge_loop_options spy_loop(const tforge_candidate *from, uint32_t budget, uint32_t batch,
+                                    tforge_forge *forge)
+{
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    o.strategy = "spy";
+    o.budget = budget;
+    o.batch = batch;
+    o.final_rounds = 0;
+    o.baselines = from;
+    o.n_baselines = 1;
+    o.steer = tforge_forge_steer(forge);
+    return o;
+}
+
 /* forge's rule moves (loop.h's companion: rules with walk=0) beside the spy, batches of two:
  * once a prior is set each batch opens with the favoured neighbour of the incumbent, a point the
  * spy proposes in the same batch is evaluated once, and without a prior the companion proposes
@@ -548,21 +577,10 @@ static void rule_moves_join_the_batches(void **state)
     tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
     args.space = f->space;
     assert_int_equal(tforge_backend_open(&the_backend, &fake_type, &args), 0);
-    tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
-    fo.heuristic = "fixture";
-    fo.families = families;
-    tforge_forge *forge;
-    assert_int_equal(tforge_forge_open(&forge, f->reg, f->space, &the_backend, &fo), 0);
-    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    tforge_forge *forge = fixture_forge(f, 1, 0);
+    tforge_loop_options o = spy_loop(&from, 8, 2, forge);
     tforge_forge_companion(&o, "forge");
     assert_string_equal(o.companion, "rules");
-    o.strategy = "spy";
-    o.budget = 8;
-    o.batch = 2;
-    o.final_rounds = 0;
-    o.baselines = &from;
-    o.n_baselines = 1;
-    o.steer = tforge_forge_steer(forge);
     tforge_loop_outcome out;
     assert_int_equal(tforge_loop_run(&out, f->reg, f->space, &the_backend, &o), 0);
     /* the baseline (1, 0) favours BLOCK_M level 0: rules proposes (0, 0), which is also the
@@ -605,21 +623,8 @@ static void profile_all_profiles_each_candidate_once(void **state)
     assert_int_equal(tforge_backend_open(&the_backend, &fake_type, &args), 0);
     for (int steer = 1; steer >= 0; steer--) {
         the_fake.profiles = 0;
-        tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
-        fo.heuristic = "fixture";
-        fo.families = families;
-        fo.steer = steer;
-        fo.profile_all = 1;
-        tforge_forge *forge;
-        assert_int_equal(tforge_forge_open(&forge, f->reg, f->space, &the_backend, &fo), 0);
-        tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
-        o.strategy = "spy";
-        o.budget = 20;
-        o.batch = 3;
-        o.final_rounds = 0;
-        o.baselines = &baseline;
-        o.n_baselines = 1;
-        o.steer = tforge_forge_steer(forge);
+        tforge_forge *forge = fixture_forge(f, steer, 1);
+        tforge_loop_options o = spy_loop(&baseline, 20, 3, forge);
         tforge_loop_outcome out;
         assert_int_equal(tforge_loop_run(&out, f->reg, f->space, &the_backend, &o), 0);
         assert_int_equal(out.n_evals, 21);
