@@ -178,7 +178,8 @@ for step in "$@"; do
       done
       python3 experiments/profile/compare_strategies.py "forge=$out/runs/${k}_forge.json" \
         "bo=$out/runs/${k}_bo.json" "rules=$out/runs/${k}_rules.json" 2>&1 | tee -a "$summary"
-    done ;;
+    done
+    python3 experiments/profile/summarize_strategies.py "$out/runs" 2>&1 | tee -a "$summary" ;;
   record:*)
     for k in $(echo "${step#record:}" | tr , ' '); do
       timeout 500 "$t" tune "experiments/kernels/$k/task.json" --backend cuda --transforms none \
