@@ -1869,6 +1869,19 @@ int tforge_recording_extras_json(char **out, const tforge_recording *rec,
     return print_json(out, extras);
 }
 
+/* Whether a metric called `name` would repeat a field an entry has already: a parameter, the
+ * time, or one of the timing fields (a profile's `num_warps`, say, where num_warps is tuned). */
+static int entry_field(const tforge_recording *rec, const char *name)
+{
+    for (uint32_t p = 0; p < rec->n_params; p++)
+        if (strcmp(rec->params[p].name, name) == 0)
+            return 1;
+    for (size_t t = 0; t < N_TIMING; t++)
+        if (strcmp(timing_fields[t].kt, name) == 0)
+            return 1;
+    return strcmp(name, "time") == 0 || strcmp(name, "timestamp") == 0;
+}
+
 int tforge_recording_extras_read(tforge_recording_entry *entry, tforge_recording *rec,
                                  const char *json, const char *where)
 {
@@ -1895,7 +1908,7 @@ int tforge_recording_extras_read(tforge_recording_entry *entry, tforge_recording
             rc = field_error(where, field, "a number", "metrics.%s", field->string);
         else if (t < N_TIMING)
             *timing(entry, t) = field->valuedouble;
-        else if (cJSON_IsNumber(field))
+        else if (cJSON_IsNumber(field) && !entry_field(rec, field->string))
             rc = set_metric(rec, &entry->metrics, &have, field->string, field->valuedouble);
     }
     cJSON_Delete(extras);

@@ -160,7 +160,8 @@ int tforge_recording_config_levels(tforge_level *out, const tforge_recording *re
  * "framework_time", "verification_time", "strategy_time", metric: value ...}; `*out` is NULL
  * when there is nothing. Reading sets those fields of `entry` and allocates `entry->times`
  * and `entry->metrics` (rec->n_metrics values once it returns; the caller frees both); an
- * unknown numeric key becomes a new metric of `rec`, other keys are ignored. */
+ * unknown numeric key becomes a new metric of `rec`, unless it names a field the entry has
+ * already (a parameter, the time, a timing field); other keys are ignored. */
 int tforge_recording_extras_json(char **out, const tforge_recording *rec,
                                  const tforge_recording_entry *entry);
 int tforge_recording_extras_read(tforge_recording_entry *entry, tforge_recording *rec,

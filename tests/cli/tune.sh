@@ -48,13 +48,13 @@ if "$tforge" tune "$src/tests/fixtures/tasks/faulty/task.json" --backend interpr
    json "$work/faulty/result.json" '[h["status"] for h in r["history"]].count("ok") == 2 and len(r["history"]) == 10 and [h["status"] for h in r["history"]].count("timeout") == 2 and [h["status"] for h in r["history"]].count("runtime") == 4 and [h["status"] for h in r["history"]].count("wrong") == 2 and r["workers_replaced"] >= 4'; then ok; else bad "planted faults"; cat "$work/faulty.txt" "$work/faulty/report.md"; fi
 
 # --profile-all: every candidate profiled and stored, so that the exported recording carries the
-# counters (planted here in a copy of the recorded space) for replay.
+# counters (planted here in a copy of the recorded space) and replays, forge labelled by them.
 "$python" - "$space" "$work/counted.json" <<'EOF'
 import gzip, json, sys
 d = json.load(gzip.open(sys.argv[1], "rt"))
 for i, e in enumerate(d["cache"].values()):
     if isinstance(e["time"], float):
-        e["dram_pct"] = 10.0 + i % 50
+        e["dram_pct"], e["sm_pct"] = 10.0 + i % 50, 70.0
 json.dump(d, open(sys.argv[2], "w"))
 EOF
 if "$tforge" tune "$src/experiments/kernels/matmul/task.json" --backend "replay:$work/counted.json" \
@@ -69,6 +69,14 @@ assert timed and all(exported[k]["dram_pct"] == planted[k]["dram_pct"] for k in 
 assert all("occupancy_theoretical" in exported[k] for k in timed)  # the static metrics too
 EOF
 then ok; else bad "tune --profile-all, then export"; cat "$work/all.txt"; fi
+if "$tforge" replay --cache "$work/all.json" --strategy forge --budget 5 --seeds 1 \
+     --store "$work/all_lab.db" > "$work/all_lab.txt" 2>&1 &&
+   "$python" - "$work/all_lab.db" <<'EOF'
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("SELECT counters, labels FROM profiles").fetchall()
+assert any(c == "ok" and "compute-bound" in l for c, l in rows), rows
+EOF
+then ok; else bad "replay of the exported recording, steered by its counters"; cat "$work/all_lab.txt"; fi
 
 # Resume: the same settings continue the stored run and evaluate nothing twice.
 args=(tune "$src/experiments/kernels/matmul/task.json" --backend "replay:$space" --budget 12
