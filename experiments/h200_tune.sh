@@ -18,7 +18,8 @@
 #                    evaluations each needed to reach bo's best (compare_strategies.py)
 #   record:K[,K...]  issue 16: K's whole knob space timed and profiled with counters (tune
 #                    --strategy exhaustive --profile-all), exported as a recording,
-#                    runs/K_counters_H200.json.gz: forge and rules replayed on many seeds
+#                    runs/K_counters_H200.json.gz, then forge, bo and rules replayed on it (50
+#                    seeds, BUDGET)
 #   timing           issue 16: our timing, do_bench and CUPTI's activity durations of the same
 #                    launches under each protocol and its ablations (experiments/timing/)
 #   capture:K[,K...] issue 14: `tforge capture` of experiments/capture/K_script.py, the captured
@@ -187,6 +188,9 @@ for step in "$@"; do
         --out "$out/runs/record_$k" -q > "$out/runs/record_$k.txt" 2>&1
       "$t" store export --store "$out/runs/record_$k/tforge.db" --run 1 \
         --out "$out/runs/${k}_counters_H200.json.gz" 2>&1 | tee -a "$summary"
+      # the strategies on it, steered by its counters, over many seeds (seconds, on the CPU)
+      "$t" replay --cache "$out/runs/${k}_counters_H200.json.gz" --strategy forge,bo,rules \
+        --budget "${BUDGET:-30}" --seeds 50 2>&1 | tail -5 | tee -a "$summary"
     done ;;
   timing)
     timeout 240 python3 experiments/timing/protocol.py experiments/kernels/matmul/task.json \
