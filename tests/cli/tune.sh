@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `tforge tune` end to end without a GPU: the interpreter backend on two examples, the replay
 # backend with interpreter checks, planted faults (crash, hang, raise, wrong), --profile-all and
-# its export, resume, bad input.
+# its export, forge steered by recorded counters (the report's steer table), resume, bad input.
 # usage: tune.sh TFORGE PYTHON SOURCE_DIR
 set -u
 tforge=$1 python=$2 src=$3
@@ -77,6 +77,13 @@ rows = sqlite3.connect(sys.argv[1]).execute("SELECT counters, labels FROM profil
 assert any(c == "ok" and "compute-bound" in l for c, l in rows), rows
 EOF
 then ok; else bad "replay of the exported recording, steered by its counters"; cat "$work/all_lab.txt"; fi
+# forge steered by recorded counters: the report names the label and what it moved
+if "$tforge" tune "$src/experiments/kernels/matmul/task.json" --backend "replay:$work/counted.json" \
+     --strategy forge --budget 6 --out "$work/steered" -q > "$work/steered.txt" 2>&1 &&
+   grep -q '^| 1 (baseline) | `{"BLOCK_M":32,.*` | compute-bound | BLOCK_M up, BLOCK_N up' \
+     "$work/steered/report.md" &&
+   json "$work/steered/result.json" 'r["profile"]["profiles"][0]["steered"] and r["profile"]["profiles"][0]["labels"][0]["label"] == "compute-bound"'
+then ok; else bad "forge steered by recorded counters"; cat "$work/steered.txt"; fi
 
 # Resume: the same settings continue the stored run and evaluate nothing twice.
 args=(tune "$src/experiments/kernels/matmul/task.json" --backend "replay:$space" --budget 12
