@@ -215,12 +215,18 @@ const tforge_forge_profile *tforge_forge_at(const tforge_forge *f, size_t index)
     return index < f->n ? &f->profiles[index] : NULL;
 }
 
-const tforge_forge_profile *tforge_forge_find(const tforge_forge *f, size_t eval)
+/* The profile of evaluation `eval`, or NULL. */
+static tforge_forge_profile *find(const tforge_forge *f, size_t eval)
 {
     for (size_t i = 0; i < f->n; i++)
         if (f->profiles[i].eval == eval)
             return &f->profiles[i];
     return NULL;
+}
+
+const tforge_forge_profile *tforge_forge_find(const tforge_forge *f, size_t eval)
+{
+    return find(f, eval);
 }
 
 const char *tforge_forge_family(const tforge_forge *f, uint32_t dim)
@@ -370,12 +376,13 @@ static int store_profile(const tforge_forge *f, const tforge_loop_eval *e,
     return rc;
 }
 
-/* Profiles evaluation `eval` and classifies it, into `*taken` (NULL when the backend cannot
- * profile: the search goes unsteered). */
+/* Profiles evaluation `eval` and classifies it, into `*taken` when `taken` is not NULL (NULL
+ * when the backend cannot profile: the search goes unsteered). */
 static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
                 tforge_forge_profile **taken)
 {
-    *taken = NULL;
+    if (taken)
+        *taken = NULL;
     if (tforge_grow((void **)&f->profiles, &f->cap, f->n, sizeof *f->profiles, "the profiles"))
         return TFORGE_ENOMEM;
     tforge_forge_profile *p = &f->profiles[f->n++];
@@ -406,7 +413,8 @@ static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
         snprintf(p->note, sizeof p->note, "A baseline outside the space: no prior at its levels");
     else if (n == 0)
         snprintf(p->note, sizeof p->note, "No label: no prior");
-    *taken = p;
+    if (taken)
+        *taken = p;
     return 0;
 }
 
@@ -435,7 +443,7 @@ static int steer_incumbent(void *context, tforge_strategy *const *strategies, si
                            const tforge_loop_outcome *out, size_t incumbent)
 {
     tforge_forge *f = context;
-    tforge_forge_profile *p = (tforge_forge_profile *)tforge_forge_find(f, incumbent);
+    tforge_forge_profile *p = find(f, incumbent);
     int rc = p ? 0 : take(f, out, incumbent, &p);
     return rc || !p ? rc : hand_prior(f, p, &out->evals[incumbent], strategies, n);
 }
@@ -445,12 +453,10 @@ static int steer_incumbent(void *context, tforge_strategy *const *strategies, si
 static int profile_batch(void *context, const tforge_loop_outcome *out, size_t first, size_t n)
 {
     tforge_forge *f = context;
-    tforge_forge_profile *p;
     int rc = 0;
     for (size_t i = first; !rc && i < first + n; i++)
-        if (!out->evals[i].resumed && out->evals[i].m.status == TFORGE_STATUS_OK &&
-            !tforge_forge_find(f, i))
-            rc = take(f, out, i, &p);
+        if (!out->evals[i].resumed && out->evals[i].m.status == TFORGE_STATUS_OK && !find(f, i))
+            rc = take(f, out, i, NULL);
     return rc;
 }
 
@@ -460,9 +466,8 @@ int tforge_forge_profile_eval(tforge_forge *f, const tforge_loop_outcome *out, s
     if (eval >= out->n_evals)
         return tforge_error_set(TFORGE_EINPUT, "forge: evaluation %zu of %zu", eval,
                                 out->n_evals);
-    tforge_forge_profile *taken;
-    int rc = tforge_forge_find(f, eval) ? 0 : take(f, out, eval, &taken);
+    int rc = find(f, eval) ? 0 : take(f, out, eval, NULL);
     if (profile)
-        *profile = rc ? NULL : tforge_forge_find(f, eval);
+        *profile = rc ? NULL : find(f, eval);
     return rc;
 }

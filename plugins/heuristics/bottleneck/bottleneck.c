@@ -492,10 +492,6 @@ static void pull(const bottleneck_state *s, const tforge_bottleneck *b, const di
     double limiter = evidence_value(b->evidence, "occupancy_limiter");
     double registers = evidence_value(b->evidence, "registers");
     double waves = evidence_value(b->evidence, "waves");
-    /* memory-bound although the task's own intensity lies above the ridge: the kernel moves
-     * more than its compulsory bytes, re-reading what larger tiles would reuse */
-    double intensity = evidence_value(b->evidence, "intensity");
-    int reuse = known(intensity) && intensity >= s->ridge;
     if (strcmp(label, "register-spills") == 0) {
         if (r == TILE || r == STAGES)
             toward(d, -1, strength);
@@ -524,6 +520,10 @@ static void pull(const bottleneck_state *s, const tforge_bottleneck *b, const di
         else if (r == TILE)
             toward(d, -1, strength);
     } else if (strcmp(label, "memory-bound") == 0) {
+        /* although the task's own intensity lies above the ridge: the kernel moves more than
+         * its compulsory bytes, re-reading what larger tiles would reuse */
+        double intensity = evidence_value(b->evidence, "intensity");
+        int reuse = known(intensity) && intensity >= s->ridge;
         if (r == EVICTION)
             favour(d, level_positive, 0, strength / 2);
         else if (r == TMA)
