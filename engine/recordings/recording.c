@@ -1873,9 +1873,8 @@ int tforge_recording_extras_json(char **out, const tforge_recording *rec,
  * time, or one of the timing fields (a profile's `num_warps`, say, where num_warps is tuned). */
 static int entry_field(const tforge_recording *rec, const char *name)
 {
-    for (uint32_t p = 0; p < rec->n_params; p++)
-        if (strcmp(rec->params[p].name, name) == 0)
-            return 1;
+    if (find_param(rec, name) >= 0)
+        return 1;
     for (size_t t = 0; t < N_TIMING; t++)
         if (strcmp(timing_fields[t].kt, name) == 0)
             return 1;
