@@ -9,8 +9,9 @@
 #   pool             240 matmul candidates compiled by 1 and by 16 workers, each from a cold cache
 #   do-bench         our timing of two matmul configs against triton.testing.do_bench
 #   faults           50 candidates of the planted-fault task on the GPU
-#   profile          issue 16: Nsight Compute's counters of four example kernels, then our
-#                    profiler's (tforge profile) against them (experiments/profile/)
+#   profile[:N,...]  issue 16: Nsight Compute's counters of the example kernels (or of those
+#                    named, as ncu_reference.sh names them), then our profiler's (tforge
+#                    profile) against them (experiments/profile/)
 #   labels:K[,K...]  issue 16: `tforge profile` of K's baseline with the full counter set (stalls,
 #                    instruction mix, coalescing): the metrics, labels and evidence
 #   strategies:K[,K...] issue 16: tune K with forge, bo and rules (BUDGET, SEED, TIMEOUT: the
@@ -19,7 +20,7 @@
 #   record:K[,K...]  issue 16: K's whole knob space timed and profiled with counters (tune
 #                    --strategy exhaustive --profile-all), exported as a recording,
 #                    runs/K_counters_H200.json.gz, then forge, bo and rules replayed on it (50
-#                    seeds, BUDGET)
+#                    seeds, BUDGET; RECORD_TIMEOUT: seconds for the tune, default 500)
 #   timing           issue 16: our timing, do_bench and CUPTI's activity durations of the same
 #                    launches under each protocol and its ablations (experiments/timing/)
 #   capture:K[,K...] issue 14: `tforge capture` of experiments/capture/K_script.py, the captured
@@ -159,8 +160,9 @@ for step in "$@"; do
       --config '{"BLOCK_M":128,"BLOCK_N":128,"BLOCK_K":64,"GROUP_M":8,"num_warps":8,"num_stages":3}' \
       --config '{"BLOCK_M":32,"BLOCK_N":32,"BLOCK_K":32,"GROUP_M":1,"num_warps":4,"num_stages":1}' \
       2>&1 | tee -a "$summary" ;;
-  profile)
-    bash experiments/profile/ncu_reference.sh "$out/runs/ncu" > "$out/runs/ncu.log" 2>&1
+  profile|profile:*)
+    bash experiments/profile/ncu_reference.sh "$out/runs/ncu" $(echo "${step#profile}" | tr :, '  ') \
+      > "$out/runs/ncu.log" 2>&1
     timeout 400 python3 experiments/profile/compare_ncu.py "$t" "$out/runs/ncu" 2>&1 | tee -a "$summary" ;;
   labels:*)
     for k in $(echo "${step#labels:}" | tr , ' '); do
@@ -183,8 +185,9 @@ for step in "$@"; do
     python3 experiments/profile/summarize_strategies.py "$out/runs" 2>&1 | tee -a "$summary" ;;
   record:*)
     for k in $(echo "${step#record:}" | tr , ' '); do
-      timeout 500 "$t" tune "experiments/kernels/$k/task.json" --backend cuda --transforms none \
-        --strategy exhaustive --budget 100000 --profile-all ${TIMEOUT:+--timeout "$TIMEOUT"} \
+      timeout "${RECORD_TIMEOUT:-500}" "$t" tune "experiments/kernels/$k/task.json" --backend cuda \
+        --transforms none --strategy exhaustive --budget 100000 --profile-all \
+        ${TIMEOUT:+--timeout "$TIMEOUT"} \
         --out "$out/runs/record_$k" -q > "$out/runs/record_$k.txt" 2>&1
       "$t" store export --store "$out/runs/record_$k/tforge.db" --run 1 \
         --out "$out/runs/${k}_counters_H200.json.gz" 2>&1 | tee -a "$summary"

@@ -16,19 +16,23 @@ import os
 import statistics
 import subprocess
 
-KERNELS = {  # name: task, --set arguments (the config of ncu_reference.sh)
+KERNELS = {  # name: task, --set arguments, tuning shape (as ncu_reference.sh takes them)
     "matmul_best": ("experiments/kernels/matmul/task.json",
                     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8,
-                     "num_stages": 4}),
-    "matmul_baseline": ("experiments/kernels/matmul/task.json", {}),
-    "attention_baseline": ("experiments/kernels/attention/task.json", {}),
-    "softmax_baseline": ("experiments/kernels/softmax/task.json", {}),
+                     "num_stages": 4}, 0),
+    "matmul_baseline": ("experiments/kernels/matmul/task.json", {}, 0),
+    "attention_baseline": ("experiments/kernels/attention/task.json", {}, 0),
+    "softmax_baseline": ("experiments/kernels/softmax/task.json", {}, 0),
+    "vector_add_16M": ("experiments/kernels/vector_add/task.json", {}, 1),
+    "tiny_add": ("experiments/profile/tiny_add/task.json", {}, 0),
 }
 # ours <- a function of ncu's metrics (name -> value)
 METRICS = {
     "sm_pct": lambda n: n["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
     "dram_pct": lambda n: n["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
     "dram_bytes": lambda n: n["dram__bytes.sum"],
+    "dram_read_bytes": lambda n: n["dram__bytes_read.sum"],
+    "dram_write_bytes": lambda n: n["dram__bytes_write.sum"],
     "l2_pct": lambda n: n["lts__throughput.avg.pct_of_peak_sustained_elapsed"],
     "occupancy_achieved": lambda n: n["sm__warps_active.avg.pct_of_peak_sustained_active"] / 100,
     "issue_pct": lambda n: n["sm__inst_issued.avg.pct_of_peak_sustained_active"],
@@ -59,7 +63,7 @@ def main():
     print("| kernel | metric | ncu | ours (median) | ours / ncu | ncu, no flush | ours / that |")
     print("|---|---|---|---|---|---|---|")
     worst, traffic = [], []
-    for name, (task, config) in KERNELS.items():
+    for name, (task, config, shape) in KERNELS.items():
         ref = os.path.join(args.reference, f"{name}.csv")
         if not os.path.exists(ref):
             print(f"| {name} | (no reference {ref}) | | | | | |")
@@ -67,7 +71,8 @@ def main():
         theirs = ncu_values(ref)
         noflush = os.path.join(args.reference, f"{name}_noflush.csv")
         unflushed = ncu_values(noflush) if os.path.exists(noflush) else {}
-        cmd = [args.tforge, "profile", task, "--json", "--profiler-option", f"set={args.set}"]
+        cmd = [args.tforge, "profile", task, "--json", "--shape", str(shape),
+               "--profiler-option", f"set={args.set}"]
         for k, v in config.items():
             cmd += ["--set", f"{k}={v}"]
         runs, static = [], {}
@@ -104,18 +109,21 @@ def main():
                 second = " | "
             print(f"| {name} | {metric} | {ref_value:.4g} | {m:.4g} | {ratio:.3f} | {second} |",
                   flush=True)
-        ours_bytes = [r["dram_bytes"] for r in runs if "dram_bytes" in r]
+        median_of = lambda m: statistics.median(r[m] for r in runs) \
+            if all(m in r for r in runs) else None  # noqa: E731
         traffic.append((name, static.get("bytes"), theirs.get("dram__bytes.sum"),
-                        unflushed.get("dram__bytes.sum"),
-                        statistics.median(ours_bytes) if ours_bytes else None))
+                        unflushed.get("dram__bytes.sum"), median_of("dram_bytes"),
+                        theirs.get("dram__bytes_read.sum"), median_of("dram_read_bytes"),
+                        theirs.get("dram__bytes_write.sum"), median_of("dram_write_bytes")))
     if worst:
         w = max(worst)
         within = sum(1 for d, _, _ in worst if d <= 0.05)
         print(f"\n{within} of {len(worst)} within 5% of ncu (flushed); the farthest: {w[1]} "
               f"{w[2]} ({100 * w[0]:.1f}% off)")
-    mb = lambda v: f"{v / 1e6:.1f}" if v else "-"  # noqa: E731
-    print("\n| kernel | compulsory MB (task) | ncu MB | ncu MB, no flush | ours MB |")
-    print("|---|---|---|---|---|")
+    mb = lambda v: f"{v / 1e6:.2f}" if v else "-"  # noqa: E731
+    print("\n| kernel | compulsory MB (task) | ncu MB | ncu MB, no flush | ours MB | ncu read | "
+          "ours read | ncu written | ours written |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, *values in traffic:
         print(f"| {name} | " + " | ".join(mb(v) for v in values) + " |")
 

@@ -38,3 +38,5 @@ run matmul_best experiments/kernels/matmul/task.json matmul_kernel \
 run matmul_baseline experiments/kernels/matmul/task.json matmul_kernel
 run attention_baseline experiments/kernels/attention/task.json attn_fwd
 run softmax_baseline experiments/kernels/softmax/task.json softmax_kernel
+run vector_add_16M experiments/kernels/vector_add/task.json add_kernel --shape 1
+run tiny_add experiments/profile/tiny_add/task.json add_kernel

@@ -25,6 +25,7 @@
  *     sm_pct, dram_pct, l2_pct       SM, DRAM and L2 throughput, % of peak sustained
  *     dram_bytes                     bytes the kernel moved to and from DRAM (against `bytes`:
  *                                    re-reads beyond the compulsory traffic)
+ *     dram_read_bytes, dram_write_bytes  the same, read and written apart
  *     occupancy_achieved             achieved active warps / max warps per SM (share)
  *     issue_pct                      issue slots busy, % of peak
  *     stall_<reason>                 share of warp-stall samples: long_scoreboard,

@@ -49,6 +49,8 @@ static const counter_metric counter_metrics[] = {
     {"sm_pct", "sm__throughput.avg.pct_of_peak_sustained_elapsed", NULL, NULL, 1, BOTH},
     {"dram_pct", "dram__throughput.avg.pct_of_peak_sustained_elapsed", NULL, NULL, 1, BOTH},
     {"dram_bytes", "dram__bytes.sum", NULL, NULL, 1, BOTH},
+    {"dram_read_bytes", "dram__bytes_read.sum", NULL, NULL, 1, BOTH},
+    {"dram_write_bytes", "dram__bytes_write.sum", NULL, NULL, 1, BOTH},
     {"l2_pct", "lts__throughput.avg.pct_of_peak_sustained_elapsed", NULL, NULL, 1, BOTH},
     {"occupancy_achieved", "sm__warps_active.avg.pct_of_peak_sustained_active", NULL, NULL, 0.01,
      BOTH},
