@@ -12,6 +12,8 @@
 #   profile[:N,...]  issue 16: Nsight Compute's counters of the example kernels (or of those
 #                    named, as ncu_reference.sh names them), then our profiler's (tforge
 #                    profile) against them (experiments/profile/)
+#   dram-prep        issue 16: the DRAM bytes each preparation of a pass leaves for the kernel
+#                    (dram_preparation.py: ours; ncu's single pass after launch.py's preparations)
 #   labels:K[,K...]  issue 16: `tforge profile` of K's baseline with the full counter set (stalls,
 #                    instruction mix, coalescing): the metrics, labels and evidence
 #   strategies:K[,K...] issue 16: tune K with forge, bo and rules (BUDGET, SEED, TIMEOUT: the
@@ -164,6 +166,22 @@ for step in "$@"; do
     bash experiments/profile/ncu_reference.sh "$out/runs/ncu" $(echo "${step#profile}" | tr :, '  ') \
       > "$out/runs/ncu.log" 2>&1
     timeout 400 python3 experiments/profile/compare_ncu.py "$t" "$out/runs/ncu" 2>&1 | tee -a "$summary" ;;
+  dram-prep)
+    cupti=$(find /tmp/b -name 'tforge-cupti*.so' | head -1)
+    for spec in "experiments/kernels/vector_add/task.json 1 add_kernel" \
+                "experiments/kernels/softmax/task.json 0 softmax_kernel"; do
+      set -- $spec
+      timeout 150 python3 experiments/profile/dram_preparation.py "$cupti" "$1" --shape "$2" \
+        2>&1 | tee -a "$summary"
+      for prep in "" "--flushes 3" "--no-restore"; do
+        echo "ncu, one pass, cache control off, launch.py --prepare profile $prep:" | tee -a "$summary"
+        timeout 100 ncu --clock-control none --cache-control none --kernel-name "regex:$3" \
+          --launch-skip 1 --launch-count 1 --csv --print-units base \
+          --metrics dram__bytes_read.sum,dram__bytes_write.sum \
+          python3 experiments/profile/launch.py "$1" --shape "$2" --prepare profile $prep \
+          2>> "$out/runs/ncu.err" | python3 experiments/profile/ncu_table.py | tee -a "$summary"
+      done
+    done ;;
   labels:*)
     for k in $(echo "${step#labels:}" | tr , ' '); do
       timeout 200 "$t" profile "experiments/kernels/$k/task.json" --profiler-option set=full \

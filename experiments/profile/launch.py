@@ -27,6 +27,9 @@ def main():
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--prepare", choices=("none", "profile"), default="none",
                     help="profile: restore and flush before each launch, as our profiler does")
+    ap.add_argument("--flushes", type=int, default=1, help="flushes of a profile preparation")
+    ap.add_argument("--no-restore", action="store_true",
+                    help="a profile preparation without restoring the written inputs")
     args = ap.parse_args()
     task = tforge_worker.load_task(args.task)
     shape = task["shapes"]["tune"][args.shape]
@@ -37,9 +40,10 @@ def main():
     flush = bench._flusher()
     for _ in range(args.launches):
         if args.prepare == "profile":
-            for k, v in pristine.items():
+            for k, v in pristine.items() if not args.no_restore else ():
                 inputs[k].copy_(v)
-            flush()
+            for _ in range(args.flushes):
+                flush()
             torch.cuda.synchronize()
         run()
         torch.cuda.synchronize()
