@@ -169,18 +169,17 @@ for step in "$@"; do
   dram-prep)
     cupti=$(find /tmp/b -name 'tforge-cupti*.so' | head -1)
     for spec in "experiments/kernels/vector_add/task.json 1 add_kernel" \
-                "experiments/kernels/softmax/task.json 0 softmax_kernel"; do
+                "experiments/profile/tiny_add/task.json 1 add_kernel" \
+                "experiments/profile/tiny_add/task.json 2 add_kernel"; do
       set -- $spec
       timeout 150 python3 experiments/profile/dram_preparation.py "$cupti" "$1" --shape "$2" \
         2>&1 | tee -a "$summary"
-      for prep in "" "--flushes 3" "--no-restore"; do
-        echo "ncu, one pass, cache control off, launch.py --prepare profile $prep:" | tee -a "$summary"
-        timeout 100 ncu --clock-control none --cache-control none --kernel-name "regex:$3" \
-          --launch-skip 1 --launch-count 1 --csv --print-units base \
-          --metrics dram__bytes_read.sum,dram__bytes_write.sum \
-          python3 experiments/profile/launch.py "$1" --shape "$2" --prepare profile $prep \
-          2>> "$out/runs/ncu.err" | python3 experiments/profile/ncu_table.py | tee -a "$summary"
-      done
+      echo "ncu, one pass, cache control off, launch.py --prepare profile:" | tee -a "$summary"
+      timeout 100 ncu --clock-control none --cache-control none --kernel-name "regex:$3" \
+        --launch-skip 1 --launch-count 1 --csv --print-units base \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum \
+        python3 experiments/profile/launch.py "$1" --shape "$2" --prepare profile \
+        2>> "$out/runs/ncu.err" | python3 experiments/profile/ncu_table.py | tee -a "$summary"
     done ;;
   labels:*)
     for k in $(echo "${step#labels:}" | tr , ' '); do
