@@ -465,8 +465,9 @@ static void test_prior_memory_bound(void **state)
     assert_true(w(&x, TMA, 1) > w(&x, TMA, 0));
     assert_up(&x, BLOCK_N, 4);     /* contiguous */
     assert_neutral(&x, BLOCK_M, 4); /* not */
-    assert_up(&x, STAGES, 4);
-    assert_true(w(&x, LOOP_STAGES, 1) > 0);
+    /* stages hide latency; a memory-bound kernel keeps the DRAM busy already */
+    assert_neutral(&x, STAGES, 4);
+    assert_float_equal(w(&x, LOOP_STAGES, 1), 0, 0);
     assert_neutral(&x, WARPS, 3);
     /* a GEMM's intensity (above the ridge, 206) while memory-bound: re-reads, every tile up */
     b = label("memory-bound", 0.8, "dram_pct 21.5, l2_pct 80.4, sm_pct 43.9, intensity 1365");

@@ -530,8 +530,6 @@ static void pull(const bottleneck_state *s, const tforge_bottleneck *b, const di
             favour(d, level_positive, 0, strength);
         else if (r == TILE && (reuse || is_contiguous_tile(d->v, s->families, d->d)))
             toward(d, +1, strength); /* wider loads; with re-reads, more reuse in every tile */
-        else if (r == STAGES || r == PIPELINE_STAGES)
-            toward(d, +1, strength / 2);
     } else if (strcmp(label, "latency-bound") == 0) {
         if (r == STAGES || r == PIPELINE_STAGES)
             toward(d, +1, strength);
