@@ -974,6 +974,11 @@ static int read_kt_entry(tforge_recording *rec, const cJSON *item, tforge_level 
             if (!cJSON_IsString(field))
                 rc = field_error(file, field, "a string", "cache[\"%.200s\"].timestamp", key);
             entry.timestamp = field->valuestring;
+        } else if (strcmp(name, "spread") == 0) {
+            if (!cJSON_IsNumber(field) || !(field->valuedouble >= 0))
+                rc = field_error(file, field, "a number >= 0", "cache[\"%.200s\"].spread", key);
+            else
+                entry.spread = field->valuedouble;
         } else {
             size_t t = 0;
             while (t < N_TIMING && strcmp(name, timing_fields[t].kt) != 0)
@@ -1472,6 +1477,8 @@ static cJSON *kt_entry(const tforge_recording *rec, const tforge_recording_entry
     if (entry->n_times)
         add_item(object, "times", numbers_json(entry->times, entry->n_times),
                  &failed);
+    if (entry->spread > 0)
+        add_number(object, "spread", entry->spread, &failed);
     /* Kernel Tuner's order: the three times it requires, the metrics, the last two. */
     for (size_t t = 0; t < 3; t++)
         add_item(object, timing_fields[t].kt,
@@ -1676,6 +1683,8 @@ static int diff_entry(char *why, size_t size, const tforge_recording *rec, size_
         if (!same_number(x->times[t], y->times[t]))
             return differ(why, size, "entry %zu: times[%u] %.17g != %.17g", i, t, x->times[t],
                           y->times[t]);
+    if (!same_number(x->spread, y->spread))
+        return differ(why, size, "entry %zu: spread %.17g != %.17g", i, x->spread, y->spread);
     for (size_t t = 0; t < N_TIMING; t++)
         if (!same_number(timing_of(x, t), timing_of(y, t)))
             return differ(why, size, "entry %zu: %s %.17g != %.17g", i, timing_fields[t].kt,
@@ -1870,7 +1879,7 @@ int tforge_recording_extras_json(char **out, const tforge_recording *rec,
 }
 
 /* Whether a metric called `name` would repeat a field an entry has already: a parameter, the
- * time, or one of the timing fields (a profile's `num_warps`, say, where num_warps is tuned). */
+ * time, its spread, or one of the timing fields (a profile's `num_warps`, say, where num_warps is tuned). */
 static int entry_field(const tforge_recording *rec, const char *name)
 {
     if (find_param(rec, name) >= 0)
@@ -1878,7 +1887,8 @@ static int entry_field(const tforge_recording *rec, const char *name)
     for (size_t t = 0; t < N_TIMING; t++)
         if (strcmp(timing_fields[t].kt, name) == 0)
             return 1;
-    return strcmp(name, "time") == 0 || strcmp(name, "timestamp") == 0;
+    return strcmp(name, "time") == 0 || strcmp(name, "timestamp") == 0 ||
+           strcmp(name, "spread") == 0;
 }
 
 int tforge_recording_extras_read(tforge_recording_entry *entry, tforge_recording *rec,

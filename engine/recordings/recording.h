@@ -11,8 +11,10 @@
  *   values, `time` (ms, or "CompilationFailedConfig" / "RuntimeFailedConfig" / "InvalidConfig";
  *   "ErrorConfig", a failure of no known kind, reads as a runtime failure),
  *   `times`, `compile_time`, `verification_time`, `benchmark_time`, `strategy_time`,
- *   `framework_time`, `timestamp`; every other numeric field (GFLOP/s, GB/s ...) is kept as a
- *   named metric, other non-numeric fields are dropped. A file that Kernel Tuner left open
+ *   `framework_time`, `timestamp`, and tforge's own `spread` (the runs' IQR over their median,
+ *   for an entry measured without its individual runs kept; T4 files have no field for it);
+ *   every other numeric field (GFLOP/s, GB/s ...) is kept as a named metric, other
+ *   non-numeric fields are dropped. A file that Kernel Tuner left open
  *   (it appends entries while tuning, so the closing brackets may be missing or the last entry
  *   cut short) is repaired, with a warning. Writing gives each entry its own line, ends the
  *   file so that Kernel Tuner can append to it, and writes the five timing fields Kernel Tuner
@@ -74,6 +76,8 @@ typedef struct tforge_recording_entry {
                               NAN unless status is TFORGE_STATUS_OK */
     uint32_t n_times;
     double *times;         /* the individual runs */
+    double spread;         /* their IQR / median as measured where the runs were not kept
+                            * (a tforge store's export), 0 when unknown */
     double compile_time;
     double benchmark_time;
     double framework_time;

@@ -29,11 +29,12 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* IQR over median of the individual runs, the noise the search is told about. */
+/* IQR over median of the individual runs, the noise the search is told about; without four
+ * runs, the spread recorded as measured (0 when unknown). */
 static double relative_spread(const tforge_recording_entry *e)
 {
     if (e->n_times < 4)
-        return 0.0;
+        return e->spread;
     double *t = malloc(e->n_times * sizeof *t);
     if (!t)
         return 0.0;

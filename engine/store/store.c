@@ -767,10 +767,12 @@ static double quantile(const double *sorted, uint32_t n, double q)
     return lo + 1 < n ? sorted[lo] + (h - lo) * (sorted[lo + 1] - sorted[lo]) : sorted[lo];
 }
 
-/* min, and spread = IQR / median, of an entry's runs; NAN without runs. */
+/* min, and spread = IQR / median, of an entry's runs; without runs, min NAN and the spread
+ * recorded as measured (NAN when unknown). */
 static int summarize_times(double *min, double *spread, const tforge_recording_entry *entry)
 {
-    *min = *spread = NAN;
+    *min = NAN;
+    *spread = entry->spread > 0 ? entry->spread : NAN;
     if (entry->n_times == 0)
         return 0;
     double *sorted = malloc(entry->n_times * sizeof *sorted);
@@ -882,6 +884,8 @@ static int export_measurement(void *context, const tforge_store_measurement *m)
     }
     if (!rc)
         rc = tforge_recording_extras_read(&entry, x->rec, m->metrics_json, x->where);
+    if (!rc && entry.n_times == 0 && isfinite(m->m.spread))
+        entry.spread = m->m.spread; /* the noise as measured, where the runs were not kept */
     if (!rc)
         rc = tforge_recording_add_entry(x->rec, &entry);
     free(entry.times);

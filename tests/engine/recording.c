@@ -2,6 +2,7 @@
  * folder is not beside the checkout), round trips through both formats, repairs of caches that
  * Kernel Tuner left open, and one message check per kind of malformed field. */
 #include "recording.h"
+#include "replay.h"
 
 #include "tforge/error.h"
 #include "tforge/log.h"
@@ -395,6 +396,8 @@ static void malformed_fields_are_named(void **state)
          "\"seconds\", found \"fortnights\""},
         {"t4_bad_config.json", TFORGE_EINPUT,
          "results[1].configuration.extra: expected a known parameter, found 1"},
+        {"negative_spread.json", TFORGE_EINPUT,
+         "cache[\"16\"].spread: expected a number >= 0, found -0.5"},
         {"no_such_file.json", TFORGE_ENOTFOUND, "cannot open: No such file or directory"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -406,6 +409,32 @@ static void malformed_fields_are_named(void **state)
         assert_null(rec);
         assert_string_equal(tforge_error_last()->message, expected);
     }
+}
+
+/* An entry measured without its runs kept (a tforge store's export) carries the spread as
+ * measured, which survives writing and which the replay backend reports as the entry's noise;
+ * with four runs or more the runs' own IQR over median is reported instead. */
+static void keeps_a_measured_spread(void **state)
+{
+    (void)state;
+    tforge_recording *rec = read_ok(FIXTURE("kt_spread.json"));
+    assert_true(find(rec, "16")->spread == 0.02);
+    assert_true(find(rec, "32")->spread == 0);
+    assert_int_equal(tforge_recording_write_kt(rec, tmp("spread.json")), 0);
+    tforge_recording *again = read_ok(tmp("spread.json"));
+    assert_same(rec, again);
+    tforge_replay *replay;
+    assert_int_equal(tforge_replay_open(&replay, rec), 0);
+    for (uint64_t i = 0; i < 2; i++) {
+        tforge_measurement m;
+        tforge_measurement_init(&m);
+        tforge_replay_answer(&m, replay, i, NULL);
+        const tforge_recording_entry *e = tforge_replay_entry(replay, i);
+        assert_true(m.spread == (e->n_times ? (2.0 - 1.25) / 1.375 : 0.02));
+    }
+    tforge_replay_free(replay);
+    tforge_recording_free(again);
+    tforge_recording_free(rec);
 }
 
 /* Caches as Kernel Tuner writes them in the wild: boolean tuning values (categorical levels
@@ -499,6 +528,7 @@ int main(void)
         cmocka_unit_test(reads_t4_as_kernel_tuner_writes_it),
         cmocka_unit_test(scales_t4_time_units),
         cmocka_unit_test(malformed_fields_are_named),
+        cmocka_unit_test(keeps_a_measured_spread),
         cmocka_unit_test(reads_caches_from_the_wild),
         cmocka_unit_test(formats_numbers_as_python),
         cmocka_unit_test(builds_and_checks_entries),

@@ -544,15 +544,22 @@ static void imports_and_exports_recordings(void **state)
     (void)state;
     tforge_store *store = open_ok(fresh("import.db"));
     tforge_recording *rec = small_recording(), *back;
+    /* measured without its runs kept (a tforge export): the spread as measured travels */
+    tforge_level c1[] = {1, 1, 0};
+    tforge_recording_entry untimed_runs = {
+        .levels = c1, .status = TFORGE_STATUS_OK, .time = 3.0, .spread = 0.04,
+        .compile_time = 90, .benchmark_time = NAN, .framework_time = NAN,
+        .verification_time = NAN, .strategy_time = NAN};
+    assert_int_equal(tforge_recording_add_entry(rec, &untimed_runs), 0);
     int64_t run, n;
     assert_int_equal(tforge_store_import(&run, store, rec, NULL), 0);
     assert_int_equal(tforge_store_count(&n, store, run), 0);
-    assert_int_equal(n, 3);
+    assert_int_equal(n, 4);
     tforge_store_run info;
     assert_int_equal(tforge_store_find_run(&info, store, run), 0);
     assert_string_equal(info.source, "kern");
     assert_string_equal(info.strategy, "import");
-    assert_int_equal(info.budget, 3);
+    assert_int_equal(info.budget, 4);
     tforge_store_run_dispose(&info);
 
     collected c = {.stop_after = -1};
@@ -564,6 +571,7 @@ static void imports_and_exports_recordings(void **state)
     assert_true(c.m[0].m.wall_ms == 110); /* compile + benchmark + verification */
     assert_int_equal(c.m[0].configuration_id, c.m[2].configuration_id);
     assert_int_equal(c.m[1].m.status, TFORGE_STATUS_TIMEOUT);
+    assert_true(c.m[3].m.spread == 0.04 && isnan(c.m[3].m.min_ms));
 
     assert_int_equal(tforge_store_export(&back, store, run), 0);
     assert_same(rec, back);
