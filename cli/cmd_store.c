@@ -14,8 +14,11 @@ static const char help[] =
     "Moves recorded tuning spaces between files and a results store (SQLite):\n"
     "  import   reads a Kernel Tuner cache (.json or .json.gz) or a T4 results file and stores\n"
     "           it as a new run, one measurement per configuration; prints the run's id\n"
-    "  export   writes a stored run whose space is a recorded space (an import, or a replay)\n"
-    "           as a Kernel Tuner cache (default; .gz compresses) or a T4 results file\n\n"
+    "  export   writes a stored run whose space is a recorded space (an import, a replay, or\n"
+    "           a tune with --transforms none) as a Kernel Tuner cache (default; .gz\n"
+    "           compresses) or a T4 results file; a configuration measured without its\n"
+    "           individual runs kept (a tune) carries its noise as measured in the cache's\n"
+    "           field `spread` (IQR / median), which replay tells the strategies\n\n"
     "exit status: 0 done, 1 failed, 2 bad usage or a bad file.\n";
 
 enum { OPT_STORE = 1, OPT_RUN, OPT_OUT, OPT_FORMAT };
