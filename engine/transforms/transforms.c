@@ -441,6 +441,40 @@ static int line_of(const char *source, uint32_t at)
     return line;
 }
 
+/* A growing text; `failed` once memory ran out. */
+typedef struct text_out {
+    char *text;
+    size_t length, cap;
+    int failed;
+} text_out;
+
+static void append(text_out *o, const char *bytes, size_t n)
+{
+    if (o->failed)
+        return;
+    if (o->length + n + 1 > o->cap) {
+        size_t cap = 2 * (o->length + n + 1);
+        char *bigger = realloc(o->text, cap);
+        if (!bigger) {
+            o->failed = 1;
+            return;
+        }
+        o->text = bigger;
+        o->cap = cap;
+    }
+    memcpy(o->text + o->length, bytes, n);
+    o->length += n;
+    o->text[o->length] = '\0';
+}
+
+/* An insertion of whitespace alone at a line's start: it indents that logical line (persistent
+ * wraps a body in a loop so). */
+static int is_indentation(const char *source, const tforge_span_edit *e)
+{
+    return e->start == e->end && e->text[0] && (e->start == 0 || source[e->start - 1] == '\n') &&
+           strspn(e->text, " \t") == strlen(e->text);
+}
+
 int tforge_edits_compose(char **out, const char *source, size_t size, tforge_owned_edit *edits,
                          size_t n, const char *const *owners)
 {
@@ -456,36 +490,51 @@ int tforge_edits_compose(char **out, const char *source, size_t size, tforge_own
     for (size_t i = 0; i < n; i++)
         p[i] = (placed){edits[i], i};
     qsort(p, n, sizeof *p, by_place);
-    size_t length = size;
     int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        const tforge_span_edit *a = &p[i].e.edit;
-        if (i + 1 < n && p[i + 1].e.edit.start < a->end)
+    for (size_t i = 0; i + 1 < n && !rc; i++)
+        if (p[i + 1].e.edit.start < p[i].e.edit.end)
             rc = tforge_error_set(
                 TFORGE_ERROR, "overlapping edits: transform '%s' at line %d and transform '%s' "
                 "at line %d change the same source", owners[p[i].e.owner],
-                line_of(source, a->start), owners[p[i + 1].e.owner],
+                line_of(source, p[i].e.edit.start), owners[p[i + 1].e.owner],
                 line_of(source, p[i + 1].e.edit.start));
-        length += strlen(a->text) - (a->end - a->start);
-    }
-    char *text = rc ? NULL : malloc(length + 1), *w = text;
-    if (!rc && !text)
-        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    /* The indentation inserted at the start of the source line being written: the lines that a
+     * later edit on that line writes (after a newline of its text) belong to the same block and
+     * are indented as much, so that a multi-line rewrite inside a re-indented body (groupm's
+     * swizzle inside persistent's tile loop) stays in it. */
+    char indent[256];
+    size_t indent_len = 0;
+    text_out o = {NULL, 0, 0, 0};
+    append(&o, "", 0);
     uint32_t at = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         const tforge_span_edit *e = &p[i].e.edit;
-        memcpy(w, source + at, e->start - at);
-        w += e->start - at;
-        size_t len = strlen(e->text);
-        memcpy(w, e->text, len);
-        w += len;
+        if (memchr(source + at, '\n', e->start - at))
+            indent_len = 0;
+        append(&o, source + at, e->start - at);
+        for (const char *t = e->text, *nl; *t; t = nl + 1) {
+            nl = strchr(t, '\n');
+            append(&o, t, nl ? (size_t)(nl - t + 1) : strlen(t));
+            if (!nl)
+                break;
+            append(&o, indent, indent_len);
+        }
+        if (is_indentation(source, e) && indent_len + strlen(e->text) < sizeof indent) {
+            memcpy(indent + indent_len, e->text, strlen(e->text));
+            indent_len += strlen(e->text);
+        } else if (memchr(source + e->start, '\n', e->end - e->start)) {
+            indent_len = 0;
+        }
         at = e->end;
     }
-    if (!rc) {
-        memcpy(w, source + at, size - at);
-        w[size - at] = '\0';
-        *out = text;
-    }
+    if (!rc)
+        append(&o, source + at, size - at);
+    if (!rc && o.failed)
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    if (rc)
+        free(o.text);
+    else
+        *out = o.text;
     free(p);
     return rc;
 }

@@ -47,6 +47,21 @@ $(head -40 "$tmp/golden")"
   done <"$cases"
 done
 
+# Two transforms at once: groupm's swizzle, several lines written in place of two, inside the
+# tile loop persistent wraps the body in (it re-indents the body: the swizzle's lines follow).
+sets=(--set group_m=8 --set persistent_programs=132)
+golden=tests/transforms/persistent/gemm_linear_groupm.diff
+"$tforge" transform tests/transforms/groupm/gemm_linear.py --kernel gemm_kernel \
+  --transforms groupm,persistent "${sets[@]}" --diff >"$tmp/diff" 2>"$tmp/err"
+check $? "groupm with persistent: transform exited non-zero: $(cat "$tmp/err")"
+if [ "$update" = --update ]; then cp "$tmp/diff" "$golden"; fi
+diff -u "$golden" "$tmp/diff" >"$tmp/golden" 2>&1
+check $? "groupm with persistent: the diff differs from $golden:
+$(head -40 "$tmp/golden")"
+"$tforge" check tests/transforms/groupm/gemm_linear.json --transforms groupm,persistent \
+  "${sets[@]}" >"$tmp/out" 2>&1
+check $? "groupm with persistent: check of the variant failed: $(tail -5 "$tmp/out")"
+
 # A transform that does not apply says so and changes nothing: pipeline on a kernel without loops.
 file=tests/python/fixtures/realistic/rms_norm_liger.py
 "$tforge" transform "$file" --kernel _rms_norm_forward_kernel --transforms pipeline >"$tmp/out" 2>&1

@@ -33,6 +33,27 @@ static void applies_edits_in_place_order(void **state)
     free(out);
 }
 
+/* An insertion of whitespace alone at a line's start indents the whole logical line: the lines
+ * another edit on it writes are indented as much (a swizzle written inside a body that a tile
+ * loop re-indents), the next source line is not, nor a header inserted before the indentation. */
+static void indentation_carries_to_the_lines_an_edit_writes(void **state)
+{
+    (void)state;
+    const char source[] = "    p = pid\n    q = p\n";
+    tforge_owned_edit edits[] = {{{0, 0, "    for t in r:\n"}, 0},
+                                 {{0, 0, "    "}, 0},
+                                 {{4, 11, "a = 1\n    p = a"}, 1},
+                                 {{12, 12, "    "}, 0}};
+    char *out = NULL;
+    assert_int_equal(tforge_edits_compose(&out, source, strlen(source), edits, 4, owners), 0);
+    assert_string_equal(out, "    for t in r:\n        a = 1\n        p = a\n        q = p\n");
+    free(out);
+    /* without the indentation, the same rewrite as written */
+    assert_int_equal(tforge_edits_compose(&out, source, strlen(source), edits + 2, 1, owners), 0);
+    assert_string_equal(out, "    a = 1\n    p = a\n    q = p\n");
+    free(out);
+}
+
 static void refuses_overlaps_and_edits_past_the_end(void **state)
 {
     (void)state;
@@ -157,6 +178,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(applies_edits_in_place_order),
+        cmocka_unit_test(indentation_carries_to_the_lines_an_edit_writes),
         cmocka_unit_test(refuses_overlaps_and_edits_past_the_end),
         cmocka_unit_test(opens_a_transform_and_makes_its_variant),
         cmocka_unit_test(overlapping_levels_are_excluded_from_the_space),
