@@ -22,7 +22,9 @@
 #   record:K[,K...]  issue 16: K's whole knob space timed and profiled with counters (tune
 #                    --strategy exhaustive --profile-all), exported as a recording,
 #                    runs/K_counters_H200.json.gz, then forge, bo and rules replayed on it (50
-#                    seeds, BUDGET; RECORD_TIMEOUT: seconds for the tune, default 500)
+#                    seeds, BUDGET; RECORD_TIMEOUT: seconds for the tune, default 500;
+#                    RECORD_RESUME=DIR: go on from DIR/record_K/, a call's runs/ that ran out of
+#                    time, carried back: matmul's 768 configurations take several calls)
 #   timing           issue 16: our timing, do_bench and CUPTI's activity durations of the same
 #                    launches under each protocol and its ablations (experiments/timing/)
 #   capture:K[,K...] issue 14: `tforge capture` of experiments/capture/K_script.py, the captured
@@ -202,9 +204,13 @@ for step in "$@"; do
     python3 experiments/profile/summarize_strategies.py "$out/runs" 2>&1 | tee -a "$summary" ;;
   record:*)
     for k in $(echo "${step#record:}" | tr , ' '); do
+      resume=
+      if [ -n "${RECORD_RESUME:-}" ] && [ -f "$RECORD_RESUME/record_$k/tforge.db" ]; then
+        cp -r "$RECORD_RESUME/record_$k" "$out/runs/" && resume=--resume
+      fi
       timeout "${RECORD_TIMEOUT:-500}" "$t" tune "experiments/kernels/$k/task.json" --backend cuda \
         --transforms none --strategy exhaustive --budget 100000 --profile-all \
-        ${TIMEOUT:+--timeout "$TIMEOUT"} \
+        ${TIMEOUT:+--timeout "$TIMEOUT"} $resume \
         --out "$out/runs/record_$k" -q > "$out/runs/record_$k.txt" 2>&1
       "$t" store export --store "$out/runs/record_$k/tforge.db" --run 1 \
         --out "$out/runs/${k}_counters_H200.json.gz" 2>&1 | tee -a "$summary"
