@@ -1879,7 +1879,8 @@ int tforge_recording_extras_json(char **out, const tforge_recording *rec,
 }
 
 /* Whether a metric called `name` would repeat a field an entry has already: a parameter, the
- * time, its spread, or one of the timing fields (a profile's `num_warps`, say, where num_warps is tuned). */
+ * time, its spread, or one of the timing fields (a profile's `num_warps`, say, where num_warps
+ * is tuned). */
 static int entry_field(const tforge_recording *rec, const char *name)
 {
     if (find_param(rec, name) >= 0)

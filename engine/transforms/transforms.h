@@ -64,10 +64,12 @@ typedef struct tforge_owned_edit {
 } tforge_owned_edit;
 
 /* Applies `edits` (sorted here, by start, then end, then owner, then their given order) to
- * `source`: `*out` is the new text (malloc'd). An edit past the end of the source, or two that
- * overlap (a replaced range holding any part of another edit; insertions at one place are
- * fine, in owner order), is TFORGE_ERROR naming both owners and their lines (the transforms'
- * fault, not the user's input). */
+ * `source`: `*out` is the new text (malloc'd). An insertion of whitespace alone at a line's
+ * start indents that logical line: the lines that edits after it on the same line write are
+ * indented as much. An edit past the end of the source, or two that overlap (a replaced range
+ * holding any part of another edit; insertions at one place are fine, in owner order), is
+ * TFORGE_ERROR naming both owners and their lines (the transforms' fault, not the user's
+ * input). */
 int tforge_edits_compose(char **out, const char *source, size_t size, tforge_owned_edit *edits,
                          size_t n, const char *const *owners);
 
