@@ -13,8 +13,8 @@ export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY
   cmake --build /tmp/b --target tforge-cupti -j "$(nproc)"; } > /tmp/sm_clock_build.log 2>&1 ||
   { tail -20 /tmp/sm_clock_build.log; exit 1; }
 task=experiments/kernels/vector_add/task.json
-timeout 90 python3 experiments/profile/dram_preparation.py "$(find /tmp/b -name 'tforge-cupti*.so' | head -1)" \
-  "$task" --shape 1
+cupti=$(find /tmp/b -name 'tforge-cupti*.so' | head -1)
+timeout 90 python3 experiments/profile/dram_preparation.py "$cupti" "$task" --shape 1
 echo "ncu (caches flushed):"
 timeout 90 ncu --clock-control none --kernel-name regex:add_kernel --launch-skip 1 --launch-count 1 \
   --csv --print-units base --metrics sm__throughput.avg.pct_of_peak_sustained_elapsed,\
