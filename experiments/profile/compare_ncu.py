@@ -35,6 +35,7 @@ METRICS = {
     "dram_write_bytes": lambda n: n["dram__bytes_write.sum"],
     "l2_pct": lambda n: n["lts__throughput.avg.pct_of_peak_sustained_elapsed"],
     "sm_clock_ghz": lambda n: n["sm__cycles_elapsed.avg.per_second"] / 1e9,
+    "instructions": lambda n: n["sm__inst_executed.sum"],
     "occupancy_achieved": lambda n: n["sm__warps_active.avg.pct_of_peak_sustained_active"] / 100,
     "issue_pct": lambda n: n["sm__inst_issued.avg.pct_of_peak_sustained_active"],
     "kernel_ms": lambda n: n["gpu__time_duration.sum"] / 1e6,

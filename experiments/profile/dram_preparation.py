@@ -2,7 +2,7 @@
 cupti plugin, through plugin_probe.py's ctypes bindings) profiles one config of a task under
 several preparations of each pass, and prints the DRAM bytes read and written that each sees
 beside the task's compulsory traffic (issue 16: ours read above ncu's on writing kernels), with
-the SM throughput and the SM clock the same passes saw.
+the SM throughput, the SM clock and the instructions executed that the same passes saw.
 
     python experiments/profile/dram_preparation.py path/to/tforge-cupti.so TASK.json [--shape I]
 
@@ -65,8 +65,8 @@ def main():
         sys.exit("create failed")
     print(f"{args.task} shape {shape}: {len(pristine)} inputs restored before each pass")
     print("| preparation | DRAM read MB | DRAM written MB | kernel ms | sm_pct | issue_pct | "
-          "SM GHz |")
-    print("|---|---|---|---|---|---|---|")
+          "SM GHz | instructions |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, prepare in preparations.items():
         for _ in range(2):
             for p in range(api.passes(state)):
@@ -83,7 +83,8 @@ def main():
             print(f"| {name} | {m.get('dram_read_bytes', 0) / 1e6:.2f} | "
                   f"{m.get('dram_write_bytes', 0) / 1e6:.2f} | {m.get('kernel_ms', 0):.4f} | "
                   f"{m.get('sm_pct', 0):.1f} | {m.get('issue_pct', 0):.1f} | "
-                  f"{m.get('sm_clock_ghz', 0):.3f} |", flush=True)
+                  f"{m.get('sm_clock_ghz', 0):.3f} | {m.get('instructions', 0):.4g} |",
+                  flush=True)
     api.destroy(state)
 
 

@@ -17,7 +17,7 @@ metrics=$metrics,sm__inst_issued.avg.pct_of_peak_sustained_active,gpu__time_dura
 metrics=$metrics,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
 metrics=$metrics,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
 metrics=$metrics,dram__bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum
-metrics=$metrics,sm__cycles_elapsed.avg.per_second
+metrics=$metrics,sm__cycles_elapsed.avg.per_second,sm__inst_executed.sum
 run() { # NAME TASK KERNEL [CONFIG]
   local name=$1 task=$2 kernel=$3
   shift 3

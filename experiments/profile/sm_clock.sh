@@ -19,5 +19,5 @@ echo "ncu (caches flushed):"
 timeout 90 ncu --clock-control none --kernel-name regex:add_kernel --launch-skip 1 --launch-count 1 \
   --csv --print-units base --metrics sm__throughput.avg.pct_of_peak_sustained_elapsed,\
 smsp__issue_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg.per_second,\
-gpu__time_duration.sum python3 experiments/profile/launch.py "$task" --shape 1 |
+sm__inst_executed.sum,gpu__time_duration.sum python3 experiments/profile/launch.py "$task" --shape 1 |
   python3 experiments/profile/ncu_table.py

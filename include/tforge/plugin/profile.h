@@ -27,6 +27,7 @@
  *                                    re-reads beyond the compulsory traffic)
  *     dram_read_bytes, dram_write_bytes  the same, read and written apart
  *     sm_clock_ghz                   the SMs' clock while the kernel ran
+ *     instructions                   warp instructions executed
  *     occupancy_achieved             achieved active warps / max warps per SM (share)
  *     issue_pct                      issue slots busy, % of peak
  *     stall_<reason>                 share of warp-stall samples: long_scoreboard,

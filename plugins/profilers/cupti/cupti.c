@@ -53,6 +53,7 @@ static const counter_metric counter_metrics[] = {
     {"dram_write_bytes", "dram__bytes_write.sum", NULL, NULL, 1, BOTH},
     {"l2_pct", "lts__throughput.avg.pct_of_peak_sustained_elapsed", NULL, NULL, 1, BOTH},
     {"sm_clock_ghz", "sm__cycles_elapsed.avg.per_second", NULL, NULL, 1e-9, BOTH},
+    {"instructions", "sm__inst_executed.sum", NULL, NULL, 1, BOTH},
     {"occupancy_achieved", "sm__warps_active.avg.pct_of_peak_sustained_active", NULL, NULL, 0.01,
      BOTH},
     {"issue_pct", "smsp__issue_active.avg.pct_of_peak_sustained_active", NULL, NULL, 1, BOTH},
