@@ -43,11 +43,7 @@ out=$1
 shift
 mkdir -p "$out/runs" "$out/capture"
 export TRITON_CACHE_DIR=/tmp/triton-cache
-# The engine's C libraries, from Debian packages carried in .deps (the machine has no network).
-deps=/tmp/deps lib=/tmp/deps/usr/lib/x86_64-linux-gnu
-for f in .deps/*.deb; do dpkg -x "$f" "$deps"; done
-export CMAKE_PREFIX_PATH=$deps/usr CPATH=$deps/usr/include LIBRARY_PATH=$lib:$lib/openblas-pthread
-export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. experiments/deps_env.sh
 { cmake -S . -B /tmp/b -DPython3_EXECUTABLE="$(command -v python3)" &&
   cmake --build /tmp/b -j "$(nproc)"; } > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 t=/tmp/b/bin/tforge
@@ -173,14 +169,14 @@ for step in "$@"; do
     for spec in "experiments/kernels/vector_add/task.json 1 add_kernel" \
                 "experiments/profile/tiny_add/task.json 1 add_kernel" \
                 "experiments/profile/tiny_add/task.json 2 add_kernel"; do
-      set -- $spec
-      timeout 150 python3 experiments/profile/dram_preparation.py "$cupti" "$1" --shape "$2" \
-        2>&1 | tee -a "$summary"
+      read -r task shape kernel <<<"$spec"
+      timeout 150 python3 experiments/profile/dram_preparation.py "$cupti" "$task" \
+        --shape "$shape" 2>&1 | tee -a "$summary"
       echo "ncu, one pass, cache control off, launch.py --prepare profile:" | tee -a "$summary"
-      timeout 100 ncu --clock-control none --cache-control none --kernel-name "regex:$3" \
+      timeout 100 ncu --clock-control none --cache-control none --kernel-name "regex:$kernel" \
         --launch-skip 1 --launch-count 1 --csv --print-units base \
         --metrics dram__bytes_read.sum,dram__bytes_write.sum \
-        python3 experiments/profile/launch.py "$1" --shape "$2" --prepare profile \
+        python3 experiments/profile/launch.py "$task" --shape "$shape" --prepare profile \
         2>> "$out/runs/ncu.err" | python3 experiments/profile/ncu_table.py | tee -a "$summary"
     done ;;
   labels:*)

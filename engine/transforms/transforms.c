@@ -505,7 +505,7 @@ int tforge_edits_compose(char **out, const char *source, size_t size, tforge_own
     char indent[256];
     size_t indent_len = 0;
     text_out o = {NULL, 0, 0, 0};
-    append(&o, "", 0);
+    append(&o, "", 0); /* an empty text, never NULL, whatever follows */
     uint32_t at = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         const tforge_span_edit *e = &p[i].e.edit;

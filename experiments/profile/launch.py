@@ -40,8 +40,9 @@ def main():
     flush = bench._flusher()
     for _ in range(args.launches):
         if args.prepare == "profile":
-            for k, v in pristine.items() if not args.no_restore else ():
-                inputs[k].copy_(v)
+            if not args.no_restore:
+                for k, v in pristine.items():
+                    inputs[k].copy_(v)
             for _ in range(args.flushes):
                 flush()
             torch.cuda.synchronize()

@@ -19,6 +19,10 @@ import subprocess
 STRATEGIES = ("forge", "bo", "rules")
 
 
+def geomean(xs):
+    return math.exp(statistics.fmean(math.log(x) for x in xs))
+
+
 def reached(trace, target, within, budget):
     return next((i + 1 for i, t in enumerate(trace[:budget]) if t <= target * (1 + within)),
                 budget + 1)
@@ -63,18 +67,17 @@ def main():
             evals[s] += per[s]
         for other in rel:
             ratios[other] += rel[other]
-        geo = lambda xs: math.exp(statistics.fmean(math.log(x) for x in xs))  # noqa: E731
         print(f"| {os.path.basename(path)} | " +
               " | ".join(f"{statistics.median(per[s]):g}" for s in STRATEGIES) +
-              f" | {fewer}/{args.seeds} | {geo(rel['rules']):.4f} | {geo(rel['bo']):.4f} |")
+              f" | {fewer}/{args.seeds} | {geomean(rel['rules']):.4f} | "
+              f"{geomean(rel['bo']):.4f} |")
     n = len(evals["forge"])
     print(f"\nover {n} (recording, seed) runs: median evaluations to bo's final best: " +
           ", ".join(f"{s} {statistics.median(evals[s]):g}" for s in STRATEGIES))
     for other in ratios:
         xs = ratios[other]
-        print(f"{other} / forge final: geomean {math.exp(statistics.fmean(map(math.log, xs))):.4f}"
-              f", forge faster in {sum(x > 1 for x in xs)}, equal in {sum(x == 1 for x in xs)}, "
-              f"slower in {sum(x < 1 for x in xs)}")
+        print(f"{other} / forge final: geomean {geomean(xs):.4f}, forge faster in "
+              f"{sum(x > 1 for x in xs)}, equal in {sum(x == 1 for x in xs)}, slower in {sum(x < 1 for x in xs)}")
 
 
 if __name__ == "__main__":

@@ -5,10 +5,7 @@
 # session 13). Builds only the cupti plugin. On the GPU machine, from the repository's root,
 # with the Debian packages of .deps: bash experiments/profile/sm_clock.sh
 set -u
-deps=/tmp/deps lib=/tmp/deps/usr/lib/x86_64-linux-gnu
-for f in .deps/*.deb; do dpkg -x "$f" "$deps"; done
-export CMAKE_PREFIX_PATH=$deps/usr CPATH=$deps/usr/include LIBRARY_PATH=$lib:$lib/openblas-pthread
-export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. experiments/deps_env.sh
 { cmake -S . -B /tmp/b -DPython3_EXECUTABLE="$(command -v python3)" &&
   cmake --build /tmp/b --target tforge-cupti -j "$(nproc)"; } > /tmp/sm_clock_build.log 2>&1 ||
   { tail -20 /tmp/sm_clock_build.log; exit 1; }
