@@ -5,7 +5,7 @@
 #        "none" with a note, the heuristic's labels when its plugin is built; bad input exits 2.
 #   gpu: the cuda backend with the cupti profiler: counters "ok" (throughput, occupancy,
 #        kernel_ms; the full set's stalls), and with refuse=1 counters "refused" with the reason
-#        while the static metrics are still there.
+#        while the static metrics are still there. Exits 77 (skipped) without a GPU.
 # usage: profile.sh TFORGE PYTHON ROOT cpu|gpu
 set -u
 tforge=$1 python=$2 root=$3 mode=$4
@@ -59,6 +59,11 @@ if [ "$mode" = cpu ]; then
     check $? "profile $bad: exit $rc, expected 2: $(cat "$tmp/out")"
   done
 else
+  if "$python" -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1]))["backend"] != "interpret")' "$tmp/p.json" 2>/dev/null; then
+    echo "skipped: no GPU (the interpreter ran it)"
+    exit 77
+  fi
   expect "$tmp/p.json" 'd["backend"] == "cuda" and d["status"] == "ok" and d["counters"] == "ok"'
   for m in sm_pct dram_pct l2_pct occupancy_achieved issue_pct kernel_ms; do
     expect "$tmp/p.json" '"'$m'" in '"$c"

@@ -53,7 +53,8 @@ static void sets_are_planned_for_gh100(void **state)
     assert_int_equal(create(f, &core, "core", "0"), 0);
     assert_int_equal(create(f, &full, "full", "0"), 0);
     uint32_t core_passes = f->profiler->passes(core), full_passes = f->profiler->passes(full);
-    /* what CUPTI 13.0's Host API answers for GH100 (README): sm__throughput alone takes 8 */
+    /* what CUPTI 13.0's Host API answers for GH100 (README): sm__throughput alone takes 8;
+     * then the timing pass */
     assert_int_equal(core_passes, CUPTI_CORE_PASSES);
     assert_true(full_passes > core_passes);
     /* planned only: no device to profile */

@@ -3,7 +3,10 @@
  * evaluated by the Profiler Host API, and each launch's exact duration from the Activity API.
  *
  * Automatic ranges, one a kernel, replayed by the host (user replay): begin(pass) starts the
- * profiler, the host launches the candidate and synchronises, end(pass) stops it; collect
+ * profiler, the host launches the candidate and synchronises, end(pass) stops it; one more pass
+ * after the counters' takes the launches' durations from the Activity API alone (CUPTI times a
+ * kernel by instrumenting its code, which the counters would count: on the H200 8 more
+ * instructions a warp, 1.36x Nsight Compute's on a vector add of 131072 blocks); collect
  * decodes the counters, keeps the range of the candidate's longest kernel (a user range around
  * the launch would spread each kernel's throughput over the host's launch and synchronisation
  * time as well: measured, sm_pct 0.6 where Nsight Compute says 50), and turns Nsight Compute's
@@ -125,9 +128,10 @@ typedef struct cupti_state {
     const char *names[MAX_NSIGHT_METRICS]; /* the Nsight metrics evaluated */
     size_t n_names;
     uint8_t *config_image, *counter_data;
-    size_t config_size, counter_data_size, passes;
-    int stopped_all; /* the last end() said every pass was submitted */
-    uint64_t pass_start[MAX_PASSES], pass_end[MAX_PASSES]; /* CUPTI timestamps, ns */
+    size_t config_size, counter_data_size;
+    uint32_t counter_passes; /* the set's, as the Host API plans them; then the timing pass */
+    int stopped_all; /* the last counter pass's end() said every pass was submitted */
+    uint64_t timing_start, timing_end; /* the timing pass's window, CUPTI timestamps, ns */
     uint32_t passes_run;
     int said_no_activity;
 } cupti_state;
@@ -214,35 +218,20 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
     free(buffer);
 }
 
-static int compare_doubles(const void *a, const void *b)
+/* The kernel time inside the timing pass's window (the candidate's launches of that pass,
+ * summed), in ms; NAN when no launch was recorded. */
+static double timing_pass_ms(const cupti_state *s)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median over the passes of the kernel time inside each pass's window (the candidate's
- * launches of that pass, summed), in ms; NAN when no launch was recorded. */
-static double median_kernel_ms(const cupti_state *s)
-{
-    double per_pass[MAX_PASSES];
-    uint32_t n = 0;
+    double ns = 0;
+    int any = 0;
     pthread_mutex_lock(&launches_lock);
-    for (uint32_t p = 0; p < s->passes_run; p++) {
-        double ns = 0;
-        int any = 0;
-        for (size_t i = 0; i < n_launches; i++)
-            if (launch_start[i] >= s->pass_start[p] && launch_end[i] <= s->pass_end[p]) {
-                ns += (double)(launch_end[i] - launch_start[i]);
-                any = 1;
-            }
-        if (any)
-            per_pass[n++] = ns / 1e6;
-    }
+    for (size_t i = 0; i < n_launches; i++)
+        if (launch_start[i] >= s->timing_start && launch_end[i] <= s->timing_end) {
+            ns += (double)(launch_end[i] - launch_start[i]);
+            any = 1;
+        }
     pthread_mutex_unlock(&launches_lock);
-    if (n == 0)
-        return NAN;
-    qsort(per_pass, n, sizeof *per_pass, compare_doubles);
-    return n % 2 ? per_pass[n / 2] : (per_pass[n / 2 - 1] + per_pass[n / 2]) / 2;
+    return any ? ns / 1e6 : NAN;
 }
 
 /* ---- the metric set ---- */
@@ -317,7 +306,7 @@ static int plan(cupti_state *s, const char *chip, const uint8_t *availability)
     if (passes.numOfPasses < 1 || passes.numOfPasses > MAX_PASSES)
         return fail(s, TFORGE_PLUGIN_ERROR, "cupti: the set needs %zu passes (1 to %d taken)",
                     passes.numOfPasses, MAX_PASSES);
-    s->passes = passes.numOfPasses;
+    s->counter_passes = (uint32_t)passes.numOfPasses;
     return 0;
 }
 
@@ -548,13 +537,14 @@ static int cupti_create(void **state, const tforge_profiler_args *args)
     return 0;
 }
 
+/* The counters' passes, then one for the launches' durations. */
 static uint32_t cupti_passes(void *state)
 {
-    return (uint32_t)((cupti_state *)state)->passes;
+    return ((cupti_state *)state)->counter_passes + 1;
 }
 
 /* A round starts at pass 0: the range profiler enabled (afresh, whatever an interrupted round
- * left), fresh counter data, the config set, kernel activity on. */
+ * left), fresh counter data, the config set. */
 static int start_round(cupti_state *s)
 {
     disable_range_profiler(s);
@@ -588,21 +578,28 @@ static int start_round(cupti_state *s)
     config.targetNestingLevel = 1;
     if ((rc = cuptiRangeProfilerSetConfig(&config)))
         return cupti_fail(s, "cuptiRangeProfilerSetConfig", rc);
+    s->passes_run = 0;
+    s->stopped_all = 0;
+    return 0;
+}
+
+/* The timing pass: kernel activity on, the range profiler off. Without activity records the
+ * counters still come, and kernel_ms from the longest range's duration: said once. */
+static void start_timing(cupti_state *s)
+{
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* an earlier round's, dropped */
     pthread_mutex_lock(&launches_lock);
     n_launches = 0;
     pthread_mutex_unlock(&launches_lock);
-    /* without activity records the counters still come, kernel_ms does not: said once */
-    if ((rc = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) && !s->said_no_activity) {
+    CUptiResult rc = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (rc && !s->said_no_activity) {
         char message[256];
-        snprintf(message, sizeof message, "cupti: no kernel_ms: cuptiActivityEnable"
-                 "(CONCURRENT_KERNEL): %s", cupti_text(rc));
+        snprintf(message, sizeof message, "cupti: kernel_ms from the counters: "
+                 "cuptiActivityEnable(CONCURRENT_KERNEL): %s", cupti_text(rc));
         s->host->log(s->host, TFORGE_PLUGIN_LOG_WARN, message);
         s->said_no_activity = 1;
     }
-    s->passes_run = 0;
-    s->stopped_all = 0;
-    return 0;
+    cuptiGetTimestamp(&s->timing_start);
 }
 
 static int cupti_begin(void *state, uint32_t pass)
@@ -612,9 +609,13 @@ static int cupti_begin(void *state, uint32_t pass)
         return fail(s, TFORGE_PLUGIN_EINPUT, "cupti: created with chip= to plan only: no device "
                     "to profile");
     /* pass 0 starts a round afresh, whatever an interrupted one left */
-    if (pass >= s->passes || (pass != 0 && pass != s->passes_run))
-        return fail(s, TFORGE_PLUGIN_EINPUT, "cupti: begin(%u): expected pass %u of %zu", pass,
-                    s->passes_run, s->passes);
+    if (pass > s->counter_passes || (pass != 0 && pass != s->passes_run))
+        return fail(s, TFORGE_PLUGIN_EINPUT, "cupti: begin(%u): expected pass %u of %u", pass,
+                    s->passes_run, s->counter_passes + 1);
+    if (pass == s->counter_passes) {
+        start_timing(s);
+        return 0;
+    }
     int rc = pass == 0 ? start_round(s) : 0;
     if (rc)
         return rc;
@@ -624,7 +625,6 @@ static int cupti_begin(void *state, uint32_t pass)
     CUptiResult crc = cuptiRangeProfilerStart(&start);
     if (crc)
         return cupti_fail(s, "cuptiRangeProfilerStart", crc);
-    cuptiGetTimestamp(&s->pass_start[pass]);
     return 0;
 }
 
@@ -633,7 +633,13 @@ static int cupti_end(void *state, uint32_t pass)
     cupti_state *s = state;
     if (s->plan_only || pass != s->passes_run)
         return fail(s, TFORGE_PLUGIN_EINPUT, "cupti: end(%u) without its begin", pass);
-    cuptiGetTimestamp(&s->pass_end[pass]);
+    if (pass == s->counter_passes) {
+        cuptiGetTimestamp(&s->timing_end);
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        s->passes_run++;
+        return 0;
+    }
     CUptiResult rc;
     CUpti_RangeProfiler_Stop_Params stop = {
         .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
@@ -671,18 +677,18 @@ static int cupti_collect(void *state, tforge_profile *out)
     if (s->plan_only)
         return fail(s, TFORGE_PLUGIN_EINPUT, "cupti: created with chip= to plan only: nothing "
                     "to collect");
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    if (s->passes_run != s->passes || !s->stopped_all) {
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); /* an interrupted round's */
+    uint32_t passes = s->counter_passes + 1;
+    if (s->passes_run != passes || !s->stopped_all) {
         out->counters = TFORGE_COUNTERS_FAILED;
-        snprintf(out->note, sizeof out->note, "cupti: %u of %zu passes ran%s", s->passes_run,
-                 s->passes, s->passes_run == s->passes ? ", CUPTI wants more" : "");
+        snprintf(out->note, sizeof out->note, "cupti: %u of %u passes ran%s", s->passes_run,
+                 passes, s->passes_run == passes ? ", CUPTI wants more" : "");
         s->passes_run = 0;
         disable_range_profiler(s);
         return 0;
     }
     s->passes_run = 0;
-    double kernel_ms = median_kernel_ms(s);
+    double kernel_ms = timing_pass_ms(s);
     CUpti_RangeProfiler_DecodeData_Params decode = {
         .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
     decode.pRangeProfilerObject = s->range_profiler;
