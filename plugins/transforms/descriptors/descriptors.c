@@ -8,14 +8,32 @@
  * last stride, which the kernel cannot check. So the kernel gets a decorator, defined beside it,
  * whose pre-run hook refuses a launch that breaks them (a clear error before the launch: never
  * a fault or a wrong tile) and sets the allocator in the launching thread (Triton keeps it in a
- * context variable). One boolean, `tma`: false leaves the kernel unchanged. */
+ * context variable). One boolean, `tma`: false leaves the kernel unchanged; and, where the store
+ * is a statement of its own, `tma_subtile`: C written in two halves of BLOCK_N / 2 columns (the
+ * epilogue subtiling of Triton's tutorial 09), the tile split by reshape, permute and split. */
 #include <tforge/sdk/transform.h>
+
+static const char *const subtile_constraint[] = {"tma or not tma_subtile"};
 
 typedef struct descriptors_state {
     xf_base base;
     char names[3][64]; /* the descriptors of A, B, C */
+    char halves[64];   /* C's halves, `<halves>0` and `<halves>1` */
     char hook[128];    /* the decorator's name */
 } descriptors_state;
+
+/* Whether the span is a statement alone on its lines: only indentation before it, and nothing
+ * but blanks or a comment after it. */
+static int alone_on_its_line(const char *src, tforge_ir_span span)
+{
+    for (uint32_t i = span.start; i > 0 && src[i - 1] != '\n'; i--)
+        if (src[i - 1] != ' ' && src[i - 1] != '\t')
+            return 0;
+    for (const char *c = src + span.end; *c && *c != '\n' && *c != '#'; c++)
+        if (*c != ' ' && *c != '\t' && *c != '\r')
+            return 0;
+    return 1;
+}
 
 static int is_param(const tforge_ir_kernel *k, const char *name)
 {
@@ -25,13 +43,15 @@ static int is_param(const tforge_ir_kernel *k, const char *name)
     return 0;
 }
 
-/* `a_desc` for base `a_ptr` (`<base>_desc` otherwise), `_tma` added while it names a parameter. */
-static void descriptor_name(char *out, size_t size, const tforge_ir_kernel *k, const char *base)
+/* `a_desc` for base `a_ptr` and suffix `_desc` (`<base>_desc` otherwise), `_tma` added while it
+ * names a parameter. */
+static void local_name(char *out, size_t size, const tforge_ir_kernel *k, const char *base,
+                       const char *suffix)
 {
     size_t n = strlen(base);
     if (n > 4 && strcmp(base + n - 4, "_ptr") == 0)
         n -= 4;
-    snprintf(out, size, "%.*s_desc", (int)n, base);
+    snprintf(out, size, "%.*s%s", (int)n, base, suffix);
     while (is_param(k, out) && strlen(out) + 5 < size)
         strcat(out, "_tma");
 }
@@ -55,9 +75,14 @@ static int descriptors_create(void **state, const tforge_transform_args *args)
         return TFORGE_PLUGIN_ENOMEM;
     s->base.params[s->base.n_params++] = (tforge_transform_param){
         "tma", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE, 0, NULL, 0, NULL};
+    if (alone_on_its_line(args->source, g->c.access))
+        s->base.params[s->base.n_params++] = (tforge_transform_param){
+            "tma_subtile", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE, 0, NULL, 1,
+            subtile_constraint};
     const tforge_ir_gemm_matrix *m[3] = {&g->a, &g->b, &g->c};
     for (int i = 0; i < 3; i++)
-        descriptor_name(s->names[i], sizeof s->names[i], k, m[i]->base);
+        local_name(s->names[i], sizeof s->names[i], k, m[i]->base, "_desc");
+    local_name(s->halves, sizeof s->halves, k, g->c.base, "_half");
     snprintf(s->hook, sizeof s->hook, "_tforge_tma_%s", k->name);
     snprintf(s->base.description, sizeof s->base.description,
              "TMA descriptors for the GEMM %s = %s @ %s (loop at line %d, store at line %d)",
@@ -142,6 +167,28 @@ static int add_hook(descriptors_state *s)
     return rc ? rc : xf_edit(e, jit, jit, "%s@%s\n", in, s->hook);
 }
 
+/* C's store in two halves, on the store's line: the BM x BN value reshaped to BM x 2 x BN/2
+ * (element (i, h * BN/2 + j) at (i, h, j): row-major, nothing reordered), the halves moved
+ * last and split, half h stored at column c0 + h * BN/2 by a descriptor of BM x BN/2 blocks.
+ * Every element lands where the whole store put it, and TMA drops what is out of bounds per
+ * element, as before. An inline descriptor (a store that took the pointer expression) is made
+ * once on that line. */
+static int store_halves(descriptors_state *s, const tforge_ir_gemm_matrix *m, const char *desc,
+                        const char *row_at, const char *col_at, const char *half)
+{
+    const tforge_ir_gemm *g = s->base.args->kernel->gemm;
+    const char *tl = s->base.args->kernel->language, *name = s->names[2];
+    const char *tile = s->halves;
+    char made[1100] = "";
+    if (!m->ptrs)
+        snprintf(made, sizeof made, "%s = %s; ", name, desc);
+    return xf_edit(&s->base.edits, m->access.start, m->access.end,
+                   "%s%s0, %s1 = %s.split(%s.permute(%s.reshape(%s, (%s, 2, %s)), (0, 2, 1))); "
+                   "%s.store([%s, %s], %s0); %s.store([%s, %s + %s], %s1)",
+                   made, tile, tile, tl, tl, tl, m->value, g->block_m, half, name, row_at, col_at,
+                   tile, name, row_at, col_at, half, tile);
+}
+
 static int descriptors_apply(void *state, const tforge_level *levels,
                              const tforge_span_edit **edits, uint32_t *n_edits)
 {
@@ -155,7 +202,9 @@ static int descriptors_apply(void *state, const tforge_level *levels,
     *n_edits = 0;
     if (!levels[0])
         return 0;
-    char make[1024];
+    int subtile = s->base.n_params > 1 && levels[1];
+    char half[160], make[1024];
+    snprintf(half, sizeof half, "%s // 2", g->block_n);
     /* A: M x K tiles BLOCK_M x BLOCK_K from (its first row, k's offset); B: K x N from (k's
      * offset, its first column); C: M x N from (first row, first column) */
     const struct {
@@ -168,7 +217,7 @@ static int descriptors_apply(void *state, const tforge_level *levels,
     for (int i = 0; i < 3 && !rc; i++) {
         const tforge_ir_gemm_matrix *m = mats[i].m;
         rc = make_descriptor(make, sizeof make, tl, m, mats[i].rows, mats[i].cols,
-                             mats[i].block_rows, mats[i].block_cols);
+                             mats[i].block_rows, i == 2 && subtile ? half : mats[i].block_cols);
         /* each replacement is one line, so that a rewrite re-indenting the body composes */
         if (!rc && m->ptrs)
             rc = xf_edit(e, m->ptrs_stmt.start, m->ptrs_stmt.end, "%s = %s", s->names[i], make);
@@ -178,9 +227,11 @@ static int descriptors_apply(void *state, const tforge_level *levels,
                          mats[i].row_at, mats[i].col_at);
         if (!rc && i < 2)
             rc = xf_edit(e, m->advance.start, m->advance.end, "pass");
-        if (!rc && i == 2)
+        if (!rc && i == 2 && !subtile)
             rc = xf_edit(e, m->access.start, m->access.end, "%s.store([%s, %s], %s)", desc,
                          mats[i].row_at, mats[i].col_at, m->value);
+        if (!rc && i == 2 && subtile)
+            rc = store_halves(s, m, desc, mats[i].row_at, mats[i].col_at, half);
     }
     return xf_applied(&s->base, rc, edits, n_edits);
 }

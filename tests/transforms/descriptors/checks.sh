@@ -2,8 +2,8 @@
 # What the cases cannot say, in Triton's interpreter (or on the GPU when there is one): the
 # descriptors variant refuses a launch TMA cannot address (rows of 82 bytes) with a clear error
 # and no result, where the file's own kernel passes; descriptors and persistent compose with each
-# other and with pipeline (every program looping over tiles through descriptors), through the
-# task's grid and through the file's own autotuned wrapper.
+# other and with pipeline (every program looping over tiles through descriptors; C stored in
+# halves too), through the task's grid and through the file's own autotuned wrapper.
 # usage: checks.sh TFORGE ROOT  (run by tests/cli/transform.sh)
 set -u
 tforge=$1
@@ -30,5 +30,7 @@ expect 0 ": ok" tests/transforms/persistent/matmul_many_tiles.json \
   --set persistent_flatten=True --set loop0_stages=3
 expect 0 ": ok" tests/transforms/persistent/gemm_autotune.json --transforms descriptors,persistent \
   --set tma=True --set persistent_programs=132
+expect 0 ": ok" tests/transforms/persistent/matmul_many_tiles.json --transforms descriptors,persistent \
+  --set tma=True --set tma_subtile=True --set persistent_programs=132
 echo "descriptors checks: $failures failed"
 [ "$failures" = 0 ]

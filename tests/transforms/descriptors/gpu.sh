@@ -29,10 +29,13 @@ small=experiments/kernels/matmul/task.json
 large=tests/transforms/descriptors/matmul_large.json
 for task in $small $large tests/transforms/persistent/gemm_autotune.json; do
   expect 0 "$task" --transforms descriptors --set tma=True
+  expect 0 "$task" --transforms descriptors --set tma=True --set tma_subtile=True
   expect 0 "$task" --transforms persistent --set persistent_programs=132
   expect 0 "$task" --transforms persistent --set persistent_programs=264 --set persistent_flatten=True
   expect 0 "$task" --transforms descriptors,persistent --set tma=True --set persistent_programs=132 \
     --set persistent_flatten=True
+  expect 0 "$task" --transforms descriptors,persistent --set tma=True --set tma_subtile=True \
+    --set persistent_programs=132
 done
 expect 1 tests/transforms/descriptors/matmul_unaligned.json --transforms descriptors --set tma=True
 expect 0 tests/transforms/descriptors/matmul_unaligned.json
