@@ -544,10 +544,12 @@ static uint32_t cupti_passes(void *state)
 }
 
 /* A round starts at pass 0: the range profiler enabled (afresh, whatever an interrupted round
- * left), fresh counter data, the config set. */
+ * left, kernel activity too: its instrumentation must not reach the counters), fresh counter
+ * data, the config set. */
 static int start_round(cupti_state *s)
 {
     disable_range_profiler(s);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     CUptiResult enabled = enable_range_profiler(s);
     if (enabled)
         return cupti_fail(s, "cuptiRangeProfilerEnable", enabled);
