@@ -584,9 +584,9 @@ static tforge_ir_gemm *parse_gemm(parser *p, const cJSON *o)
 
 static void parse_loop_tail(parser *p, const cJSON *o, void *out)
 {
-    static const char *const forms[] = {"step", "count"};
+    static const char *const forms[] = {"step", "count", "diagonal"};
     tforge_ir_loop_tail *x = out;
-    x->form = forms[choice(p, o, "form", forms, 2)];
+    x->form = forms[choice(p, o, "form", forms, 3)];
     x->var = text(p, o, "var", 1);
     x->size = text(p, o, "size", 1);
     x->block = text(p, o, "block", 1);
@@ -594,6 +594,7 @@ static void parse_loop_tail(parser *p, const cJSON *o, void *out)
     x->stop = span(p, o, "stop");
     x->body = span(p, o, "body");
     x->drops = array(p, o, "drops", 1, sizeof *x->drops, &x->n_drops, parse_line_start);
+    x->trues = array(p, o, "trues", 0, sizeof *x->trues, &x->n_trues, parse_line_start);
 }
 
 static void parse_kernel(parser *p, const cJSON *o, void *out)
@@ -910,9 +911,14 @@ static void print_sites(FILE *out, const char *path, const tforge_ir_kernel *k)
     }
     for (size_t i = 0; i < k->n_loop_tails; i++) {
         const tforge_ir_loop_tail *t = &k->loop_tails[i];
-        fprintf(out, "  %s %s:%d: %s over %s by %s, masks only its last needs (%zu cuts)\n",
-                i ? "         " : "loop tail", path, t->span.line, t->var, t->size, t->block,
-                t->n_drops);
+        if (strcmp(t->form, "diagonal") == 0)
+            fprintf(out, "  %s %s:%d: %s by %s, a causal mask only the blocks from row %s need "
+                    "(%zu conditions)\n", i ? "         " : "loop tail", path, t->span.line,
+                    t->var, t->block, t->size, t->n_trues);
+        else
+            fprintf(out, "  %s %s:%d: %s over %s by %s, masks only its last needs (%zu cuts, "
+                    "%zu conditions)\n", i ? "         " : "loop tail", path, t->span.line,
+                    t->var, t->size, t->block, t->n_drops, t->n_trues);
     }
 }
 

@@ -181,7 +181,7 @@ static const struct {
      "kernels[0].gemm.a.base: expected a string, got 7"},
     {"{\"path\": \"k.py\", \"kernels\": [{\"name\": \"k\", \"span\": " SPAN(1) ", \"params\": [],"
      " \"loop_tails\": [{\"form\": \"while\"}]}]}",
-     "kernels[0].loop_tails[0].form: expected one of step, count"},
+     "kernels[0].loop_tails[0].form: expected one of step, count, diagonal"},
 };
 
 static void refuses_each_bad_field(void **state)

@@ -509,6 +509,58 @@ def test_loop_tails_of_the_kernels():
     assert "tl.store(out_row + cols, tl.exp(x - row_max) / row_sum)" in text
     assert kernel_of(fixture("attention_causal.py"), "_attn_fwd")["loop_tails"] == []
 
+    path = example("attention")
+    (t,) = kernel_of(path, "attn_fwd")["loop_tails"]
+    assert [cut(path, c) for c in t["trues"]] == ["cols[None, :] < S"]  # the score mask
+
+
+def test_the_causal_diagonal():
+    """The one-loop causal attention: its loop is a diagonal one, the causal condition its one
+    cut, the sequence-length mask and condition left; the row tile's first row is the size."""
+    path = fixture("flash_attn_causal.py")
+    (t,) = kernel_of(path, "_fwd_kernel")["loop_tails"]
+    assert (t["form"], t["var"], t["size"], t["block"]) == \
+        ("diagonal", "start_n", "start_m * BLOCK_M", "BLOCK_N")
+    assert cut(path, t["stop"]) == "end_n" and t["drops"] == []
+    assert [cut(path, c) for c in t["trues"]] == \
+        ["offs_m[:, None] >= (start_n + offs_n)[None, :]"]
+
+
+def causal_tails(tmp_path, *replacements):
+    text = open(fixture("flash_attn_causal.py")).read()
+    for old, new in replacements:
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "variant.py"
+    path.write_text(text)
+    return kernel_of(str(path), "_fwd_kernel")["loop_tails"]
+
+
+def test_the_diagonal_through_a_name(tmp_path):
+    """A condition named first (`mask = ...`, used only by the where) is cut where it is made;
+    `C <= R` is the same condition."""
+    path = str(tmp_path / "variant.py")
+    (t,) = causal_tails(tmp_path, (
+        "        qk += tl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], 0, float(\"-inf\"))\n",
+        "        causal = (start_n + offs_n)[None, :] <= offs_m[:, None]\n"
+        "        qk += tl.where(causal, 0, float(\"-inf\"))\n"))
+    assert t["form"] == "diagonal"
+    assert [cut(path, c) for c in t["trues"]] == ["(start_n + offs_n)[None, :] <= offs_m[:, None]"]
+
+
+@pytest.mark.parametrize("replacements", [
+    [(">= (start_n + offs_n)[None, :]", "> (start_n + offs_n)[None, :] + 1")],  # not the columns
+    [("offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)",
+      "offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M) + 1")],  # not a row tile
+    [("for start_n in range(0, end_n, BLOCK_N)", "for start_n in range(BLOCK_N, end_n, BLOCK_N)")],
+    [("for start_n in range(0, end_n, BLOCK_N)", "for start_n in range(0, end_n, 2 * BLOCK_N)")],
+    [("        m_i = m_ij\n", "        m_i = m_ij\n        end_n = end_n - 1\n")],
+    [("        m_i = m_ij\n", "        m_i = m_ij\n        start_m = start_m + 1\n")],
+    [("start_n = tl.multiple_of(start_n, BLOCK_N)", "start_n = start_n + 0")],
+], ids=["columns", "not-a-run", "start", "step", "stop-rebound", "row-rebound", "var-rebound"])
+def test_the_diagonal_it_refuses(tmp_path, replacements):
+    assert causal_tails(tmp_path, *replacements) == []
+
 
 def matmul_tails(tmp_path, *replacements):
     text = open(example("matmul")).read()

@@ -1,5 +1,5 @@
 /* The analysis IR of a Triton file, lent read-only to transform plugins (part of the interface
- * "tforge.transform/1": a change of any layout below is a new interface id). It is what the
+ * "tforge.transform/2": a change of any layout below is a new interface id). It is what the
  * worker's tforge_worker.analyze returns (its docstring has the rules), parsed once by the host.
  * Every node has a span, so that a rewrite can cut the file at exactly those bytes. Text fields
  * are Python source exactly as written; NULL where the file gives none. Everything lives as long
@@ -128,17 +128,23 @@ typedef struct tforge_ir_gemm {
 } tforge_ir_gemm;
 
 /* A loop `for v in range(0, B, E)` (form "step") or `range(tl.cdiv(B, E))` ("count"), B a
- * scalar parameter and E a constexpr, whose loads and stores are masked by the tile along v
- * against B, a bound only its last iteration needs (the rules: tforge_worker.analyze's
- * docstring). Texts: v, B, E. Spans: the loop, its iterator's stop argument, its body from the
- * start (col 0) of the body's first line to the loop's end, and the deletions that take those
- * bounds out of the masks (a term with its `&`, or a mask that is nothing else with its
- * `other`), in order. */
+ * scalar parameter and E a constexpr, whose loads and stores are masked, or whose tl.where
+ * conditions are, by the tile along v against B, a bound only its last iteration needs; or a
+ * loop `for v in range(0, S, E)` ("diagonal") whose where conditions are attention's causal
+ * mask `rows >= v + tl.arange(0, E)`, rows a tile starting at row B (the text, "start_m *
+ * BLOCK_M"), a mask only the iterations from B // E * E on need (the rules:
+ * tforge_worker.analyze's docstring). Texts: v, B, E. Spans: the loop, its iterator's stop
+ * argument, its body from the start (col 0) of the body's first line to the loop's end, the
+ * deletions that take those bounds out of the masks (a term with its `&`, or a mask that is
+ * nothing else with its `other`), and the where conditions that hold in every iteration but
+ * those (`trues`: each replaced by `True` there), each list in order. */
 typedef struct tforge_ir_loop_tail {
     const char *form, *var, *size, *block;
     tforge_ir_span span, stop, body;
     tforge_ir_span *drops;
     size_t n_drops;
+    tforge_ir_span *trues;
+    size_t n_trues;
 } tforge_ir_loop_tail;
 
 typedef struct tforge_ir_config {

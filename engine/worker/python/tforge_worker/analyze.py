@@ -85,7 +85,16 @@ form, v, B, E, the loop, the stop argument, the body (from col 0 of its first li
 not be the loop's) and the cuts that take the bounds out: a bound among several `&`-joined
 terms with its `&` and the parentheses around it alone, or a mask that is only bounds with its
 `other` (each cut from the end of the argument before it). A mask with two bounds among other
-terms keeps them; each cut is checked by parsing the call with it applied.
+terms keeps them; each cut is checked by parsing the call with it applied. The loop variable may
+be rebound by `v = tl.multiple_of(v, ..)` (or max_contiguous) alone. `trues`: the conditions of
+tl.where calls in the loop (themselves, or the value of a name the body sets before and uses only
+as where conditions) that are such a bound: True in those iterations. Form "diagonal": `for v
+in range(0, S, E)` (S of names the body never binds, numbers, arithmetic, min/max/tl.minimum/
+cdiv) whose where conditions hold `R >= C` (or `C <= R`), R a row tile `X * B + tl.arange(0, B)`
+set once outside the loop (through its name, maybe `[:, None]`), C the columns `v +
+tl.arange(0, E)` (maybe indexed, maybe through a name set before in the body), every such
+condition with the same first row L = X * B (recorded as the size, its names bound nowhere in
+the body): attention's causal mask, true wherever v + E <= L; no drops.
 """
 
 import ast
@@ -715,24 +724,30 @@ class _Kernel:
         out = []
         for node in ast.walk(self.fn):
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and
-                    isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.BinOp)
-                    and isinstance(node.value.op, ast.Add)):
+                    isinstance(node.targets[0], ast.Name)):
                 continue
-            for scaled, rng in ((node.value.left, node.value.right),
-                                (node.value.right, node.value.left)):
-                block = self.pure_arange(rng) if isinstance(rng, ast.Call) else None
-                if block is None or block not in self.constexprs or \
-                        not (isinstance(scaled, ast.BinOp) and isinstance(scaled.op, ast.Mult)):
-                    continue
-                factors = [scaled.left, scaled.right]
-                # the other factor must be a scalar (a program id, a loop variable): a tile there
-                # (a gathered row index) would make every element its own run
-                if any(isinstance(x, ast.Name) and x.id == block for x in factors) and \
-                        self.shape(scaled) == ():
-                    out.append({"name": node.targets[0].id, "span": _span(node.value),
-                                "multiple": block, "contiguous": block})
-                    break
+            run = self._scaled_run(node.value)
+            if run is not None:
+                out.append({"name": node.targets[0].id, "span": _span(node.value),
+                            "multiple": run[1], "contiguous": run[1]})
         return sorted(out, key=lambda o: (o["span"]["line"], o["span"]["col"]))
+
+    def _scaled_run(self, e):
+        """(X * B, B) when `e` is `X * B + tl.arange(0, B)` (either order; B a constexpr, X a
+        scalar by its tracked shape); else None."""
+        if not (isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add)):
+            return None
+        for scaled, rng in ((e.left, e.right), (e.right, e.left)):
+            block = self.pure_arange(rng) if isinstance(rng, ast.Call) else None
+            if block is None or block not in self.constexprs or \
+                    not (isinstance(scaled, ast.BinOp) and isinstance(scaled.op, ast.Mult)):
+                continue
+            # the other factor must be a scalar (a program id, a loop variable): a tile there
+            # (a gathered row index) would make every element its own run
+            if any(isinstance(x, ast.Name) and x.id == block for x in (scaled.left, scaled.right)) \
+                    and self.shape(scaled) == ():
+                return scaled, block
+        return None
 
     def _tile_map(self):
         """How the program id becomes a 2-D tile, when the body's top level says so plainly:
@@ -1383,22 +1398,151 @@ class _Kernel:
         module's docstring); sorted by place."""
         out = []
         for loop in ast.walk(self.fn):
-            form = self._tail_form(loop)
-            if form is None:
-                continue
-            kind, var, size, block, stop = form
-            drops = []
-            for c in ast.walk(loop):
-                if isinstance(c, ast.Call) and self.f.tl_attr(c.func) in ("load", "store"):
-                    drops += self._tail_drops(loop, c, kind, var, size, block)
-            first = loop.body[0]
-            if drops and first.lineno > loop.lineno:
-                out.append({"form": kind, "var": var, "size": size, "block": block,
-                            "span": _span(loop), "stop": _span(stop),
-                            "body": {"line": first.lineno, "col": 0, "end_line": loop.end_lineno,
-                                     "end_col": loop.end_col_offset},
-                            "drops": sorted(drops, key=lambda s: (s["line"], s["col"]))})
+            for form in (self._tail_form(loop), self._diagonal_form(loop)):
+                tail = self._tail(loop, form) if form else None
+                if tail:
+                    out.append(tail)
+                    break
         return sorted(out, key=lambda o: (o["span"]["line"], o["span"]["col"]))
+
+    def _tail(self, loop, form):
+        """The loop's record in the form found, or None when nothing would be cut."""
+        kind, var, size, block, stop = form
+        drops, trues = [], []
+        for c in ast.walk(loop):
+            if kind != "diagonal" and isinstance(c, ast.Call) and \
+                    self.f.tl_attr(c.func) in ("load", "store"):
+                drops += self._tail_drops(loop, c, kind, var, size, block)
+        for cond in self._where_conditions(loop):
+            if (self._diagonal(loop, cond, var, block) == size if kind == "diagonal" else
+                    self._bounds_tile(loop, cond, kind, var, size, block)):
+                trues.append(_span(cond))
+        first = loop.body[0]
+        if not (drops or trues) or first.lineno == loop.lineno:
+            return None
+        return {"form": kind, "var": var, "size": size, "block": block, "span": _span(loop),
+                "stop": _span(stop),
+                "body": {"line": first.lineno, "col": 0, "end_line": loop.end_lineno,
+                         "end_col": loop.end_col_offset},
+                "drops": sorted(drops, key=lambda s: (s["line"], s["col"])),
+                "trues": sorted(trues, key=lambda s: (s["line"], s["col"]))}
+
+    def _where_conditions(self, loop):
+        """The condition of each `tl.where(c, x, y)` in the loop, as a rewrite would replace it:
+        c itself, or the value of a name c the loop's body sets before (its one assignment in
+        the loop) and uses only as where conditions."""
+        wheres = [c for c in ast.walk(loop) if isinstance(c, ast.Call) and
+                  self.f.tl_attr(c.func) == "where" and c.args]
+        conds = [w.args[0] for w in wheres]
+        out, seen = [], set()
+        for c in conds:
+            value = c
+            if isinstance(c, ast.Name):
+                value = self._set_before(loop, c.id, c)
+                uses = [n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == c.id and
+                        isinstance(n.ctx, ast.Load)]
+                if value is None or any(u not in conds for u in uses):
+                    continue
+            if id(value) not in seen:
+                seen.add(id(value))
+                out.append(value)
+        return out
+
+    def _diagonal_form(self, loop):
+        """("diagonal", v, L, E, stop) for `for v in range(0, S, E)` (range or tl.range; E a
+        constexpr, v and S's names bound nowhere in the body, S made of names, numbers,
+        arithmetic and min / max / cdiv) whose where conditions compare a row tile starting at
+        L against the columns v + tl.arange(0, E) (`_diagonal`), all with the same L; else
+        None."""
+        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and
+                isinstance(loop.iter, ast.Call) and not loop.orelse):
+            return None
+        it, var = loop.iter, loop.target.id
+        bound = set().union(*(_binds_names(st) for st in loop.body))
+        if not ((isinstance(it.func, ast.Name) and it.func.id == "range") or
+                self.f.tl_attr(it.func) == "range") or \
+                any(k.arg in ("arg1", "arg2", "step") for k in it.keywords) or \
+                self._rebinds(loop, var) or \
+                len(it.args) != 3 or self.text(it.args[0]) != "0" or \
+                not isinstance(it.args[2], ast.Name) or it.args[2].id not in self.constexprs or \
+                it.args[2].id in self.assigns or not self._pure_scalar(it.args[1], bound):
+            return None
+        block = it.args[2].id
+        starts = {self._diagonal(loop, c, var, block) for c in self._where_conditions(loop)}
+        starts.discard(None)
+        if len(starts) != 1:
+            return None
+        return "diagonal", var, starts.pop(), block, it.args[1]
+
+    def _rebinds(self, loop, var):
+        """Whether the loop's body binds `var`, other than by `var = tl.multiple_of(var, ..)` or
+        tl.max_contiguous (hints that keep the value)."""
+        for st in loop.body:
+            for n in ast.walk(st):
+                if not (isinstance(n, ast.Name) and n.id == var and
+                        isinstance(n.ctx, (ast.Store, ast.Del))):
+                    continue
+                a = self.parents.get(n)
+                hint = isinstance(a, ast.Assign) and a.targets == [n] and \
+                    isinstance(a.value, ast.Call) and \
+                    self.f.tl_attr(a.value.func) in ("multiple_of", "max_contiguous") and \
+                    a.value.args and isinstance(a.value.args[0], ast.Name) and \
+                    a.value.args[0].id == var
+                if not hint:
+                    return True
+        return False
+
+    def _pure_scalar(self, e, bound):
+        """Whether `e` is made of names not in `bound`, numbers, arithmetic and calls of min,
+        max, tl.minimum, tl.maximum or cdiv: the same value wherever the loop evaluates it."""
+        for n in ast.walk(e):
+            if isinstance(n, ast.Name):
+                if n.id in bound:
+                    return False
+            elif isinstance(n, ast.Call):
+                f = n.func
+                if not ((isinstance(f, ast.Name) and f.id in ("min", "max")) or
+                        self.f.tl_attr(f) in ("minimum", "maximum", "cdiv") or
+                        (isinstance(f, ast.Attribute) and f.attr == "cdiv" and
+                         isinstance(f.value, ast.Name) and f.value.id in self.f.triton)) or \
+                        n.keywords:
+                    return False
+            elif not isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator,
+                                    ast.unaryop, ast.Load, ast.Attribute)):
+                return False
+        return True
+
+    def _diagonal(self, loop, cond, var, block):
+        """L's text when `cond` is `R >= C` (or `C <= R`), R a row tile `X * B + tl.arange(0,
+        B)` set once outside the loop (through its name, maybe `[:, None]`), L = X * B its first
+        row, and C the columns v + tl.arange(0, E) of the iteration at v (maybe indexed, maybe
+        through a name the body sets before): the causal mask of attention. Every element of R
+        is >= L and every element of C <= v + E - 1, so the condition holds for every element
+        in an iteration with v + E <= L, which L's names, bound nowhere in the body, keep the
+        same over the loop; else None."""
+        if not (isinstance(cond, ast.Compare) and len(cond.ops) == 1 and
+                isinstance(cond.ops[0], (ast.GtE, ast.LtE))):
+            return None
+        rows, cols = (cond.left, cond.comparators[0])[::1 if isinstance(cond.ops[0], ast.GtE)
+                                                       else -1]
+        rows = _without_axis(rows)
+        if not isinstance(rows, ast.Name) or rows.id in self.names or \
+                len(self.assigns.get(rows.id, [])) != 1 or \
+                self._within(self.assigns[rows.id][0], loop):
+            return None
+        run = self._scaled_run(self.assigns[rows.id][0])
+        bound = set().union(*(_binds_names(st) for st in loop.body))
+        if run is None or not self._pure_scalar(run[0], bound):
+            return None
+        cols = _without_axis(cols)
+        if isinstance(cols, ast.Name):
+            cols = self._set_before(loop, cols.id, cond)
+        if not (isinstance(cols, ast.BinOp) and isinstance(cols.op, ast.Add)):
+            return None
+        if not any(isinstance(v, ast.Name) and v.id == var and self.pure_arange(x) == block
+                   for v, x in ((cols.left, cols.right), (cols.right, cols.left))):
+            return None
+        return self.text(run[0])
 
     def _tail_form(self, loop):
         """("step", v, B, E, stop) for `for v in range(0, B, E)`, ("count", v, B, E, stop) for
@@ -1412,7 +1556,7 @@ class _Kernel:
         if not ((isinstance(it.func, ast.Name) and it.func.id == "range") or
                 self.f.tl_attr(it.func) == "range") or \
                 any(k.arg in ("arg1", "arg2", "step") for k in it.keywords) or \
-                var in set().union(*(_binds_names(s) for s in loop.body)):
+                self._rebinds(loop, var):
             return None
         if len(args) == 3 and self.text(args[0]) == "0" and \
                 all(isinstance(a, ast.Name) for a in args[1:]):
@@ -1571,6 +1715,17 @@ def _product(e):
     if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult):
         return _product(e.left) + _product(e.right)
     return [e]
+
+
+def _without_axis(e):
+    """X for `X[:, None]` or `X[None, :]` (X any expression); else e."""
+    if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Tuple) and \
+            len(e.slice.elts) == 2 and \
+            sorted("slice" if isinstance(x, ast.Slice) and x.lower is x.upper is x.step is None
+                   else "none" if isinstance(x, ast.Constant) and x.value is None else "?"
+                   for x in e.slice.elts) == ["none", "slice"]:
+        return e.value
+    return e
 
 
 def _axis(e):
