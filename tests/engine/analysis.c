@@ -245,6 +245,7 @@ static void reads_a_golden_document(void **state)
     assert_string_equal(t->form, "count");
     assert_string_equal(t->block, "BLOCK_SIZE_K");
     assert_int_equal(t->n_drops, 4);
+    assert_int_equal(t->n_trues, 0); /* no tl.where in it */
     assert_int_equal(t->body.col, 0);
     assert_true(t->stop.start > t->span.start && t->body.end == t->span.end);
     tforge_ir_free(f);

@@ -420,14 +420,19 @@ def test_gemm_of_the_tutorial_kernels():
     assert kernel_of(example("attention"), "attn_fwd")["gemm"] is None
 
 
-def matmul_variant(tmp_path, *replacements):
-    text = open(example("matmul")).read()
+def edited_kernel(tmp_path, source, name, replacements):
+    """Kernel `name` of a copy of `source` (tmp_path / "variant.py") with the replacements made."""
+    text = open(source).read()
     for old, new in replacements:
         assert old in text
         text = text.replace(old, new)
     path = tmp_path / "variant.py"
     path.write_text(text)
-    return kernel_of(str(path), "matmul_kernel")["gemm"]
+    return kernel_of(str(path), name)
+
+
+def matmul_variant(tmp_path, *replacements):
+    return edited_kernel(tmp_path, example("matmul"), "matmul_kernel", replacements)["gemm"]
 
 
 def test_gemm_forms_it_takes(tmp_path):
@@ -527,13 +532,8 @@ def test_the_causal_diagonal():
 
 
 def causal_tails(tmp_path, *replacements):
-    text = open(fixture("flash_attn_causal.py")).read()
-    for old, new in replacements:
-        assert old in text
-        text = text.replace(old, new)
-    path = tmp_path / "variant.py"
-    path.write_text(text)
-    return kernel_of(str(path), "_fwd_kernel")["loop_tails"]
+    return edited_kernel(tmp_path, fixture("flash_attn_causal.py"), "_fwd_kernel",
+                         replacements)["loop_tails"]
 
 
 def test_the_diagonal_through_a_name(tmp_path):
@@ -563,13 +563,7 @@ def test_the_diagonal_it_refuses(tmp_path, replacements):
 
 
 def matmul_tails(tmp_path, *replacements):
-    text = open(example("matmul")).read()
-    for old, new in replacements:
-        assert old in text
-        text = text.replace(old, new)
-    path = tmp_path / "variant.py"
-    path.write_text(text)
-    return kernel_of(str(path), "matmul_kernel")["loop_tails"]
+    return edited_kernel(tmp_path, example("matmul"), "matmul_kernel", replacements)["loop_tails"]
 
 
 @pytest.mark.parametrize("replacements", [
