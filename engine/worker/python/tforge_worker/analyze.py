@@ -1454,16 +1454,11 @@ class _Kernel:
         arithmetic and min / max / cdiv) whose where conditions compare a row tile starting at
         L against the columns v + tl.arange(0, E) (`_diagonal`), all with the same L; else
         None."""
-        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and
-                isinstance(loop.iter, ast.Call) and not loop.orelse):
+        it, var = self._range_loop(loop) or (None, None)
+        if it is None:
             return None
-        it, var = loop.iter, loop.target.id
         bound = set().union(*(_binds_names(st) for st in loop.body))
-        if not ((isinstance(it.func, ast.Name) and it.func.id == "range") or
-                self.f.tl_attr(it.func) == "range") or \
-                any(k.arg in ("arg1", "arg2", "step") for k in it.keywords) or \
-                self._rebinds(loop, var) or \
-                len(it.args) != 3 or self.text(it.args[0]) != "0" or \
+        if len(it.args) != 3 or self.text(it.args[0]) != "0" or \
                 not isinstance(it.args[2], ast.Name) or it.args[2].id not in self.constexprs or \
                 it.args[2].id in self.assigns or not self._pure_scalar(it.args[1], bound):
             return None
@@ -1473,6 +1468,20 @@ class _Kernel:
         if len(starts) != 1:
             return None
         return "diagonal", var, starts.pop(), block, it.args[1]
+
+    def _range_loop(self, loop):
+        """(the iterator's call, v) for `for v in range(..)` or tl.range with positional
+        bounds and no else, v bound nowhere in the body (`_rebinds`); else None."""
+        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and
+                isinstance(loop.iter, ast.Call) and not loop.orelse):
+            return None
+        it, var = loop.iter, loop.target.id
+        if not ((isinstance(it.func, ast.Name) and it.func.id == "range") or
+                self.f.tl_attr(it.func) == "range") or \
+                any(k.arg in ("arg1", "arg2", "step") for k in it.keywords) or \
+                self._rebinds(loop, var):
+            return None
+        return it, var
 
     def _rebinds(self, loop, var):
         """Whether the loop's body binds `var`, other than by `var = tl.multiple_of(var, ..)` or
@@ -1548,16 +1557,10 @@ class _Kernel:
         """("step", v, B, E, stop) for `for v in range(0, B, E)`, ("count", v, B, E, stop) for
         `range(0, tl.cdiv(B, E))` (step 1, start 0 or none), range or tl.range; B a scalar
         parameter, E a constexpr, neither rebound, v bound nowhere in the body; else None."""
-        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and
-                isinstance(loop.iter, ast.Call) and not loop.orelse):
+        it, var = self._range_loop(loop) or (None, None)
+        if it is None:
             return None
-        it, var = loop.iter, loop.target.id
         args = it.args
-        if not ((isinstance(it.func, ast.Name) and it.func.id == "range") or
-                self.f.tl_attr(it.func) == "range") or \
-                any(k.arg in ("arg1", "arg2", "step") for k in it.keywords) or \
-                self._rebinds(loop, var):
-            return None
         if len(args) == 3 and self.text(args[0]) == "0" and \
                 all(isinstance(a, ast.Name) for a in args[1:]):
             kind, stop, size, block = "step", args[1], args[1].id, args[2].id
