@@ -33,7 +33,8 @@
 #   transforms:K[,K...] issue 15: tune K with knobs alone (--transforms none) and with every
 #                    source transform (BUDGET each), then time both winners, the baseline and
 #                    torch's own op interleaved (experiments/transforms/compare.py); TASK_K=path
-#                    tunes another task file under the name K
+#                    tunes another task file under the name K; MODES="all" tunes with the
+#                    transforms alone (the knobs' run carried in OUT_DIR/runs/K_none)
 #   rewrites:K[,K...] issue 15, two stages: tune K's knobs alone, then the source transforms
 #                    with the knobs pinned to that winner (experiments/transforms/pin.py), both
 #                    BUDGET; then both winners and torch's op timed interleaved
@@ -74,6 +75,7 @@ torch_op() {
     attention) echo "sdpa=F.scaled_dot_product_attention(q, k, v)" ;;
     attention_causal) echo "sdpa=F.scaled_dot_product_attention(Q, K, V, is_causal=True)" ;;
     softmax) echo "torch=torch.softmax(x, dim=-1)" ;;
+    flash_causal) echo "sdpa=F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)" ;;
   esac
 }
 # the winner's rewrites, what each is worth, and the GPU's busy share, from a result document
@@ -125,7 +127,7 @@ for step in "$@"; do
   transforms:*)
     for k in $(echo "${step#transforms:}" | tr , ' '); do
       var="TASK_$k"; task=${!var:-experiments/kernels/$k/task.json}
-      for mode in none all; do
+      for mode in ${MODES:-none all}; do
         timeout 200 "$t" tune "$task" --backend cuda --transforms "$mode" \
           --budget "${BUDGET:-40}" --seed "${SEED:-1}" --out "$out/runs/${k}_$mode" -q --json \
           > "$out/runs/${k}_$mode.json" 2> "$out/runs/${k}_$mode.err"

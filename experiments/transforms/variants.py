@@ -6,12 +6,17 @@ points and the torch expression:
 
   matmul  the matmul at 4096^3 with TMA descriptors, their epilogue subtiling and persistent
           programs, at three knob winners (128 x 256 tiles); against torch.matmul
+  attention  the attention example (experiments/kernels/attention) at 4 x 32 x 4096 x 64 with
+          masksplit at three knob winners; against F.scaled_dot_product_attention
   causal  the one-loop causal attention (tests/python/fixtures/realistic/flash_attn_causal.py)
           at 4 x 4096 x 32 x 64 with masksplit's diagonal split, with exp2 and both; against
           F.scaled_dot_product_attention(is_causal=True)
 
     python3 experiments/transforms/variants.py make STUDY TFORGE DIR   # anywhere: the variants
     python3 experiments/transforms/variants.py time STUDY DIR          # on the GPU
+
+`time` takes every .py file in DIR as a variant (named by the file), so that a variant written
+by hand can be measured beside the generated ones before a transform is built for it.
 """
 import os
 import statistics
@@ -29,11 +34,29 @@ STUDIES = {
                      "persistent": ["persistent_programs=132"],
                      "tma_persistent": ["tma=True", "persistent_programs=132"],
                      "tma_subtile_persistent": ["tma=True", "tma_subtile=True",
-                                                "persistent_programs=132"]},
+                                                "persistent_programs=132"],
+                     "tma_persistent_flatten": ["tma=True", "persistent_programs=132",
+                                                "persistent_flatten=True"],
+                     "tma_subtile_persistent_flatten": ["tma=True", "tma_subtile=True",
+                                                        "persistent_programs=132",
+                                                        "persistent_flatten=True"]},
         "configs": {"128x256x64 s3": dict(MATMUL_POINT, BLOCK_K=64, num_stages=3),
                     "128x256x64 s4": dict(MATMUL_POINT, BLOCK_K=64, num_stages=4),
                     "128x256x32 s5": dict(MATMUL_POINT, BLOCK_K=32, num_stages=5)},
         "torch": ("torch.matmul", "torch.matmul(a, b)"),
+    },
+    "attention": {
+        "kernel": "experiments/kernels/attention/kernel.py",
+        "task": "experiments/kernels/attention/task.json",
+        "shape": {"Z": 4, "H": 32, "S": 4096, "D": 64},
+        "variants": {"masksplit": ["masksplit0=True"]},
+        "configs": {"128x64 w8 s3": {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8,
+                                     "num_stages": 3},
+                    "64x64 w4 s3": {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4,
+                                    "num_stages": 3},
+                    "128x128 w8 s2": {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8,
+                                      "num_stages": 2}},
+        "torch": ("sdpa", "F.scaled_dot_product_attention(q, k, v)"),
     },
     "causal": {
         "kernel": "tests/python/fixtures/realistic/flash_attn_causal.py",
@@ -70,9 +93,9 @@ def time(study, folder):
     loaded = worker.get(spec)
     shape = study["shape"]
     texts = {"plain": None}
-    for name in study["variants"]:
-        with open(os.path.join(folder, name + ".py")) as f:
-            texts[name] = f.read()
+    for file in sorted(f for f in os.listdir(folder) if f.endswith(".py")):
+        with open(os.path.join(folder, file)) as f:
+            texts[file[:-3]] = f.read()
     inputs = worker.make_inputs(loaded, shape, 0)
     entries = []
     for cname, config in study["configs"].items():
