@@ -100,6 +100,7 @@ typedef struct settings {
     int profile_all; /* profile every correct candidate, not only the incumbents */
     const char *options[65]; /* NULL-terminated: at most 64 are taken */
     size_t n_options;
+    char unchanged_tail[40]; /* the option hold_rewrites adds */
     const char *transforms; /* "all", "none" or ID,ID */
     const char *transform_options[65];
     size_t n_transform_options;
@@ -712,6 +713,31 @@ static int use_transforms(const settings *s, const tforge_registry *reg, tforge_
     return rc;
 }
 
+/* bo's initial design holds the transforms' parameters (the space's last dimensions) at level
+ * 0, the source unchanged, unless the user set `unchanged_tail`: random rewrites on random
+ * knobs taught the model little (experiments/NOTES.md, session 15); the model and the rule
+ * moves bring the rewrites in from the points it measured. */
+static void hold_rewrites(settings *s, const tforge_task *task, const char *plugin)
+{
+    if (!task->transforms || strcmp(plugin, "bo") != 0 || s->n_options == 64)
+        return;
+    for (size_t i = 0; i < s->n_options; i++)
+        if (strncmp(s->options[i], "unchanged_tail=", 15) == 0)
+            return;
+    uint32_t dims = tforge_space_dims(task->space), tail = 0;
+    size_t transform;
+    uint32_t param;
+    while (tail < dims && tforge_transforms_find(task->transforms,
+                                                 tforge_space_name(task->space, dims - 1 - tail),
+                                                 &transform, &param) == 0)
+        tail++;
+    if (!tail)
+        return;
+    snprintf(s->unchanged_tail, sizeof s->unchanged_tail, "unchanged_tail=%u", tail);
+    s->options[s->n_options++] = s->unchanged_tail;
+    s->options[s->n_options] = NULL;
+}
+
 /* forge on a GPU (the cuda backend) when its heuristic is there, else bo. */
 static const char *default_strategy(const settings *s, const tforge_registry *reg)
 {
@@ -755,6 +781,7 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
         s.batch = s.backend == &tforge_backend_replay ? 1 : s.workers < 4 ? s.workers : 4;
     if (s.backend != &tforge_backend_replay && use_transforms(&s, reg, task))
         goto failed;
+    hold_rewrites(&s, task, strategy_plugin);
     if (!(set = settings_json(&s)))
         goto failed;
     snprintf(db, sizeof db, "%s/tforge.db", dir);

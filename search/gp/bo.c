@@ -28,7 +28,8 @@ typedef struct bo_state {
     strat_base base;
     /* options */
     int acquisition, kernel_type, ordinal, output, warping;
-    double initial, refit_every, kappa, prior_beta, pool, fit_max, memory_mb, restarts;
+    double initial, unchanged_tail, refit_every, kappa, prior_beta, pool, fit_max, memory_mb,
+        restarts;
     double feasible_min, floor, hamming, augmented, neighbour, neighbour_ls;
     /* the models */
     tforge_gp_kernel kernel;
@@ -115,7 +116,10 @@ static const tforge_option_spec bo_options[] = {
     {"warping", TFORGE_OPTION_CHOICE, "none", 0, 0, "none|kumaraswamy",
      "a learned monotone warping of each ordinal encoding"},
     {"initial", TFORGE_OPTION_INTEGER, "", -1, 1000, NULL,
-     "points of the initial design (default: dims + 1, at most 20)"},
+     "points of the initial design (default: its free dimensions + 1, at most 20)"},
+    {"unchanged_tail", TFORGE_OPTION_INTEGER, "0", 0, 1e6, NULL,
+     "the initial design holds the last N dimensions at level 0 (source transforms' "
+     "parameters, level 0 the source unchanged): it spreads over the others alone"},
     {"refit_every", TFORGE_OPTION_INTEGER, "0", 0, 1e6, NULL,
      "observations between refits of the hyperparameters (0: n/4)"},
     {"kappa", TFORGE_OPTION_NUMBER, "2", 0, 100, NULL, "UCB's exploration weight"},
@@ -151,7 +155,7 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
     double picked[N_CHOICES] = {0};
     double *const targets[N_OPTIONS] = {
         &picked[0],     &picked[1],   &picked[2],       &picked[3],      &picked[4],
-        &s->initial,    &s->refit_every, &s->kappa,     &s->prior_beta,  &s->pool,
+        &s->initial,    &s->unchanged_tail, &s->refit_every, &s->kappa, &s->prior_beta, &s->pool,
         &s->fit_max,    &s->memory_mb, &s->restarts,    &s->feasible_min, &s->floor,
         &s->hamming,    &s->augmented, &s->neighbour,   &s->neighbour_ls};
     int rc = strat_parse_options(&s->base, args, bo_options, N_OPTIONS, targets);
@@ -161,6 +165,15 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
 }
 
 /* ---- creation ---- */
+
+/* The dimensions the design and the pool's hypercube spread over: all but the last
+ * `unchanged_tail`, which they hold at level 0 (source transforms' parameters: rewrites then
+ * enter as moves from measured points, the pool's neighbours and the climbs). */
+static uint32_t free_dims(const bo_state *s)
+{
+    uint32_t dims = s->base.dims;
+    return s->unchanged_tail < dims ? dims - (uint32_t)s->unchanged_tail : 0;
+}
 
 static int bo_create(void **state, const tforge_strategy_args *args)
 {
@@ -173,7 +186,7 @@ static int bo_create(void **state, const tforge_strategy_args *args)
     if ((rc = parse_options(s, args)))
         goto fail;
     if (s->initial < 0) /* d + 1, not 10% of the budget as well: the model does better */
-        s->initial = b->dims + 1 < 20 ? b->dims + 1 : 20;
+        s->initial = free_dims(s) + 1 < 20 ? free_dims(s) + 1 : 20;
     if (tforge_gp_kernel_init(&s->kernel, b->space, s->kernel_type, s->ordinal, s->warping) ||
         tforge_gp_feasibility_init(&s->feas, b->dims, b->levels))
         goto nomem;
@@ -203,6 +216,7 @@ fail:
 }
 
 /* ---- the initial design: a Latin hypercube over level indices, snapped to valid points ---- */
+
 
 /* Squared distance of encodings, the kernel's geometry. */
 static double encoded_distance(const tforge_gp_kernel *k, const tforge_level *a,
@@ -267,6 +281,11 @@ static int make_design(bo_state *s)
         return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory");
     }
     for (uint32_t d = 0; d < b->dims; d++) {
+        if (d >= free_dims(s)) { /* held: the source unchanged */
+            for (uint32_t i = 0; i < want; i++)
+                s->design[(size_t)i * b->dims + d] = 0;
+            continue;
+        }
         for (uint32_t i = 0; i < want; i++)
             perm[i] = i;
         for (uint32_t i = want - 1; i > 0; i--) {
@@ -335,7 +354,8 @@ static uint32_t leaders(const bo_state *s, uint32_t k, uint32_t *ids)
 }
 
 /* The pool of a space too large to score whole: a Latin hypercube of valid points (a uniform
- * valid point where the hypercube's is invalid) and the neighbours of the best points. */
+ * valid point where the hypercube's is invalid; the unchanged tail at level 0) and the
+ * neighbours of the best points. */
 static int build_pool(bo_state *s)
 {
     strat_base *b = &s->base;
@@ -348,6 +368,11 @@ static int build_pool(bo_state *s)
         return bo_error(s, TFORGE_PLUGIN_ENOMEM, "out of memory for a pool of %zu", want);
     }
     for (uint32_t d = 0; d < b->dims; d++) {
+        if (d >= free_dims(s)) {
+            for (size_t i = 0; i < want; i++)
+                points[i * b->dims + d] = 0;
+            continue;
+        }
         for (size_t i = 0; i < want; i++)
             perm[i] = (uint32_t)i;
         for (size_t i = want - 1; i > 0; i--) {

@@ -629,6 +629,35 @@ static void proposes_without_enumerating(void **state)
     tforge_space_free(space);
 }
 
+/* unchanged_tail=1: the initial design (free dimensions + 1 points) holds the last dimension at
+ * level 0 and spreads over the others; the model then moves it (the bowl's optimum has x2 = 6). */
+static void the_design_holds_the_unchanged_tail(void **state)
+{
+    (void)state;
+    const tforge_strategy_interface *it = bo();
+    tforge_space *space = grid(3, 8, NULL);
+    tforge_space_view view = tforge_space_get_view(space);
+    const char *keys[] = {"unchanged_tail"}, *values[] = {"1"};
+    tforge_strategy_args args = {sizeof args, NULL, &view, 3, 40, 1, keys, values, NULL};
+    void *s = NULL;
+    assert_int_equal(it->create(&s, &args), 0);
+    tforge_level batch[3 * 8];
+    uint32_t n = 0;
+    assert_int_equal(it->ask(s, 8, batch, &n), 0);
+    assert_true(n >= 3);
+    for (uint32_t i = 0; i < 3; i++) {
+        assert_int_equal(batch[i * 3 + 2], 0);
+        for (uint32_t j = 0; j < i; j++)
+            assert_true(batch[i * 3] != batch[j * 3] || batch[i * 3 + 1] != batch[j * 3 + 1]);
+    }
+    it->destroy(s);
+    tforge_space_free(space);
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        run_result r = run(seed, 60, 1, bowl, NULL, keys, values, 1);
+        assert_true(r.to_optimum > 0);
+    }
+}
+
 static void options_are_checked(void **state)
 {
     (void)state;
@@ -698,6 +727,7 @@ int main(void)
         cmocka_unit_test(spills_do_not_derail),
         cmocka_unit_test(neighbours_of_the_best_come_first),
         cmocka_unit_test(proposes_without_enumerating),
+        cmocka_unit_test(the_design_holds_the_unchanged_tail),
         cmocka_unit_test(options_are_checked),
         cmocka_unit_test(every_acquisition_and_kernel_runs),
     };
