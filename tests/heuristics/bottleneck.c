@@ -59,7 +59,7 @@ static void add_values(tforge_space *s, const char *name, const double *v, size_
 
 /* The task's knobs and one parameter of each transform family the prior knows. */
 enum { BLOCK_M, BLOCK_N, WARPS, STAGES, GROUP_M, EVICT, TMA, PERSISTENT, MAXNREG, LOOP_STAGES,
-       PRECISION, DIMS };
+       PRECISION, MASKSPLIT, DIMS };
 
 static fixture_space gemm_space(void)
 {
@@ -69,7 +69,8 @@ static fixture_space gemm_space(void)
     static const char *const evict[] = {"none", "evict_first", "evict_last"};
     static const char *const precision[] = {"tf32", "tf32x3", "ieee"};
     static const char *families[DIMS] = {"", "", "", "", "", "eviction", "descriptors",
-                                         "persistent", "launch", "pipeline", "precision"};
+                                         "persistent", "launch", "pipeline", "precision",
+                                         "masksplit"};
     fixture_space f = {NULL, {0}, families};
     assert_int_equal(tforge_space_new(&f.space), 0);
     add_values(f.space, "BLOCK_M", tiles, 4);
@@ -83,14 +84,15 @@ static fixture_space gemm_space(void)
     add_values(f.space, "maxnreg", maxnreg, 6);
     assert_int_equal(tforge_space_add_boolean(f.space, "loop0_num_stages"), 0);
     assert_int_equal(tforge_space_add_categorical(f.space, "dot0_precision", precision, 3), 0);
+    assert_int_equal(tforge_space_add_boolean(f.space, "masksplit0"), 0);
     assert_int_equal(tforge_space_build(f.space, NULL), 0);
     f.view = tforge_space_get_view(f.space);
     return f;
 }
 
 /* The incumbent: BLOCK_M 64, BLOCK_N 128, 4 warps, 2 stages, GROUP_M 1, no hint, no TMA, not
- * persistent, maxnreg 128, loop not pipelined, tf32x3. */
-static const tforge_level at[DIMS] = {1, 2, 1, 1, 0, 0, 0, 0, 3, 0, 1};
+ * persistent, maxnreg 128, loop not pipelined, tf32x3, the loop's mask kept. */
+static const tforge_level at[DIMS] = {1, 2, 1, 1, 0, 0, 0, 0, 3, 0, 1, 0};
 
 /* ---- profiles ---- */
 
@@ -337,7 +339,7 @@ static void test_absent_metrics(void **state)
 
 typedef struct weights {
     double w[64];
-    uint32_t offset[DIMS];
+    uint32_t offset[DIMS], total;
 } weights;
 
 static weights prior_of(fixture *f, const tforge_bottleneck *labels, uint32_t n)
@@ -349,6 +351,7 @@ static weights prior_of(fixture *f, const tforge_bottleneck *labels, uint32_t n)
         total += tforge_space_levels(f->space.space, d);
     }
     assert_true(total <= 64);
+    out.total = (uint32_t)total;
     assert_int_equal(heuristic()->prior(f->state, labels, n, at, out.w, total), 0);
     return out;
 }
@@ -463,6 +466,7 @@ static void test_prior_memory_bound(void **state)
     assert_float_equal(w(&x, EVICT, 0), 0, 0);
     assert_true(w(&x, EVICT, 1) > 0 && w(&x, EVICT, 2) > 0);
     assert_true(w(&x, TMA, 1) > w(&x, TMA, 0));
+    assert_unchanged(&x, MASKSPLIT, 2); /* the same bytes either way */
     assert_up(&x, BLOCK_N, 4);     /* contiguous */
     assert_neutral(&x, BLOCK_M, 4); /* not */
     /* stages hide latency; a memory-bound kernel keeps the DRAM busy already */
@@ -486,6 +490,8 @@ static void test_prior_latency_compute_launch_uncoalesced(void **state)
     assert_up(&x, STAGES, 4);
     assert_true(w(&x, LOOP_STAGES, 1) > 0);
     assert_neutral(&x, BLOCK_M, 4);
+    assert_true(w(&x, MASKSPLIT, 1) > 0); /* fewer instructions between the waits */
+    assert_float_equal(w(&x, MASKSPLIT, 0), 0, 0);
 
     b = label("compute-bound", 0.9, "sm_pct 84.2");
     x = prior_of(*state, &b, 1);
@@ -497,6 +503,7 @@ static void test_prior_latency_compute_launch_uncoalesced(void **state)
     assert_float_equal(w(&x, PRECISION, 0), 0, 0);
     assert_float_equal(w(&x, PRECISION, 2), 0, 0);
     assert_unchanged(&x, EVICT, 3);
+    assert_true(w(&x, MASKSPLIT, 1) > 0);
 
     b = label("launch-bound", 0.7, "time_ms 0.0035");
     x = prior_of(*state, &b, 1);
@@ -521,14 +528,14 @@ static void test_prior_scale_and_cap(void **state)
     assert_float_equal(w(&b, BLOCK_M, 3), w(&a, BLOCK_M, 3) / 2, 1e-12);
     tforge_bottleneck many[] = {strong, strong, strong, label("launch-bound", 1, "time_ms 0.001")};
     a = prior_of(f, many, 4);
-    for (uint32_t i = 0; i < 64 && i < a.offset[DIMS - 1] + 3; i++)
+    for (uint32_t i = 0; i < a.total; i++)
         assert_true(fabs(a.w[i]) <= 2);
     assert_float_equal(w(&a, BLOCK_M, 3), 2, 0);
 
     tforge_bottleneck odd[] = {label("cache-thrash", 1, "l2_pct 99"),
                                label("memory-bound", 0, "dram_pct 99")};
     a = prior_of(f, odd, 2);
-    for (uint32_t i = 0; i < a.offset[DIMS - 1] + 3; i++)
+    for (uint32_t i = 0; i < a.total; i++)
         assert_float_equal(a.w[i], 0, 0);
 
     double out[64];
@@ -538,8 +545,7 @@ static void test_prior_scale_and_cap(void **state)
     /* max_weight=1 caps lower */
     const char *keys[] = {"max_weight"}, *values[] = {"1"};
     void *capped = open_heuristic(&f->space, 1, keys, values);
-    uint64_t total = a.offset[DIMS - 1] + 3;
-    assert_int_equal(heuristic()->prior(capped, many, 4, at, out, total), 0);
+    assert_int_equal(heuristic()->prior(capped, many, 4, at, out, a.total), 0);
     assert_float_equal(out[a.offset[BLOCK_M] + 3], 1, 0);
     heuristic()->destroy(capped);
 }
