@@ -456,11 +456,10 @@ static int level_is_at(const dim_view *d, uint32_t l, double unused)
     return l == d->at;
 }
 
-/* LEANER: a rewrite that issues fewer instructions for the same work and the same bytes:
- * masksplit (the main loop's iterations without their masks), exp2 (no multiply before each
- * exponential). */
+/* UNMASKED (masksplit: the main loop's iterations without their masks) and EXP2 (no multiply
+ * before each exponential) issue fewer instructions for the same work and the same bytes. */
 enum role { OTHER, TILE, WARPS, STAGES, PIPELINE_STAGES, MAXNREG, PERSISTENT, EVICTION, TMA,
-            PRECISION, LEANER };
+            PRECISION, UNMASKED, EXP2 };
 
 static enum role role_of(const dim_view *d)
 {
@@ -483,8 +482,10 @@ static enum role role_of(const dim_view *d)
         return TMA;
     if (strcmp(f, "precision") == 0)
         return PRECISION;
-    if (strcmp(f, "masksplit") == 0 || strcmp(f, "exp2") == 0)
-        return LEANER;
+    if (strcmp(f, "masksplit") == 0)
+        return UNMASKED;
+    if (strcmp(f, "exp2") == 0)
+        return EXP2;
     return OTHER;
 }
 
@@ -538,12 +539,13 @@ static void pull(const bottleneck_state *s, const tforge_bottleneck *b, const di
     } else if (strcmp(label, "latency-bound") == 0) {
         if (r == STAGES || r == PIPELINE_STAGES)
             toward(d, +1, strength);
-        else if (r == LEANER) /* fewer instructions between the waits */
+        else if (r == UNMASKED || r == EXP2) /* fewer instructions between the waits */
             favour(d, level_positive, 0, strength);
     } else if (strcmp(label, "compute-bound") == 0) {
         if (r == TILE)
             toward(d, +1, strength);
-        else if (r == LEANER)
+        else if (r == EXP2) /* not masksplit: it slowed the compute-bound GEMM's K loop by
+                             * 1.2-1.4x (experiments/NOTES.md, session 15) */
             favour(d, level_positive, 0, strength);
         else if (r == WARPS)
             favour(d, value_is, 8, strength);
