@@ -533,6 +533,8 @@ static void parse_gemm_matrix(parser *p, const cJSON *o, const char *key,
     x->mask = text(p, m, "mask", 0);
     x->other = text(p, m, "other", 0);
     x->value = text(p, m, "value", 0);
+    x->pointer = text(p, m, "pointer", 0);
+    x->plain = flag(p, m, "plain");
     x->ptrs_stmt = optional_span(p, m, "ptrs_stmt");
     x->access = span(p, m, "access");
     x->advance = optional_span(p, m, "advance");
@@ -567,6 +569,9 @@ static tforge_ir_gemm *parse_gemm(parser *p, const cJSON *o)
     parse_gemm_matrix(p, o, "c", &x->c);
     x->loop = span(p, o, "loop");
     x->dot = span(p, o, "dot");
+    x->k_args = span(p, o, "k_args");
+    x->k_stop = text(p, o, "k_stop", 1);
+    x->k_step = text(p, o, "k_step", 1);
     const cJSON *body = cJSON_GetObjectItemCaseSensitive(o, "tile_body");
     if (cJSON_IsObject(body)) {
         size_t at = push(p, ".tile_body");

@@ -1,5 +1,5 @@
 /* The analysis IR of a Triton file, lent read-only to transform plugins (part of the interface
- * "tforge.transform/2": a change of any layout below is a new interface id). It is what the
+ * "tforge.transform/3": a change of any layout below is a new interface id). It is what the
  * worker's tforge_worker.analyze returns (its docstring has the rules), parsed once by the host.
  * Every node has a span, so that a rewrite can cut the file at exactly those bytes. Text fields
  * are Python source exactly as written; NULL where the file gives none. Everything lives as long
@@ -101,10 +101,13 @@ typedef struct tforge_ir_tile_map {
  * are row_start and col_start ("pid_m * BLOCK_M", "0" along K). ptrs names the tile, made by
  * ptrs_stmt (NULL and a zero span when the store takes the expression itself); access is the
  * tl.load or tl.store call, with its mask and other (NULL when none); advance is the statement
- * moving an operand's tile one block along K (A and B); value is what C stores. */
+ * moving an operand's tile one block along K (A and B); value is what C stores, pointer the
+ * store's pointer argument as written, plain 1 when the store passes pointer, value and mask
+ * alone (C; NULL and 0 for A and B). */
 typedef struct tforge_ir_gemm_matrix {
     const char *base, *stride_row, *stride_col, *row_start, *col_start, *ptrs, *mask, *other,
-        *value;
+        *value, *pointer;
+    int plain;
     tforge_ir_span ptrs_stmt, access, advance;
 } tforge_ir_gemm_matrix;
 
@@ -112,15 +115,16 @@ typedef struct tforge_ir_gemm_matrix {
  * accumulated over a loop along K (the rules: tforge_worker.analyze's docstring). Texts as
  * written: sizes, blocks, the GROUP constexpr (NULL when none), the accumulator and its dtype,
  * the dtype the store converts to (`.to(D)`; NULL when none), the K loop's variable and the
- * offset along K where an iteration's tiles start ("k", or "k * BLOCK_K"). Spans: the loop, the
- * dot's statement. pid is set (the program id's name) when the body from `pid =
+ * offset along K where an iteration's tiles start ("k", or "k * BLOCK_K"), the texts of the loop's
+ * range stop and step ("1" when left out; it starts at 0). Spans: the loop, the dot's statement,
+ * the range's positional arguments (k_args). pid is set (the program id's name) when the body from `pid =
  * tl.program_id(0)` (pid_stmt, its call pid_call) to its end can run once per tile in a loop;
  * lines are where re-indenting that body inserts (the starts of its logical lines, col 0). */
 typedef struct tforge_ir_gemm {
     const char *m, *n, *k, *block_m, *block_n, *block_k, *group_m;
-    const char *acc, *acc_dtype, *store_dtype, *k_var, *k_offset;
+    const char *acc, *acc_dtype, *store_dtype, *k_var, *k_offset, *k_stop, *k_step;
     tforge_ir_gemm_matrix a, b, c;
-    tforge_ir_span loop, dot;
+    tforge_ir_span loop, dot, k_args;
     const char *pid;
     tforge_ir_span pid_stmt, pid_call;
     tforge_ir_span *lines;

@@ -56,19 +56,11 @@ static void local_name(char *out, size_t size, const tforge_ir_kernel *k, const 
         strcat(out, "_tma");
 }
 
-static const tforge_ir_statement *jit_decorator(const tforge_ir_kernel *k)
-{
-    for (size_t i = 0; i < k->n_decorators; i++)
-        if (k->decorators[i].kind && strcmp(k->decorators[i].kind, "jit") == 0)
-            return &k->decorators[i];
-    return NULL;
-}
-
 static int descriptors_create(void **state, const tforge_transform_args *args)
 {
     const tforge_ir_kernel *k = args->kernel;
     const tforge_ir_gemm *g = k->gemm;
-    if (!g || !jit_decorator(k))
+    if (!g || !xf_jit_decorator(k))
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
     descriptors_state *s = xf_new(sizeof *s, args);
     if (!s)
@@ -89,13 +81,6 @@ static int descriptors_create(void **state, const tforge_transform_args *args)
              g->c.base, g->a.base, g->b.base, g->loop.line, g->c.access.line);
     *state = s;
     return 0;
-}
-
-static uint32_t line_start(const char *source, uint32_t at)
-{
-    while (at > 0 && source[at - 1] != '\n')
-        at--;
-    return at;
 }
 
 /* `tl.make_tensor_descriptor(base, shape=[rows, cols], strides=[...], block_shape=[...])` */
@@ -128,7 +113,7 @@ static int add_hook(descriptors_state *s)
     const tforge_ir_gemm *g = k->gemm;
     const char *src = s->base.args->source;
     xf_edits *e = &s->base.edits;
-    uint32_t at = line_start(src, k->decorators[0].span.start);
+    uint32_t at = xf_line_start(src, k->decorators[0].span.start);
     char in[64];
     xf_indent(in, sizeof in, src, at);
     int rc = xf_edit(
@@ -163,7 +148,7 @@ static int add_hook(descriptors_state *s)
             in, in, in, in, in, in, in, in);
     /* directly above the jit decorator: the hook goes on the JITFunction itself, under any
      * autotune or heuristics wrapper, so that every launch through them runs it */
-    uint32_t jit = line_start(src, jit_decorator(k)->span.start);
+    uint32_t jit = xf_line_start(src, xf_jit_decorator(k)->span.start);
     return rc ? rc : xf_edit(e, jit, jit, "%s@%s\n", in, s->hook);
 }
 

@@ -1,4 +1,4 @@
-/* Helpers for transform plugins (interface "tforge.transform/2"): a list of span edits that owns
+/* Helpers for transform plugins (interface "tforge.transform/3"): a list of span edits that owns
  * its texts, the few questions about the source every rewrite asks (a line's indentation, where a
  * call's arguments end), an option lookup, the base state (xf_base: the parameters, the edits and
  * the description, and the describe / n_params / param / destroy that read it) and the entry
@@ -85,6 +85,24 @@ static inline const char *xf_indent(char *out, size_t size, const char *source, 
     memcpy(out, source + begin, n);
     out[n] = '\0';
     return out;
+}
+
+/* The start of the line holding byte `at`. */
+static inline uint32_t xf_line_start(const char *source, uint32_t at)
+{
+    while (at > 0 && source[at - 1] != '\n')
+        at--;
+    return at;
+}
+
+/* The kernel's @triton.jit decorator, or NULL: a decorator a transform defines goes directly
+ * above it, so that it wraps the JITFunction under any autotune or heuristics. */
+static inline const tforge_ir_statement *xf_jit_decorator(const tforge_ir_kernel *k)
+{
+    for (size_t i = 0; i < k->n_decorators; i++)
+        if (k->decorators[i].kind && strcmp(k->decorators[i].kind, "jit") == 0)
+            return &k->decorators[i];
+    return NULL;
 }
 
 /* Appends a keyword argument ("name=value") to the call spanning `span` (it ends with ')'):

@@ -68,7 +68,10 @@ offsets without `%`), masked by `< M` / `< N` bounds or not. M, N, K are scalar 
 each wherever bounds or wraps name them. Recorded: the sizes, blocks, GROUP constexpr, the
 accumulator and its dtype, the store's `.to()` dtype, per operand (a, b, c) its base, strides,
 offsets' starts, pointer name and statement, load/store call (`access`), mask, advance, stored
-value; the loop, the dot statement, k's name and offset text; and `tile_body` when the body
+value, and C's store's pointer text and `plain` (it passes pointer, value and mask alone); the
+loop, the dot statement, k's name and offset text, the loop's positional range arguments
+(`k_args`, a span) with its stop's and step's texts ("1" where left out; the start is 0); and
+`tile_body` when the body
 from `pid = tl.program_id(0)` (the one program id, no num_programs, no return, nothing bound
 before it bound again after it, parameters included) can run once per tile in a loop: the
 statement, the call, and the lines where re-indenting it inserts (starts of logical lines and
@@ -814,6 +817,7 @@ class _Kernel:
         if k_loop is None:
             return None
         size_k, k_var, k_offset = k_loop
+        k_args = loop.iter.args
         rows_a, cols_b = a.pop("_bounds"), b.pop("_bounds")
         rows_c, cols_c = store.pop("_bounds")
         size_m = self._one_size(rows_c + rows_a.get(0, []) + [a_rows["wrap"]])
@@ -830,6 +834,10 @@ class _Kernel:
                 "b": {**b, "row_start": "0", "col_start": b_cols["start"]},
                 "c": {**store, "row_start": c_rows["start"], "col_start": c_cols["start"]},
                 "k_var": k_var, "k_offset": k_offset, "loop": _span(loop), "dot": _span(stmt),
+                "k_args": {**_span(k_args[0]), "end_line": k_args[-1].end_lineno,
+                           "end_col": k_args[-1].end_col_offset},
+                "k_stop": self.text(k_args[1] if len(k_args) == 3 else k_args[-1]),
+                "k_step": self.text(k_args[2]) if len(k_args) == 3 else "1",
                 "tile_body": self._tile_body()}
 
     def _body_names(self):
@@ -940,7 +948,10 @@ class _Kernel:
                 "ptrs": pointer.id if init is not None else None,
                 "ptrs_stmt": _span(init) if init is not None else None, "access": _span(store),
                 "mask": self.text(mask), "other": None, "advance": None,
-                "value": self.text(value), "_offsets": offsets, "_value": value,
+                "value": self.text(value), "pointer": self.text(pointer),
+                "plain": len(store.args) + len(store.keywords) == len(
+                    [x for x in (pointer, value, mask) if x is not None]),
+                "_offsets": offsets, "_value": value,
                 "_bounds": (bounds.get(0, []), bounds.get(1, []))}
 
     def _pointer_tile(self, e):
