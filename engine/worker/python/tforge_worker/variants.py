@@ -5,7 +5,9 @@ file's name and package (so that its imports resolve as the file's own do), and 
 `active(loaded, text)` holds, every launch of the task's kernel, however it is reached (the
 task's grid, the file's own function, a wrapper, the autotuner), runs the variant's kernel of the
 same name instead. Everything else of the file (wrappers, references, helpers the caller imports)
-stays the original's.
+stays the original's. A variant kernel with a `tforge_launch(args, kwargs, grid)` attribute (set
+by a transform's decorator: split-K's) has each swapped launch go through it first: it does what
+must precede the launch (zeroing an output) and returns the grid to launch.
 """
 
 import contextlib
@@ -86,8 +88,12 @@ def active(loaded, text):
     variant = _kernel_of(loaded, text)
 
     def make(cls, original):
-        def run(fn, *args, **kwargs):
-            return original(swap(fn), *args, **kwargs)
+        def run(fn, *args, grid, warmup=False, **kwargs):
+            target = swap(fn)
+            adapt = getattr(target, "tforge_launch", None)
+            if adapt is not None and target is not fn and not warmup:
+                grid = adapt(args, kwargs, grid)
+            return original(target, *args, grid=grid, warmup=warmup, **kwargs)
         return run
     _active.append((loaded, variant))
     try:

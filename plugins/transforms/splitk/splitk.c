@@ -1,0 +1,157 @@
+/* Split-K for the tutorial-03 GEMM (the analysis' gemm record): S programs share each tile of
+ * C, program s of a tile summing the K blocks s, s + S, s + 2S, ..., and each adds its partial
+ * tile into C with tl.atomic_add. For skinny products, whose tiles are too few to fill the GPU:
+ * S times the programs, each 1/S of the K loop. A decorator defined beside the kernel makes the
+ * caller's grid (one program per tile) S times larger along axis 0 and zeroes C's M x N region
+ * before each launch, so the sums start from 0. Parameter split_k (ORDINAL 1 = unchanged, 2, 4,
+ * 8, 16). The README says what the analysis proves and what the rewrite changes. */
+#include <tforge/sdk/transform.h>
+
+static const char *const split_values[] = {"1", "2", "4", "8", "16"};
+
+typedef struct splitk_state {
+    xf_base base;
+    char hook[128]; /* the decorator's name */
+} splitk_state;
+
+/* `text` without blanks equals `a` or `a.to(b)` without blanks. */
+static int is_acc_or_cast(const char *text, const char *acc, const char *dtype)
+{
+    char want[512], got[512];
+    size_t n = 0;
+    for (const char *c = text; *c && n + 1 < sizeof got; c++)
+        if (*c != ' ' && *c != '\t' && *c != '\n' && *c != '\r' && *c != '\\')
+            got[n++] = *c;
+    got[n] = '\0';
+    if (strcmp(got, acc) == 0)
+        return 1;
+    if (!dtype)
+        return 0;
+    snprintf(want, sizeof want, "%s.to(%s)", acc, dtype);
+    n = 0;
+    for (char *c = want; *c; c++)
+        if (*c != ' ')
+            want[n++] = *c;
+    want[n] = '\0';
+    return strcmp(got, want) == 0;
+}
+
+static int splitk_create(void **state, const tforge_transform_args *args)
+{
+    const tforge_ir_kernel *k = args->kernel;
+    const tforge_ir_gemm *g = k->gemm;
+    /* the tile body's pid (one program id, no num_programs), no atomics already, C's store
+     * passing pointer, value and mask alone, and a stored value linear in the accumulator
+     * (`acc` or `acc.to(D)`: the sum of the partial tiles' values is the whole tile's) */
+    if (!g || !g->pid || k->n_atomics || !xf_jit_decorator(k) || !g->c.plain ||
+        !g->c.pointer || !g->c.value || !is_acc_or_cast(g->c.value, g->acc, g->store_dtype))
+        return TFORGE_TRANSFORM_NOT_APPLICABLE;
+    splitk_state *s = xf_new(sizeof *s, args);
+    if (!s)
+        return TFORGE_PLUGIN_ENOMEM;
+    s->base.params[s->base.n_params++] = (tforge_transform_param){
+        "split_k", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_REWRITE, 5, split_values, 0, NULL};
+    snprintf(s->hook, sizeof s->hook, "_tforge_splitk_%s", k->name);
+    snprintf(s->base.description, sizeof s->base.description,
+             "split-K for the GEMM %s = %s @ %s (loop at line %d, store at line %d)", g->c.base,
+             g->a.base, g->b.base, g->loop.line, g->c.access.line);
+    *state = s;
+    return 0;
+}
+
+/* `bound["name"]`, or the literal a stride left out stands for. */
+static const char *bound(char *out, size_t size, const char *name)
+{
+    snprintf(out, size, strcmp(name, "1") ? "bound[\"%s\"]" : "%s", name);
+    return out;
+}
+
+/* The decorator's definition before the kernel's first decorator, and its use directly above
+ * the jit decorator (under any autotune or heuristics: every launch through them is split). */
+static int add_hook(splitk_state *s, const char *split)
+{
+    const tforge_ir_kernel *k = s->base.args->kernel;
+    const tforge_ir_gemm *g = k->gemm;
+    const char *src = s->base.args->source;
+    xf_edits *e = &s->base.edits;
+    uint32_t at = xf_line_start(src, k->decorators[0].span.start);
+    char in[64], rows[96], cols[96];
+    xf_indent(in, sizeof in, src, at);
+    int rc = xf_edit(
+        e, at, at,
+        "%sdef %s(kernel):\n"
+        "%s    \"\"\"tforge splitk: %s programs share each tile of C, each adding its part of the\n"
+        "%s    sum along K into C atomically. The caller's grid has a program per tile: each\n"
+        "%s    launch makes it %s times larger along axis 0 and first zeroes C's M x N region.\"\"\"\n"
+        "%s    import torch\n\n"
+        "%s    def launch(args, kwargs, grid):\n"
+        "%s        bound = dict(zip(kernel.arg_names, args), **kwargs)\n"
+        "%s        torch.as_strided(bound[\"%s\"], (bound[\"%s\"], bound[\"%s\"]),\n"
+        "%s                         (%s, %s)).zero_()\n\n"
+        "%s        def split_grid(meta):\n"
+        "%s            tiles = grid(meta) if callable(grid) else grid\n"
+        "%s            return (tiles[0] * %s, *tiles[1:])\n"
+        "%s        return split_grid\n\n"
+        "%s    unsplit = kernel.run\n\n"
+        "%s    def run(*args, grid, warmup=False, **kwargs):\n"
+        "%s        if not warmup:\n"
+        "%s            grid = launch(args, kwargs, grid)\n"
+        "%s        return unsplit(*args, grid=grid, warmup=warmup, **kwargs)\n\n"
+        "%s    kernel.run = run\n"
+        "%s    kernel.tforge_launch = launch  # what tforge's launches of the variant call\n"
+        "%s    return kernel\n\n\n",
+        in, s->hook, in, split, in, in, split, in, in, in, in, g->c.base, g->m, g->n, in,
+        bound(rows, sizeof rows, g->c.stride_row), bound(cols, sizeof cols, g->c.stride_col), in,
+        in, in, split, in, in, in, in, in, in, in, in, in);
+    uint32_t jit = xf_line_start(src, xf_jit_decorator(k)->span.start);
+    return rc ? rc : xf_edit(e, jit, jit, "%s@%s\n", in, s->hook);
+}
+
+/* An operand's tile: made starting at its split's first block along K, advanced S blocks. */
+static int split_operand(xf_edits *e, const tforge_ir_gemm *g, const tforge_ir_gemm_matrix *m,
+                         const char *stride, const char *split)
+{
+    char step[160];
+    snprintf(step, sizeof step, strcmp(stride, "1") ? "%s * %s" : "%s", g->block_k, stride);
+    int rc = xf_edit(e, m->ptrs_stmt.end, m->ptrs_stmt.end, "; %s += _tforge_split * %s",
+                     m->ptrs, step);
+    return rc ? rc : xf_edit(e, m->advance.start, m->advance.end, "%s += %s * %s", m->ptrs,
+                             split, step);
+}
+
+static int splitk_apply(void *state, const tforge_level *levels, const tforge_span_edit **edits,
+                        uint32_t *n_edits)
+{
+    splitk_state *s = state;
+    const tforge_ir_kernel *k = s->base.args->kernel;
+    const tforge_ir_gemm *g = k->gemm;
+    const char *tl = k->language, *split = split_values[levels[0]];
+    xf_edits *e = &s->base.edits;
+    xf_reset(e);
+    *edits = NULL;
+    *n_edits = 0;
+    if (!levels[0])
+        return 0;
+    /* program p computes tile p // S, split p % S; the K loop takes every S-th block from the
+     * split's; the store adds (relaxed: nothing reads C before the kernel ends) */
+    int rc = add_hook(s, split);
+    if (!rc)
+        rc = xf_edit(e, g->pid_stmt.start, g->pid_stmt.end,
+                     "%s = %s.program_id(0) // %s; _tforge_split = %s.program_id(0) %% %s", g->pid,
+                     tl, split, tl, split);
+    if (!rc)
+        rc = xf_edit(e, g->k_args.start, g->k_args.end, "_tforge_split * (%s), %s, (%s) * %s",
+                     g->k_step, g->k_stop, g->k_step, split);
+    if (!rc)
+        rc = split_operand(e, g, &g->a, g->a.stride_col, split);
+    if (!rc)
+        rc = split_operand(e, g, &g->b, g->b.stride_row, split);
+    if (!rc)
+        rc = xf_edit(e, g->c.access.start, g->c.access.end, "%s.atomic_add(%s, %s%s%s, "
+                     "sem=\"relaxed\")", tl, g->c.pointer, g->c.value, g->c.mask ? ", mask=" : "",
+                     g->c.mask ? g->c.mask : "");
+    return xf_applied(&s->base, rc, edits, n_edits);
+}
+
+XF_TRANSFORM("splitk", "split-K: programs sharing a GEMM's tiles, partial sums added atomically",
+             splitk_create, splitk_apply);
