@@ -118,8 +118,8 @@ static const tforge_option_spec bo_options[] = {
     {"initial", TFORGE_OPTION_INTEGER, "", -1, 1000, NULL,
      "points of the initial design (default: its free dimensions + 1, at most 20)"},
     {"unchanged_tail", TFORGE_OPTION_INTEGER, "0", 0, 1e6, NULL,
-     "the initial design holds the last N dimensions at level 0 (source transforms' "
-     "parameters, level 0 the source unchanged): it spreads over the others alone"},
+     "the initial design and the pool's hypercube hold the last N dimensions at level 0 "
+     "(source transforms' parameters, level 0 the source unchanged)"},
     {"refit_every", TFORGE_OPTION_INTEGER, "0", 0, 1e6, NULL,
      "observations between refits of the hyperparameters (0: n/4)"},
     {"kappa", TFORGE_OPTION_NUMBER, "2", 0, 100, NULL, "UCB's exploration weight"},
@@ -216,7 +216,6 @@ fail:
 }
 
 /* ---- the initial design: a Latin hypercube over level indices, snapped to valid points ---- */
-
 
 /* Squared distance of encodings, the kernel's geometry. */
 static double encoded_distance(const tforge_gp_kernel *k, const tforge_level *a,

@@ -71,11 +71,10 @@ offsets' starts, pointer name and statement, load/store call (`access`), mask, a
 value, and C's store's pointer text and `plain` (it passes pointer, value and mask alone); the
 loop, the dot statement, k's name and offset text, the loop's positional range arguments
 (`k_args`, a span) with its stop's and step's texts ("1" where left out; the start is 0); and
-`tile_body` when the body
-from `pid = tl.program_id(0)` (the one program id, no num_programs, no return, nothing bound
-before it bound again after it, parameters included) can run once per tile in a loop: the
-statement, the call, and the lines where re-indenting it inserts (starts of logical lines and
-of own-line comments outside brackets).
+`tile_body` when the body from `pid = tl.program_id(0)` (the one program id, no num_programs, no
+return, nothing bound before it bound again after it, parameters included) can run once per
+tile in a loop: the statement, the call, and the lines where re-indenting it inserts (starts of
+logical lines and of own-line comments outside brackets).
 
 `loop_tails`, per kernel: loops `for v in range(0, B, E)` ("step") or `range(0, tl.cdiv(B, E))`
 ("count"; start and step may be left out), range or tl.range, B a scalar parameter and E a
