@@ -562,6 +562,7 @@ static tforge_ir_gemm *parse_gemm(parser *p, const cJSON *o)
     x->acc = text(p, o, "acc", 1);
     x->acc_dtype = text(p, o, "acc_dtype", 0);
     x->store_dtype = text(p, o, "store_dtype", 0);
+    x->stores_acc = flag(p, o, "stores_acc");
     x->k_var = text(p, o, "k_var", 1);
     x->k_offset = text(p, o, "k_offset", 1);
     parse_gemm_matrix(p, o, "a", &x->a);

@@ -117,14 +117,17 @@ typedef struct tforge_ir_gemm_matrix {
  * the dtype the store converts to (`.to(D)`; NULL when none), the K loop's variable and the
  * offset along K where an iteration's tiles start ("k", or "k * BLOCK_K"), the texts of the loop's
  * range stop and step ("1" when left out; it starts at 0). Spans: the loop, the dot's statement,
- * the range's positional arguments (k_args). pid is set (the program id's name) when the body from `pid =
- * tl.program_id(0)` (pid_stmt, its call pid_call) to its end can run once per tile in a loop;
- * lines are where re-indenting that body inserts (the starts of its logical lines, col 0). */
+ * the range's positional arguments (k_args). stores_acc is 1 when C's stored value is the
+ * accumulator itself or its `.to(D)` (linear in it). pid is set (the program id's name) when the
+ * body from `pid = tl.program_id(0)` (pid_stmt, its call pid_call) to its end can run once per
+ * tile in a loop; lines are where re-indenting that body inserts (the starts of its logical
+ * lines, col 0). */
 typedef struct tforge_ir_gemm {
     const char *m, *n, *k, *block_m, *block_n, *block_k, *group_m;
     const char *acc, *acc_dtype, *store_dtype, *k_var, *k_offset, *k_stop, *k_step;
     tforge_ir_gemm_matrix a, b, c;
     tforge_ir_span loop, dot, k_args;
+    int stores_acc;
     const char *pid;
     tforge_ir_span pid_stmt, pid_call;
     tforge_ir_span *lines;

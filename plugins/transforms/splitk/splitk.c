@@ -14,28 +14,6 @@ typedef struct splitk_state {
     char hook[128]; /* the decorator's name */
 } splitk_state;
 
-/* `text` without blanks equals `a` or `a.to(b)` without blanks. */
-static int is_acc_or_cast(const char *text, const char *acc, const char *dtype)
-{
-    char want[512], got[512];
-    size_t n = 0;
-    for (const char *c = text; *c && n + 1 < sizeof got; c++)
-        if (*c != ' ' && *c != '\t' && *c != '\n' && *c != '\r' && *c != '\\')
-            got[n++] = *c;
-    got[n] = '\0';
-    if (strcmp(got, acc) == 0)
-        return 1;
-    if (!dtype)
-        return 0;
-    snprintf(want, sizeof want, "%s.to(%s)", acc, dtype);
-    n = 0;
-    for (char *c = want; *c; c++)
-        if (*c != ' ')
-            want[n++] = *c;
-    want[n] = '\0';
-    return strcmp(got, want) == 0;
-}
-
 static int splitk_create(void **state, const tforge_transform_args *args)
 {
     const tforge_ir_kernel *k = args->kernel;
@@ -44,7 +22,7 @@ static int splitk_create(void **state, const tforge_transform_args *args)
      * passing pointer, value and mask alone, and a stored value linear in the accumulator
      * (`acc` or `acc.to(D)`: the sum of the partial tiles' values is the whole tile's) */
     if (!g || !g->pid || k->n_atomics || !xf_jit_decorator(k) || !g->c.plain ||
-        !g->c.pointer || !g->c.value || !is_acc_or_cast(g->c.value, g->acc, g->store_dtype))
+        !g->c.pointer || !g->c.value || !g->stores_acc)
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
     splitk_state *s = xf_new(sizeof *s, args);
     if (!s)

@@ -68,7 +68,8 @@ offsets without `%`), masked by `< M` / `< N` bounds or not. M, N, K are scalar 
 each wherever bounds or wraps name them. Recorded: the sizes, blocks, GROUP constexpr, the
 accumulator and its dtype, the store's `.to()` dtype, per operand (a, b, c) its base, strides,
 offsets' starts, pointer name and statement, load/store call (`access`), mask, advance, stored
-value, and C's store's pointer text and `plain` (it passes pointer, value and mask alone); the
+value, and C's store's pointer text and `plain` (it passes pointer, value and mask alone);
+`stores_acc` when the stored value is the accumulator itself or its `.to(D)`; the
 loop, the dot statement, k's name and offset text, the loop's positional range arguments
 (`k_args`, a span) with its stop's and step's texts ("1" where left out; the start is 0); and
 `tile_body` when the body from `pid = tl.program_id(0)` (the one program id, no num_programs, no
@@ -151,6 +152,10 @@ def _with_offsets(doc, data):
                 visit(v)
     visit(doc)
     return doc
+
+
+def _is_name(node, name):
+    return isinstance(node, ast.Name) and node.id == name
 
 
 def _span(node):
@@ -829,6 +834,9 @@ class _Kernel:
         return {"m": size_m, "n": size_n, "k": size_k, "block_m": bm, "block_n": bn,
                 "block_k": bk, "group_m": group[0] if group else None,
                 "acc": acc["name"], "acc_dtype": acc["dtype"], "store_dtype": self._to_dtype(value),
+                "stores_acc": _is_name(value, acc["name"]) or (
+                    isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and
+                    value.func.attr == "to" and _is_name(value.func.value, acc["name"])),
                 "a": {**a, "row_start": a_rows["start"], "col_start": "0"},
                 "b": {**b, "row_start": "0", "col_start": b_cols["start"]},
                 "c": {**store, "row_start": c_rows["start"], "col_start": c_cols["start"]},
