@@ -99,7 +99,11 @@ static int pad_sample(void *c, tforge_rng *rng, tforge_level *out)
 static double evaluate(const padded *p, const tforge_level *x, uint32_t *status)
 {
     uint64_t index = tforge_space_index_of(p->knobs, x);
-    double v = tforge_replay_value(p->replay, index, status);
+    tforge_measurement m;
+    tforge_measurement_init(&m);
+    tforge_replay_answer(&m, p->replay, index, NULL);
+    double v = m.value;
+    *status = m.status;
     for (uint32_t r = 0; r < p->r && *status == TFORGE_STATUS_OK; r++) {
         if (!x[p->k + r])
             continue;
