@@ -3,7 +3,7 @@
 # there first (incrementally in /tmp/b) from Debian packages carried in .deps: see
 # experiments/README.md.
 # Usage: experiments/h200_tune.sh OUT_DIR STEP...
-#   gpu-tests        the ctest label gpu
+#   gpu-tests        the ctest label gpu (GPU_TESTS_TIMEOUT seconds, default 300)
 #   tune:K[,K...]    tune those examples on the GPU (STRATEGY, default bo; BUDGET, default 40;
 #                    SEED, default 1)
 #   pool             240 matmul candidates compiled by 1 and by 16 workers, each from a cold cache
@@ -71,7 +71,7 @@ EOF
 # torch's own op for an example, as compare.py takes it (nothing when there is none)
 torch_op() {
   case $1 in
-    matmul) echo "torch=torch.matmul(a, b)" ;;
+    matmul|skinny_gemm) echo "torch=torch.matmul(a, b)" ;;
     attention) echo "sdpa=F.scaled_dot_product_attention(q, k, v)" ;;
     attention_causal) echo "sdpa=F.scaled_dot_product_attention(Q, K, V, is_causal=True)" ;;
     softmax) echo "torch=torch.softmax(x, dim=-1)" ;;
@@ -90,7 +90,7 @@ for step in "$@"; do
   echo "== $step ($(date +%T))" >> "$summary"
   case $step in
   gpu-tests)
-    (cd /tmp/b && timeout 300 ctest -L gpu --output-on-failure) > "$out/gpu_tests.log" 2>&1
+    (cd /tmp/b && timeout "${GPU_TESTS_TIMEOUT:-300}" ctest -L gpu --output-on-failure) > "$out/gpu_tests.log" 2>&1
     grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/gpu_tests.log" | tee -a "$summary" ;;
   capture:*)
     for k in $(echo "${step#capture:}" | tr , ' '); do

@@ -11,6 +11,8 @@ points and the torch expression:
   causal  the one-loop causal attention (tests/python/fixtures/realistic/flash_attn_causal.py)
           at 4 x 4096 x 32 x 64 with masksplit's diagonal split, with exp2 and both; against
           F.scaled_dot_product_attention(is_causal=True)
+  skinny  the skinny GEMM (experiments/kernels/skinny_gemm) at 1024 x 1024 x 16384 with K split
+          2, 4, 8 and 16 ways at its shipped configs' tiles; against torch.matmul
 
     python3 experiments/transforms/variants.py make STUDY TFORGE DIR   # anywhere: the variants
     python3 experiments/transforms/variants.py time STUDY DIR          # on the GPU
@@ -71,6 +73,19 @@ STUDIES = {
                                      "num_stages": 3}},
         "torch": ("sdpa causal", "F.scaled_dot_product_attention(q.transpose(1, 2), "
                   "k.transpose(1, 2), v.transpose(1, 2), is_causal=True)"),
+    },
+    "skinny": {
+        "kernel": "experiments/kernels/skinny_gemm/kernel.py",
+        "task": "experiments/kernels/skinny_gemm/task.json",
+        "shape": {"M": 1024, "N": 1024, "K": 16384},
+        "variants": {f"split{s}": [f"split_k={s}"] for s in (2, 4, 8, 16)},
+        "configs": {"128x128x64 w8 s3": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64,
+                                         "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
+                    "128x64x64 w4 s4": {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64,
+                                        "GROUP_M": 8, "num_warps": 4, "num_stages": 4},
+                    "64x64x64 w4 s4": {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64,
+                                       "GROUP_M": 8, "num_warps": 4, "num_stages": 4}},
+        "torch": ("torch.matmul", "torch.matmul(a, b)"),
     },
 }
 
