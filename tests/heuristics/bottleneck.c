@@ -59,18 +59,18 @@ static void add_values(tforge_space *s, const char *name, const double *v, size_
 
 /* The task's knobs and one parameter of each transform family the prior knows. */
 enum { BLOCK_M, BLOCK_N, WARPS, STAGES, GROUP_M, EVICT, TMA, PERSISTENT, MAXNREG, LOOP_STAGES,
-       PRECISION, MASKSPLIT, DIMS };
+       PRECISION, MASKSPLIT, SPLITK, DIMS };
 
 static fixture_space gemm_space(void)
 {
     static const double tiles[] = {32, 64, 128, 256}, warps[] = {2, 4, 8}, stages[] = {1, 2, 3, 4},
                         group[] = {1, 8}, programs[] = {0, 132, 264},
-                        maxnreg[] = {0, 64, 96, 128, 168, 255};
+                        maxnreg[] = {0, 64, 96, 128, 168, 255}, splits[] = {1, 2, 4, 8};
     static const char *const evict[] = {"none", "evict_first", "evict_last"};
     static const char *const precision[] = {"tf32", "tf32x3", "ieee"};
     static const char *families[DIMS] = {"", "", "", "", "", "eviction", "descriptors",
                                          "persistent", "launch", "pipeline", "precision",
-                                         "masksplit"};
+                                         "masksplit", "splitk"};
     fixture_space f = {NULL, {0}, families};
     assert_int_equal(tforge_space_new(&f.space), 0);
     add_values(f.space, "BLOCK_M", tiles, 4);
@@ -85,14 +85,15 @@ static fixture_space gemm_space(void)
     assert_int_equal(tforge_space_add_boolean(f.space, "loop0_num_stages"), 0);
     assert_int_equal(tforge_space_add_categorical(f.space, "dot0_precision", precision, 3), 0);
     assert_int_equal(tforge_space_add_boolean(f.space, "masksplit0"), 0);
+    add_values(f.space, "split_k", splits, 4);
     assert_int_equal(tforge_space_build(f.space, NULL), 0);
     f.view = tforge_space_get_view(f.space);
     return f;
 }
 
 /* The incumbent: BLOCK_M 64, BLOCK_N 128, 4 warps, 2 stages, GROUP_M 1, no hint, no TMA, not
- * persistent, maxnreg 128, loop not pipelined, tf32x3, the loop's mask kept. */
-static const tforge_level at[DIMS] = {1, 2, 1, 1, 0, 0, 0, 0, 3, 0, 1, 0};
+ * persistent, maxnreg 128, loop not pipelined, tf32x3, the loop's mask kept, K not split. */
+static const tforge_level at[DIMS] = {1, 2, 1, 1, 0, 0, 0, 0, 3, 0, 1, 0, 0};
 
 /* ---- profiles ---- */
 
@@ -452,11 +453,15 @@ static void test_prior_tail_effect(void **state)
     assert_float_equal(w(&x, PERSISTENT, 0), 0, 0);
     assert_true(w(&x, PERSISTENT, 1) > 0 && w(&x, PERSISTENT, 2) > 0);
     assert_down(&x, BLOCK_M, 4);
-    /* a grid short of one wave: persistent programs would not help */
+    assert_unchanged(&x, SPLITK, 4); /* a whole wave: more programs would not fill more SMs */
+    /* a grid short of one wave: persistent programs would not help, splitting K would */
     b = label("tail-effect", 0.6, "waves 0.004, grid_blocks 8");
     x = prior_of(*state, &b, 1);
     assert_unchanged(&x, PERSISTENT, 3);
     assert_down(&x, BLOCK_N, 4);
+    assert_float_equal(w(&x, SPLITK, 0), 0, 0);
+    for (uint32_t l = 1; l < 4; l++)
+        assert_true(w(&x, SPLITK, l) > 0);
 }
 
 static void test_prior_memory_bound(void **state)

@@ -438,6 +438,12 @@ static int value_positive(const dim_view *d, uint32_t l, double unused)
     return value_of(d, l) > 0;
 }
 
+static int value_above_one(const dim_view *d, uint32_t l, double unused)
+{
+    (void)unused;
+    return value_of(d, l) > 1;
+}
+
 static int value_caps_below(const dim_view *d, uint32_t l, double registers)
 {
     return value_of(d, l) > 0 && (!known(registers) || value_of(d, l) < registers);
@@ -457,9 +463,10 @@ static int level_is_at(const dim_view *d, uint32_t l, double unused)
 }
 
 /* UNMASKED (masksplit: the main loop's iterations without their masks) and EXP2 (no multiply
- * before each exponential) issue fewer instructions for the same work and the same bytes. */
+ * before each exponential) issue fewer instructions for the same work and the same bytes;
+ * SPLITK multiplies a GEMM's programs by its split of K. */
 enum role { OTHER, TILE, WARPS, STAGES, PIPELINE_STAGES, MAXNREG, PERSISTENT, EVICTION, TMA,
-            PRECISION, UNMASKED, EXP2 };
+            PRECISION, UNMASKED, EXP2, SPLITK };
 
 static enum role role_of(const dim_view *d)
 {
@@ -486,6 +493,8 @@ static enum role role_of(const dim_view *d)
         return UNMASKED;
     if (strcmp(f, "exp2") == 0)
         return EXP2;
+    if (strcmp(f, "splitk") == 0 && strcmp(name, "split_k") == 0)
+        return SPLITK;
     return OTHER;
 }
 
@@ -523,6 +532,8 @@ static void pull(const bottleneck_state *s, const tforge_bottleneck *b, const di
     } else if (strcmp(label, "tail-effect") == 0) {
         if (r == PERSISTENT && !(known(waves) && waves < 1))
             favour(d, value_positive, 0, strength);
+        else if (r == SPLITK && known(waves) && waves < 1) /* more programs on the idle SMs */
+            favour(d, value_above_one, 0, strength);
         else if (r == TILE)
             toward(d, -1, strength);
     } else if (strcmp(label, "memory-bound") == 0) {
