@@ -123,7 +123,11 @@ def compile(task, config, shape, target=None, also=()):
 
     def compiling(cls, original):
         def run(fn, *args, grid, warmup, **kwargs):
-            built.append(_compile_one(variants.swap(fn), tgt, args, kwargs))
+            # a variant's own launch may change the arguments (split-K's fp32 sums for C)
+            target = variants.swap(fn)
+            variants.launch(target, lambda a, kw, g: built.append(_compile_one(target, tgt, a,
+                                                                               kw)),
+                            args, kwargs, grid)
         return run
 
     dev = "cuda" if torch.cuda.is_available() else "cpu"

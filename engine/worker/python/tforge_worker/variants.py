@@ -5,9 +5,10 @@ file's name and package (so that its imports resolve as the file's own do), and 
 `active(loaded, text)` holds, every launch of the task's kernel, however it is reached (the
 task's grid, the file's own function, a wrapper, the autotuner), runs the variant's kernel of the
 same name instead. Everything else of the file (wrappers, references, helpers the caller imports)
-stays the original's. A variant kernel with a `tforge_launch(args, kwargs, grid)` attribute (set
-by a transform's decorator: split-K's) has each swapped launch go through it first: it does what
-must precede the launch (zeroing an output) and returns the grid to launch.
+stays the original's. A variant kernel with a `tforge_launch(run, args, kwargs, grid)` attribute
+(set by a transform's decorator: split-K's) has each swapped launch made by it: it does what must
+come before and after (zeroing a buffer, copying it into an output) and calls `run(args, kwargs,
+grid)`, the launch itself, with the arguments and grid it chose.
 """
 
 import contextlib
@@ -65,6 +66,13 @@ def swap(fn):
     return fn
 
 
+def launch(fn, run, args, kwargs, grid):
+    """`run(args, kwargs, grid)`, the launch of the variant kernel `fn`, through its
+    `tforge_launch` when it has one."""
+    adapt = getattr(fn, "tforge_launch", None)
+    return run(args, kwargs, grid) if adapt is None else adapt(run, args, kwargs, grid)
+
+
 @contextlib.contextmanager
 def suspended():
     """The file's own kernels while it holds, even inside active() (a reference that is the
@@ -90,10 +98,10 @@ def active(loaded, text):
     def make(cls, original):
         def run(fn, *args, grid, warmup=False, **kwargs):
             target = swap(fn)
-            adapt = getattr(target, "tforge_launch", None)
-            if adapt is not None and target is not fn and not warmup:
-                grid = adapt(args, kwargs, grid)
-            return original(target, *args, grid=grid, warmup=warmup, **kwargs)
+            if target is fn or warmup:
+                return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
+            return launch(target, lambda a, kw, g: original(target, *a, grid=g, warmup=False,
+                                                            **kw), args, kwargs, grid)
         return run
     _active.append((loaded, variant))
     try:
