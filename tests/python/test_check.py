@@ -195,3 +195,21 @@ def test_compile_for_sm90_without_a_gpu(tmp_path):
     assert big["status"] == "compile" and "shared memory" in big["message"]
     # The check shape (48x40x72) specialises differently from 4096^3: a second binary, cached.
     assert also["status"] == "ok" and also["new_cubins"] == 2, also
+
+
+def test_what_the_native_compiler_prints_becomes_the_reason(capfd):
+    """A failing MLIR pass prints the whole module on file descriptor 2: the compile worker
+    keeps it off the terminal and gives its reasons in the failure's message."""
+    from tforge_worker import build
+    printed = (b"kernel.py:212: void CTAPlanner::markTiled(): Assertion `!tiled && \"CTA tiling "
+               b"is already determined\"' failed.\nmodule attributes {ttg.maxnreg = 255 : i32} {\n"
+               b"}\nkernel.py<variant-a4d9>:19:0: error: Failures have been detected while "
+               b"processing an MLIR pass pipeline\nkernel.py<variant-a4d9>:19:0: note: Pipeline "
+               b"failed while executing [`TritonGPUPlanCTAPass` on 'builtin.module' operation]\n")
+    text = []
+    with build._native_stderr(text):
+        os.write(2, printed)
+    assert text == [printed.decode()] and capfd.readouterr().err == ""
+    assert build._diagnostics(text[0]) == ("Assertion `!tiled && \"CTA tiling is already "
+                                           "determined\"' failed; in TritonGPUPlanCTAPass")
+    assert build._diagnostics("warning: nothing wrong\n") == ""

@@ -9,6 +9,7 @@ ptxas's own report. With a GPU, loading the binary also checks it against the de
 
 import contextlib
 import io
+import os
 import re
 import subprocess
 import tempfile
@@ -40,6 +41,41 @@ def _target(name):
         name = "cuda:90"
     backend, arch = name.split(":")
     return GPUTarget(backend, int(arch), 32)
+
+
+_DIAGNOSTIC = re.compile(r"(?:error: (.*)|(Assertion .* failed)|(LLVM ERROR: .*)|"
+                         r"Pipeline failed while executing \[`(\w+)`)")
+
+
+@contextlib.contextmanager
+def _native_stderr(text):
+    """Collects what native code (MLIR, LLVM) writes to file descriptor 2 while it holds into
+    `text` (a list), instead of the terminal of whoever started the worker: a failing pass prints
+    the whole module there."""
+    import sys
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile("w+b") as f:
+        os.dup2(f.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            f.seek(0)
+            text.append(f.read().decode("utf-8", "replace"))
+
+
+def _diagnostics(text):
+    """The compiler's own reasons in what it printed: its error lines, a failed assertion, the
+    pass that failed; "" when it printed none."""
+    found = []
+    for m in _DIAGNOSTIC.finditer(text):
+        item = next(g for g in m.groups() if g)
+        item = f"in {item}" if item == m.group(4) else item.strip()[:200]
+        if item not in found and "Failures have been detected" not in item:
+            found.append(item)
+    return "; ".join(found[:3])
 
 
 def _ptxas_report(kernel, log):
@@ -74,12 +110,18 @@ def _compile_one(fn, target, args, kwargs):
     bound, specialization, options = binder(*args, **kwargs)
     options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, specialization,
                                                           options)
-    log = io.StringIO()
+    log, native = io.StringIO(), []
     start = _time.perf_counter()
-    with knobs.nvidia.scope(), contextlib.redirect_stdout(log):
-        knobs.nvidia.dump_ptxas_log = True
-        kernel = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=target,
-                                options=options.__dict__)
+    try:
+        with knobs.nvidia.scope(), contextlib.redirect_stdout(log), _native_stderr(native):
+            knobs.nvidia.dump_ptxas_log = True
+            kernel = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=target,
+                                    options=options.__dict__)
+    except RuntimeError as e:
+        reasons = _diagnostics(native[0]) if native else ""
+        if reasons:
+            raise RuntimeError(f"{e}: {reasons}") from e
+        raise
     seconds = _time.perf_counter() - start
     md = kernel.metadata
     info = {"kernel": fn.__name__, "target": f"{target.backend}:{target.arch}",
