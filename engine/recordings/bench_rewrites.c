@@ -9,8 +9,9 @@
  * is the best value found over the best there is (the recording's optimum, 3% faster), as a
  * ratio: 1 is the optimum. Settings: the knobs alone (no rewrite dimensions; their optimum
  * without the 3%), the rewrites held at level 0 in the design and the pool (unchanged_tail=R,
- * what `tforge tune` sets) and not held (unchanged_tail=0). Numbers are printed; nothing is
- * asserted.
+ * what `tforge tune` sets) from the first model on (knobs_first=0), or not moved at all for the
+ * first 30%, 50% (bo's default) or 70% of the budget, and not held (unchanged_tail=0). Numbers
+ * are printed; nothing is asserted.
  * Usage: tforge-bench-rewrites RECORDING [--rewrites R] [--budget N] [--seeds K] */
 #include "replay.h"
 #include "tforge/plugin/strategy.h"
@@ -117,7 +118,7 @@ static double evaluate(const padded *p, const tforge_level *x, uint32_t *status)
     return v;
 }
 
-static double run(padded *p, uint64_t seed, uint32_t budget, int hold)
+static double run(padded *p, uint64_t seed, uint32_t budget, int hold, const char *knobs_first)
 {
     const tforge_strategy_interface *it = tforge_static_bo.get(0)->interface;
     tforge_space_view view = {sizeof view, p,          pad_dims,     pad_levels,
@@ -125,8 +126,8 @@ static double run(padded *p, uint64_t seed, uint32_t budget, int hold)
                               pad_point,   pad_index_of, pad_valid,  pad_sample};
     char tail[16];
     snprintf(tail, sizeof tail, "%u", hold ? p->r : 0);
-    const char *keys[] = {"unchanged_tail"}, *values[] = {tail};
-    tforge_strategy_args args = {sizeof args, NULL, &view, seed, budget, 1, keys, values, NULL};
+    const char *keys[] = {"unchanged_tail", "knobs_first"}, *values[] = {tail, knobs_first};
+    tforge_strategy_args args = {sizeof args, NULL, &view, seed, budget, 2, keys, values, NULL};
     void *s;
     if (it->create(&s, &args))
         exit(1);
@@ -199,15 +200,19 @@ int main(int argc, char **argv)
         const char *name;
         uint32_t r;
         int hold;
-    } settings[] = {{"knobs alone", 0, 0},
-                    {"with rewrites, held (tune)", rewrites, 1},
-                    {"with rewrites, not held", rewrites, 0}};
+        const char *knobs_first;
+    } settings[] = {{"knobs alone", 0, 0, "0"},
+                    {"with rewrites, held in the design", rewrites, 1, "0"},
+                    {"... and knobs first 0.3", rewrites, 1, "0.3"},
+                    {"... and knobs first 0.5", rewrites, 1, "0.5"},
+                    {"... and knobs first 0.7", rewrites, 1, "0.7"},
+                    {"with rewrites, not held", rewrites, 0, "0"}};
     double *scores = malloc(seeds * sizeof *scores);
-    for (size_t c = 0; c < 3; c++) {
+    for (size_t c = 0; c < sizeof settings / sizeof *settings; c++) {
         padded p = {replay, knobs, tforge_space_dims(knobs), settings[c].r};
         double best_there = settings[c].r ? optimum * 0.97 : optimum;
         for (uint32_t s = 0; s < seeds; s++)
-            scores[s] = run(&p, s + 1, budget, settings[c].hold) / best_there;
+            scores[s] = run(&p, s + 1, budget, settings[c].hold, settings[c].knobs_first) / best_there;
         qsort(scores, seeds, sizeof *scores, compare);
         printf("%-32s %8.4f %8.4f %8.4f\n", settings[c].name, scores[seeds / 2],
                scores[seeds / 4], scores[(3 * seeds) / 4]);

@@ -30,7 +30,8 @@ typedef struct bo_state {
     int acquisition, kernel_type, ordinal, output, warping;
     double initial, unchanged_tail, refit_every, kappa, prior_beta, pool, fit_max, memory_mb,
         restarts;
-    double feasible_min, floor, hamming, augmented, neighbour, neighbour_ls;
+    double feasible_min, floor, hamming, augmented, neighbour, neighbour_ls, knobs_first;
+    uint32_t hold_until; /* proposals (the archive's points) before the unchanged tail moves */
     /* the models */
     tforge_gp_kernel kernel;
     tforge_gp_feasibility feas;
@@ -144,6 +145,9 @@ static const tforge_option_spec bo_options[] = {
      "the best point's neighbour is taken when its log acquisition is within this (0: off)"},
     {"neighbour_ls", TFORGE_OPTION_NUMBER, "0.75", 0, 1e3, NULL,
      "... among neighbours in dimensions with a lengthscale at most this"},
+    {"knobs_first", TFORGE_OPTION_NUMBER, "0.5", 0, 1, NULL,
+     "the share of the budget before the unchanged tail moves at all (the climbs, the pool's "
+     "neighbours and the best point's neighbour hold it at level 0 until then)"},
 };
 #define N_OPTIONS (sizeof bo_options / sizeof *bo_options)
 enum { N_CHOICES = 5 }; /* the first options of the table */
@@ -157,7 +161,7 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
         &picked[0],     &picked[1],   &picked[2],       &picked[3],      &picked[4],
         &s->initial,    &s->unchanged_tail, &s->refit_every, &s->kappa, &s->prior_beta, &s->pool,
         &s->fit_max,    &s->memory_mb, &s->restarts,    &s->feasible_min, &s->floor,
-        &s->hamming,    &s->augmented, &s->neighbour,   &s->neighbour_ls};
+        &s->hamming,    &s->augmented, &s->neighbour,   &s->neighbour_ls, &s->knobs_first};
     int rc = strat_parse_options(&s->base, args, bo_options, N_OPTIONS, targets);
     for (int c = 0; c < N_CHOICES; c++)
         *choices[c] = (int)picked[c];
@@ -175,6 +179,29 @@ static uint32_t free_dims(const bo_state *s)
     return s->unchanged_tail < dims ? dims - (uint32_t)s->unchanged_tail : 0;
 }
 
+/* Sets `point`'s unchanged tail to level 0; 1 when it is valid so. */
+static int unchanged(const bo_state *s, tforge_level *point)
+{
+    for (uint32_t d = free_dims(s); d < s->base.dims; d++)
+        point[d] = 0;
+    return s->base.space->is_valid(s->base.context, point);
+}
+
+/* 1 when `point` has a level other than 0 in the unchanged tail. */
+static int changes_tail(const bo_state *s, const tforge_level *point)
+{
+    for (uint32_t d = free_dims(s); d < s->base.dims; d++)
+        if (point[d])
+            return 1;
+    return 0;
+}
+
+/* 1 while knobs_first holds the unchanged tail and `point` changes it. */
+static int held(const bo_state *s, const tforge_level *point)
+{
+    return s->base.archive.n < s->hold_until && changes_tail(s, point);
+}
+
 static int bo_create(void **state, const tforge_strategy_args *args)
 {
     int rc = strat_create(state, sizeof(bo_state), "bo", args);
@@ -185,6 +212,7 @@ static int bo_create(void **state, const tforge_strategy_args *args)
     s->initial = -1; /* automatic; every other default is in the published table */
     if ((rc = parse_options(s, args)))
         goto fail;
+    s->hold_until = (uint32_t)(s->knobs_first * args->budget);
     if (s->initial < 0) /* d + 1, not 10% of the budget as well: the model does better */
         s->initial = free_dims(s) + 1 < 20 ? free_dims(s) + 1 : 20;
     if (tforge_gp_kernel_init(&s->kernel, b->space, s->kernel_type, s->ordinal, s->warping) ||
@@ -249,7 +277,11 @@ static int snap(bo_state *s, tforge_level *point, uint32_t n)
                 continue;
         } else if (v->sample(b->context, &b->rng, x) < 0) {
             break;
+        } else if (!unchanged(s, x)) {
+            continue;
         }
+        if (changes_tail(s, x)) /* the design holds it */
+            continue;
         double dist = encoded_distance(&s->kernel, point, x);
         if (dist >= best_d || strat_find(&b->archive, x) != STRAT_NONE)
             continue;
@@ -398,6 +430,8 @@ static int build_pool(bo_state *s)
             valid = 1;
         } else if (!valid) {
             valid = b->space->sample(b->context, &b->rng, p) == 0;
+            if (valid && held(s, p))
+                valid = unchanged(s, p);
         }
         n += valid && strat_find(&b->archive, p) == STRAT_NONE;
     }
@@ -407,6 +441,7 @@ static int build_pool(bo_state *s)
     for (uint32_t t = 0; t < n_top; t++)
         for (uint32_t m = 0; m < moves; m++)
             if (strat_move(b, strat_point(a, top[t]), 1, m, points + n * b->dims) &&
+                !held(s, points + n * b->dims) &&
                 strat_find(a, points + n * b->dims) == STRAT_NONE)
                 n++;
     int rc = set_candidates(s, points, n);
@@ -696,7 +731,8 @@ static uint32_t gather(bo_state *s, const tforge_level *from, int relevant, uint
     uint32_t moves = strat_move_count(b, 1);
     for (uint32_t i = 0; i < moves; i++) {
         tforge_level *p = s->nb + (size_t)m * b->dims;
-        if (!strat_move(b, from, 1, i, p) || strat_find(&b->archive, p) != STRAT_NONE)
+        if (!strat_move(b, from, 1, i, p) || held(s, p) ||
+            strat_find(&b->archive, p) != STRAT_NONE)
             continue;
         uint32_t d = 0;
         while (p[d] == from[d])
@@ -815,7 +851,7 @@ static int choose(bo_state *s, tforge_level *out)
     double top_v[POOL_STARTS];
     /* The `want` best candidates unseen, best first (the first among equals). */
     for (size_t j = 0; j < gp->nc; j++) {
-        if (s->seen[j])
+        if (s->seen[j] || held(s, gp->c + j * b->dims))
             continue;
         double v = score(s, gp->mean[j], gp->var[j], gp->c + j * b->dims,
                          s->log_prior ? candidate_index(s, j) : TFORGE_NO_INDEX);
