@@ -50,13 +50,17 @@ int tforge_ablate(tforge_ablation **out, size_t *n, tforge_backend *b, const tfo
             continue;
         tforge_candidate winner = {point, NULL, 0};
         tforge_candidate without = {point, NULL, (unsigned)a[k].transform + 1};
-        for (unsigned r = 0; r < rounds && !rc; r++) { /* interleaved: drift hits both alike */
-            tforge_measurement mw, ma;
-            rc = tforge_backend_retime(b, &winner, r, &mw);
-            if (!rc)
-                rc = tforge_backend_retime(b, &without, r, &ma);
-            with[r] = mw.status == TFORGE_STATUS_OK ? mw.value : NAN;
-            alone[r] = ma.status == TFORGE_STATUS_OK ? ma.value : NAN;
+        /* interleaved, the order swapped every round: drift, and what ran just before, hit both
+         * alike */
+        tforge_candidate *pair[2] = {&winner, &without};
+        for (unsigned r = 0; r < rounds && !rc; r++) {
+            tforge_measurement m[2];
+            for (unsigned i = 0; i < 2 && !rc; i++)
+                rc = tforge_backend_retime(b, pair[(i + r) % 2], r, &m[(i + r) % 2]);
+            if (rc)
+                break;
+            with[r] = m[0].status == TFORGE_STATUS_OK ? m[0].value : NAN;
+            alone[r] = m[1].status == TFORGE_STATUS_OK ? m[1].value : NAN;
         }
         a[k].with_ms = median(with, rounds);
         a[k].without_ms = median(alone, rounds);

@@ -458,8 +458,9 @@ static size_t top_candidates(const tforge_loop_outcome *out, long *pick, size_t 
 }
 
 /* Re-times the top candidates and the best baseline in interleaved rounds, so that drift of the
- * clock or the machine hits them all alike, and names the winner by the medians (the baseline
- * when no candidate is faster). */
+ * clock or the machine hits them all alike, each round starting one entry later (what ran just
+ * before a kernel changes its time: the clocks follow the power drawn), and names the winner by
+ * the medians (the baseline when no candidate is faster). */
 static int final_choice(loop *l)
 {
     tforge_loop_outcome *out = l->out;
@@ -480,7 +481,8 @@ static int final_choice(loop *l)
         return tforge_error_set(TFORGE_ENOMEM, "out of memory");
     int rc = 0;
     for (uint32_t r = 0; !rc && r < rounds; r++)
-        for (size_t c = 0; !rc && c < k; c++) {
+        for (size_t i = 0; !rc && i < k; i++) {
+            size_t c = (i + r) % k;
             const tforge_loop_eval *e = &out->evals[pick[c]];
             tforge_candidate candidate = {e->point, e->config, 0};
             tforge_measurement again;

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Time tuned winners against each other, the task's baseline and a torch expression, on the GPU,
-interleaved: round r times every entry once (do_bench, L2 flushed), then round r + 1 ...; the
-table gives each entry's median over rounds and its speed relative to the first --torch entry
-(or to the baseline without one).
+interleaved: round r times every entry once (do_bench, L2 flushed), starting at entry r (the
+order rotates: on the H200 a kernel timed right after the slow baseline ran up to 6% faster
+than the same kernel timed after another fast one), then round r + 1 ...; the table gives each
+entry's median over rounds and its speed relative to the first --torch entry (or to the
+baseline without one). The same --run given twice under two names measures the spread.
 
 Each --run DIR is a `tforge tune` results folder: its winner's config (result.json) and, when
 it rewrote the kernel, its variant (best_variant.py; the variant runs in place of the kernel).
-Usage: python3 experiments/transforms/compare.py TASK.json [--shape I] [--rounds 7]
+Usage: python3 experiments/transforms/compare.py TASK.json [--shape I] [--rounds R]
            [--run NAME=DIR]... [--torch NAME=EXPR]...
   EXPR is Python over the task's inputs at the tuning shape and `torch`, `F`
   (torch.nn.functional), `math`: "torch.matmul(a, b)",
@@ -32,7 +34,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("task")
     ap.add_argument("--shape", type=int, default=0)
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=0, help="default: twice the entries")
     ap.add_argument("--run", action="append", default=[])
     ap.add_argument("--torch", action="append", default=[])
     a = ap.parse_args()
@@ -57,8 +59,9 @@ def main():
         name, expr = item.split("=", 1)
         entries.append((name, eval(f"lambda: {expr}", env), None))
     times = {name: [] for name, _, _ in entries}
-    for _ in range(a.rounds):
-        for name, run, variant in entries:
+    a.rounds = a.rounds or 2 * len(entries)
+    for r in range(a.rounds):
+        for name, run, variant in entries[r % len(entries):] + entries[:r % len(entries)]:
             with variants.active(loaded, variant):
                 times[name].append(triton.testing.do_bench(run, warmup=25, rep=100))
     ref = a.torch[0].split("=", 1)[0] if a.torch else "baseline"
