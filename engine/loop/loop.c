@@ -458,9 +458,9 @@ static size_t top_candidates(const tforge_loop_outcome *out, long *pick, size_t 
 }
 
 /* Re-times the top candidates and the best baseline in interleaved rounds, so that drift of the
- * clock or the machine hits them all alike, each round starting one entry later (what ran just
- * before a kernel changes its time: the clocks follow the power drawn), and names the winner by
- * the medians (the baseline when no candidate is faster). */
+ * clock or the machine hits them all alike, each round starting one entry later (so that no
+ * entry always follows the same one), and names the winner by the medians (the baseline when no
+ * candidate is faster). */
 static int final_choice(loop *l)
 {
     tforge_loop_outcome *out = l->out;

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Time tuned winners against each other, the task's baseline and a torch expression, on the GPU,
 interleaved: round r times every entry once (do_bench, L2 flushed), starting at entry r (the
-order rotates: on the H200 a kernel timed right after the slow baseline ran up to 6% faster
-than the same kernel timed after another fast one), then round r + 1 ...; the table gives each
-entry's median over rounds and its speed relative to the first --torch entry (or to the
-baseline without one). The same --run given twice under two names measures the spread.
+order rotates, so that no entry always follows the same one), then round r + 1 ...; the table
+gives each entry's median over rounds and its speed relative to the first --torch entry (or to
+the baseline without one). The same --run given twice under two names measures the spread (on the
+H200, matmul 4096^3: 2.6% between the two, experiments/NOTES.md, session 17).
 
 Each --run DIR is a `tforge tune` results folder: its winner's config (result.json) and, when
 it rewrote the kernel, its variant (best_variant.py; the variant runs in place of the kernel).
