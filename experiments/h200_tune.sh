@@ -34,7 +34,8 @@
 #                    source transform (BUDGET each), then time both winners, the baseline and
 #                    torch's own op interleaved (experiments/transforms/compare.py); TASK_K=path
 #                    tunes another task file under the name K; MODES="all" tunes with the
-#                    transforms alone (the knobs' run carried in OUT_DIR/runs/K_none)
+#                    transforms alone (the knobs' run carried in OUT_DIR/runs/K_none); the
+#                    knobs' winner is timed twice, under two names (the spread left)
 #   rewrites:K[,K...] issue 15, two stages: tune K's knobs alone, then the source transforms
 #                    with the knobs pinned to that winner (experiments/transforms/pin.py), both
 #                    BUDGET; then both winners and torch's op timed interleaved
@@ -135,8 +136,9 @@ for step in "$@"; do
       done
       torch_op=$(torch_op "$k")
       PYTHONPATH=engine/worker/python timeout 300 python3 experiments/transforms/compare.py \
-        "$task" --run "knobs=$out/runs/${k}_none" --run "transforms=$out/runs/${k}_all" \
-        ${torch_op:+--torch "$torch_op"} 2>&1 | tail -6 | tee -a "$summary"
+        "$task" --run "knobs=$out/runs/${k}_none" --run "knobs_again=$out/runs/${k}_none" \
+        --run "transforms=$out/runs/${k}_all" ${torch_op:+--torch "$torch_op"} 2>&1 | tail -7 \
+        | tee -a "$summary"
       winner "$out/runs/${k}_all.json"
     done ;;
   tune:*)

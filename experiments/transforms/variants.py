@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Source-transform variants of one example at a few knob points, each checked on the GPU (fresh
-inputs, poisoned outputs) and then timed against torch's own op, interleaved (7 rounds of
-do_bench). A study names the task, the variants (`tforge transform --set` values), the knob
+inputs, poisoned outputs) and then timed against torch's own op, interleaved (7 rounds,
+interleave.py). A study names the task, the variants (`tforge transform --set` values), the knob
 points and the torch expression:
 
   matmul  the matmul at 4096^3 with TMA descriptors, their epilogue subtiling and persistent
@@ -21,7 +21,6 @@ points and the torch expression:
 by hand can be measured beside the generated ones before a transform is built for it.
 """
 import os
-import statistics
 import subprocess
 import sys
 
@@ -99,11 +98,7 @@ def make(study, tforge, folder):
 
 
 def time(study, folder):
-    sys.path.insert(0, os.path.join(ROOT, "engine", "worker", "python"))
-    import torch
-    import torch.nn.functional as F
-    import triton.testing
-    from tforge_worker import variants, worker
+    from interleave import Entries, table, worker
     spec = worker.load_task(os.path.join(ROOT, study["task"]))
     loaded = worker.get(spec)
     shape = study["shape"]
@@ -111,27 +106,16 @@ def time(study, folder):
     for file in sorted(f for f in os.listdir(folder) if f.endswith(".py")):
         with open(os.path.join(folder, file)) as f:
             texts[file[:-3]] = f.read()
-    inputs = worker.make_inputs(loaded, shape, 0)
-    entries = []
+    entries = Entries(loaded, shape)
     for cname, config in study["configs"].items():
         for vname, text in texts.items():
             r = worker.run_check(spec, config, shape, seed=1, variant=text)
             print(f"{cname} {vname}: {r['status']} {r['message'][:160]}", flush=True)
             if r["status"] == "ok":
-                with variants.active(loaded, text):
-                    entries.append((f"{cname} {vname}", worker.bind(loaded, inputs, config,
-                                                                    shape), text))
+                entries.kernel(f"{cname} {vname}", config, text)
     ref, expr = study["torch"]
-    entries.append((ref, eval(f"lambda: {expr}", {"torch": torch, "F": F, **inputs}), None))
-    times = {name: [] for name, _, _ in entries}
-    for _ in range(7):
-        for name, run, text in entries:
-            with variants.active(loaded, text):
-                times[name].append(triton.testing.do_bench(run, warmup=25, rep=100))
-    ref_ms = statistics.median(times[ref])
-    for name, _, _ in entries:
-        m = statistics.median(times[name])
-        print(f"{name:40} {m:8.4f} ms {ref_ms / m:6.3f}x {ref}")
+    entries.torch_op(ref, expr)
+    print("\n".join(table(entries.time(7), ref)))
 
 
 if __name__ == "__main__":

@@ -70,94 +70,109 @@ def _clock_mhz():
         return None
 
 
-@variants.taking_variant
-def time(task, config, shape, seed=0, warmup_ms=25.0, rep_ms=100.0, min_repeats=10,
-         max_repeats=1000, flush_l2=True, samples=False):
-    """Time `config` on `shape`. Returns {status: ok|unsupported|compile|runtime, message,
-    median_ms, min_ms, max_ms, mean_ms, q25_ms, q75_ms, iqr_ms, spread (IQR / median), n,
-    warmup, launch_overhead_us (CPU time of one launch call), flushes (before each timed
-    launch), sleep_cycles (without a flush), sm_clock_mhz before/after, device, samples_ms
-    (when asked)}. Without CUDA the status is 'unsupported': never a made-up number."""
-    if not torch.cuda.is_available():
-        return {"status": "unsupported", "fatal": False,
-                "message": "timing needs a CUDA device; none is available"}
-    loaded = get(task)
-    inputs, pristine = _inputs(loaded, shape, seed)
+def measure(run, restore=None, warmup_ms=25.0, rep_ms=100.0, min_repeats=10,
+            max_repeats=1000, flush_l2=True, samples=False):
+    """Time `run` (a function that launches work on the GPU and returns without synchronising)
+    by the protocol above; `restore` (or None) puts back the inputs the launch writes and is not
+    timed. Returns {median_ms, min_ms, max_ms, mean_ms, q25_ms, q75_ms, iqr_ms, spread (IQR /
+    median), n, warmup, flush_l2, launch_overhead_us (CPU time of one launch call), flushes
+    (before each timed launch), sleep_cycles (without a flush), samples_ms (when asked)}.
+    What `run` raises is raised."""
     flush = _flusher() if flush_l2 else None
-    clock_before = _clock_mhz()
 
     def prepare(sleep_cycles, flushes):
-        for k, v in pristine.items():
-            inputs[k].copy_(v)
+        if restore is not None:
+            restore()
         if sleep_cycles:
             torch.cuda._sleep(sleep_cycles)
         for _ in range(flushes):
             flush()
 
-    try:
-        run = bind(loaded, inputs, config, shape)  # inputs are restored in place: stays valid
-        run()  # compiles on first use
+    run()  # compiles on first use
+    torch.cuda.synchronize()
+    # Estimate the kernel's time, the CPU time of one launch and the flush's GPU time.
+    cpu, est, flush_ms = [], [], []
+    for _ in range(5):
+        f0, f1, s, e = (torch.cuda.Event(enable_timing=True) for _ in range(4))
+        # Cover the launch here too (twice the slowest seen so far): otherwise, without a
+        # flush that covers it, the estimate of a short kernel includes the launch's CPU
+        # time and the counts below come out too small. The first run is uncovered; min()
+        # drops it.
+        if cpu:
+            torch.cuda._sleep(int(2 * max(cpu) * 2.5e9))
+        f0.record()
+        prepare(0, 1 if flush else 0)
+        f1.record()
+        s.record()
+        t0 = _time.perf_counter()
+        run()
+        cpu.append(_time.perf_counter() - t0)
+        e.record()
         torch.cuda.synchronize()
-        # Estimate the kernel's time, the CPU time of one launch and the flush's GPU time.
-        cpu, est, flush_ms = [], [], []
-        for _ in range(5):
-            f0, f1, s, e = (torch.cuda.Event(enable_timing=True) for _ in range(4))
-            # Cover the launch here too (twice the slowest seen so far): otherwise, without a
-            # flush that covers it, the estimate of a short kernel includes the launch's CPU
-            # time and the counts below come out too small. The first run is uncovered; min()
-            # drops it.
-            if cpu:
-                torch.cuda._sleep(int(2 * max(cpu) * 2.5e9))
-            f0.record()
-            prepare(0, 1 if flush else 0)
-            f1.record()
-            s.record()
-            t0 = _time.perf_counter()
-            run()
-            cpu.append(_time.perf_counter() - t0)
-            e.record()
-            torch.cuda.synchronize()
-            est.append(s.elapsed_time(e))
-            flush_ms.append(f0.elapsed_time(f1))
-        estimate_ms = max(min(est), 1e-4)
-        overhead_s = statistics.median(cpu)
-        # Cover twice the launch's CPU time: with more flushes (the GPU stays busy), or without a
-        # flush with a sleep, in cycles of a clock no faster than 2.5 GHz.
-        cover_s = 2 * overhead_s
-        if flush:
-            flush_s = max(min(flush_ms), 1e-3) / 1e3
-            flushes, sleep_cycles = max(1, math.ceil(cover_s / flush_s)), 0
-        else:
-            flushes, sleep_cycles = 0, int(cover_s * 2.5e9)
-        n_warmup = max(1, min(max_repeats, int(warmup_ms / estimate_ms)))
-        n_repeat = max(min_repeats, min(max_repeats, int(rep_ms / estimate_ms)))
-        for _ in range(n_warmup):
-            prepare(0, 1 if flush else 0)
-            run()
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
-        for s, e in zip(starts, ends):
-            prepare(sleep_cycles, flushes)
-            s.record()
-            run()
-            e.record()
-        torch.cuda.synchronize()
-    except TaskError:
-        raise
-    except Exception as e:
-        return classify(e)
+        est.append(s.elapsed_time(e))
+        flush_ms.append(f0.elapsed_time(f1))
+    estimate_ms = max(min(est), 1e-4)
+    overhead_s = statistics.median(cpu)
+    # Cover twice the launch's CPU time: with more flushes (the GPU stays busy), or without a
+    # flush with a sleep, in cycles of a clock no faster than 2.5 GHz.
+    cover_s = 2 * overhead_s
+    if flush:
+        flush_s = max(min(flush_ms), 1e-3) / 1e3
+        flushes, sleep_cycles = max(1, math.ceil(cover_s / flush_s)), 0
+    else:
+        flushes, sleep_cycles = 0, int(cover_s * 2.5e9)
+    n_warmup = max(1, min(max_repeats, int(warmup_ms / estimate_ms)))
+    n_repeat = max(min_repeats, min(max_repeats, int(rep_ms / estimate_ms)))
+    for _ in range(n_warmup):
+        prepare(0, 1 if flush else 0)
+        run()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+    for s, e in zip(starts, ends):
+        prepare(sleep_cycles, flushes)
+        s.record()
+        run()
+        e.record()
+    torch.cuda.synchronize()
     times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
     median = statistics.median(times)
     q25, q75 = _quantile(times, 0.25), _quantile(times, 0.75)
-    out = {"status": "ok", "message": "", "fatal": False,
-           "median_ms": median, "min_ms": times[0], "max_ms": times[-1],
+    out = {"median_ms": median, "min_ms": times[0], "max_ms": times[-1],
            "mean_ms": statistics.fmean(times), "q25_ms": q25, "q75_ms": q75,
            "iqr_ms": q75 - q25, "spread": (q75 - q25) / median if median > 0 else None,
            "n": len(times), "warmup": n_warmup, "flush_l2": flush_l2,
            "launch_overhead_us": overhead_s * 1e6, "flushes": flushes,
-           "sleep_cycles": sleep_cycles,
-           "sm_clock_mhz_before": clock_before, "sm_clock_mhz_after": _clock_mhz(),
-           "device": torch.cuda.get_device_name()}
+           "sleep_cycles": sleep_cycles}
     if samples:
         out["samples_ms"] = [s.elapsed_time(e) for s, e in zip(starts, ends)]
     return out
+
+
+@variants.taking_variant
+def time(task, config, shape, seed=0, warmup_ms=25.0, rep_ms=100.0, min_repeats=10,
+         max_repeats=1000, flush_l2=True, samples=False):
+    """Time `config` on `shape` (measure()). Returns {status: ok|unsupported|compile|runtime,
+    message, what measure() returns, sm_clock_mhz before/after, device}. Without CUDA the
+    status is 'unsupported': never a made-up number."""
+    if not torch.cuda.is_available():
+        return {"status": "unsupported", "fatal": False,
+                "message": "timing needs a CUDA device; none is available"}
+    loaded = get(task)
+    inputs, pristine = _inputs(loaded, shape, seed)
+    clock_before = _clock_mhz()
+
+    def restore():
+        for k, v in pristine.items():
+            inputs[k].copy_(v)
+
+    try:
+        run = bind(loaded, inputs, config, shape)  # inputs are restored in place: stays valid
+        out = measure(run, restore if pristine else None, warmup_ms, rep_ms, min_repeats,
+                      max_repeats, flush_l2, samples)
+    except TaskError:
+        raise
+    except Exception as e:
+        return classify(e)
+    return {"status": "ok", "message": "", "fatal": False, **out,
+            "sm_clock_mhz_before": clock_before, "sm_clock_mhz_after": _clock_mhz(),
+            "device": torch.cuda.get_device_name()}
