@@ -603,6 +603,18 @@ static void parse_loop_tail(parser *p, const cJSON *o, void *out)
     x->trues = array(p, o, "trues", 0, sizeof *x->trues, &x->n_trues, parse_line_start);
 }
 
+static void parse_dot_scale(parser *p, const cJSON *o, void *out)
+{
+    tforge_ir_dot_scale *x = out;
+    x->a = text(p, o, "a", 1);
+    x->scale = text(p, o, "scale", 1);
+    x->name = text(p, o, "name", 1);
+    x->span = span(p, o, "span");
+    x->a_span = span(p, o, "a_span");
+    x->cut = span(p, o, "cut");
+    x->loop = span(p, o, "loop");
+}
+
 static void parse_kernel(parser *p, const cJSON *o, void *out)
 {
     tforge_ir_kernel *k = out;
@@ -664,6 +676,8 @@ static void parse_kernel(parser *p, const cJSON *o, void *out)
         fail(p, "gemm", "an object or null", gemm);
     k->loop_tails = array(p, o, "loop_tails", 0, sizeof *k->loop_tails, &k->n_loop_tails,
                           parse_loop_tail);
+    k->dot_scales = array(p, o, "dot_scales", 0, sizeof *k->dot_scales, &k->n_dot_scales,
+                          parse_dot_scale);
 }
 
 static void parse_function(parser *p, const cJSON *o, void *out)
@@ -925,6 +939,12 @@ static void print_sites(FILE *out, const char *path, const tforge_ir_kernel *k)
             fprintf(out, "  %s %s:%d: %s over %s by %s, masks only its last needs (%zu cuts, "
                     "%zu conditions)\n", i ? "         " : "loop tail", path, t->span.line,
                     t->var, t->size, t->block, t->n_drops, t->n_trues);
+    }
+    for (size_t i = 0; i < k->n_dot_scales; i++) {
+        const tforge_ir_dot_scale *d = &k->dot_scales[i];
+        fprintf(out, "  %s %s:%d: a dot of %s scaled by %s, both fixed in the loop from line "
+                "%d\n", i ? "         " : "dot scale", path, d->span.line, d->a, d->scale,
+                d->loop.line);
     }
 }
 

@@ -47,20 +47,32 @@ $(head -40 "$tmp/golden")"
   done <"$cases"
 done
 
-# Two transforms at once: groupm's swizzle, several lines written in place of two, inside the
-# tile loop persistent wraps the body in (it re-indents the body: the swizzle's lines follow).
-sets=(--set group_m=8 --set persistent_programs=132)
-golden=tests/transforms/persistent/gemm_linear_groupm.diff
-"$tforge" transform tests/transforms/groupm/gemm_linear.py --kernel gemm_kernel \
-  --transforms groupm,persistent "${sets[@]}" --diff >"$tmp/diff" 2>"$tmp/err"
-check $? "groupm with persistent: transform exited non-zero: $(cat "$tmp/err")"
-if [ "$update" = --update ]; then cp "$tmp/diff" "$golden"; fi
-diff -u "$golden" "$tmp/diff" >"$tmp/golden" 2>&1
-check $? "groupm with persistent: the diff differs from $golden:
+# Two transforms at once (pair IDS FILE KERNEL GOLDEN TASK SET...): the composed variant's diff
+# against its golden, and the variant checked.
+pair() {
+  local ids=$1 file=$2 kernel=$3 golden=$4 task=$5 sets=()
+  shift 5
+  for s in "$@"; do sets+=(--set "$s"); done
+  "$tforge" transform "$file" --kernel "$kernel" --transforms "$ids" "${sets[@]}" --diff \
+    >"$tmp/diff" 2>"$tmp/err"
+  check $? "$ids: transform exited non-zero: $(cat "$tmp/err")"
+  if [ "$update" = --update ]; then cp "$tmp/diff" "$golden"; fi
+  diff -u "$golden" "$tmp/diff" >"$tmp/golden" 2>&1
+  check $? "$ids: the diff differs from $golden:
 $(head -40 "$tmp/golden")"
-"$tforge" check tests/transforms/groupm/gemm_linear.json --transforms groupm,persistent \
-  "${sets[@]}" >"$tmp/out" 2>&1
-check $? "groupm with persistent: check of the variant failed: $(tail -5 "$tmp/out")"
+  "$tforge" check "$task" --transforms "$ids" "${sets[@]}" >"$tmp/out" 2>&1
+  check $? "$ids: check of the variant failed: $(tail -5 "$tmp/out")"
+}
+# groupm's swizzle, several lines written in place of two, inside the tile loop persistent wraps
+# the body in (it re-indents the body: the swizzle's lines follow)
+pair groupm,persistent tests/transforms/groupm/gemm_linear.py gemm_kernel \
+  tests/transforms/persistent/gemm_linear_groupm.diff tests/transforms/groupm/gemm_linear.json \
+  group_m=8 persistent_programs=132
+# attention's key loop split by masksplit, Q scaled before it: the whole blocks' loop takes the
+# scaled Q, the last block's (the file's own text) keeps the product
+pair masksplit,qscale experiments/kernels/attention/kernel.py attn_fwd \
+  tests/transforms/qscale/attention_masksplit.diff experiments/kernels/attention/task.json \
+  masksplit0=True qscale0=True
 
 # A transform that does not apply says so and changes nothing: pipeline on a kernel without loops.
 file=tests/python/fixtures/realistic/rms_norm_liger.py

@@ -182,6 +182,9 @@ static const struct {
     {"{\"path\": \"k.py\", \"kernels\": [{\"name\": \"k\", \"span\": " SPAN(1) ", \"params\": [],"
      " \"loop_tails\": [{\"form\": \"while\"}]}]}",
      "kernels[0].loop_tails[0].form: expected one of step, count, diagonal"},
+    {"{\"path\": \"k.py\", \"kernels\": [{\"name\": \"k\", \"span\": " SPAN(1) ", \"params\": [],"
+     " \"dot_scales\": [{\"a\": 7}]}]}",
+     "kernels[0].dot_scales[0].a: expected a string, got 7"},
 };
 
 static void refuses_each_bad_field(void **state)
@@ -199,17 +202,27 @@ static void refuses_each_bad_field(void **state)
 }
 
 /* The analysis of a real file, as `tforge analyze --json` prints it. */
-static void reads_a_golden_document(void **state)
+/* The golden document of `name` (tests/golden/analyze/NAME.json), parsed. */
+static tforge_ir_file *golden(const char *name)
 {
-    (void)state;
-    FILE *in = fopen(GOLDEN_DIR "/gemm_autotune.json", "rb");
+    char path[512];
+    snprintf(path, sizeof path, GOLDEN_DIR "/%s.json", name);
+    FILE *in = fopen(path, "rb");
     assert_non_null(in);
     char *json = calloc(1, 1 << 20);
     size_t n = fread(json, 1, (1 << 20) - 1, in);
     fclose(in);
     assert_true(n > 0);
     tforge_ir_file *f = NULL;
-    assert_int_equal(tforge_ir_parse(&f, json, "gemm_autotune.py"), 0);
+    assert_int_equal(tforge_ir_parse(&f, json, path), 0);
+    free(json);
+    return f;
+}
+
+static void reads_a_golden_document(void **state)
+{
+    (void)state;
+    tforge_ir_file *f = golden("gemm_autotune");
     assert_int_equal(f->n_kernels, 2);
     const tforge_ir_kernel *k = &f->kernels[0];
     assert_string_equal(k->name, "matmul_kernel");
@@ -248,14 +261,31 @@ static void reads_a_golden_document(void **state)
     assert_int_equal(t->n_trues, 0); /* no tl.where in it */
     assert_int_equal(t->body.col, 0);
     assert_true(t->stop.start > t->span.start && t->body.end == t->span.end);
+    assert_int_equal(k->n_dot_scales, 0); /* an accumulating dot */
     tforge_ir_free(f);
-    free(json);
+}
+
+static void reads_the_dot_scales(void **state)
+{
+    (void)state;
+    tforge_ir_file *f = golden("attention_causal");
+    const tforge_ir_kernel *k = &f->kernels[0];
+    assert_int_equal(k->n_dot_scales, 1);
+    const tforge_ir_dot_scale *d = &k->dot_scales[0];
+    assert_string_equal(d->a, "q");
+    assert_string_equal(d->scale, "qk_scale");
+    assert_string_equal(d->name, "tforge_q_scaled");
+    /* q and the cut inside the product, the product inside the loop */
+    assert_true(d->span.start <= d->a_span.start && d->cut.end == d->span.end);
+    assert_true(d->loop.start < d->span.start && d->span.end < d->loop.end);
+    tforge_ir_free(f);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(parses_a_good_document),
                                        cmocka_unit_test(refuses_each_bad_field),
-                                       cmocka_unit_test(reads_a_golden_document)};
+                                       cmocka_unit_test(reads_a_golden_document),
+                                       cmocka_unit_test(reads_the_dot_scales)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -577,3 +577,45 @@ def matmul_tails(tmp_path, *replacements):
 ], ids=["bound", "not-arange", "step", "start", "var-rebound", "size-rebound"])
 def test_loop_tails_it_refuses(tmp_path, replacements):
     assert matmul_tails(tmp_path, *replacements) == []
+
+
+def test_dot_scales_of_the_attention_kernels():
+    """`tl.dot(q, k) * qk_scale` in the key loop, q and the scale made before it: the product,
+    q inside the dot, the cut ` * qk_scale` and the innermost loop (in the causal fixture, the
+    key loop inside the two-phase static_range)."""
+    for path, name, loop in ((example("attention"), "attn_fwd", "for start_n in range("),
+                             (fixture("attention_causal.py"), "_attn_fwd",
+                              "for start_n in tl.range(")):
+        (d,) = kernel_of(path, name)["dot_scales"]
+        assert (d["a"], d["scale"], d["name"]) == ("q", "qk_scale", "tforge_q_scaled")
+        assert cut(path, d["span"]) == "tl.dot(q, k) * qk_scale"
+        assert (cut(path, d["a_span"]), cut(path, d["cut"])) == ("q", " * qk_scale")
+        assert cut(path, d["loop"]).startswith(loop)
+    assert kernel_of(example("matmul"), "matmul_kernel")["dot_scales"] == []
+
+
+def attention_scales(tmp_path, *replacements):
+    return edited_kernel(tmp_path, example("attention"), "attn_fwd", replacements)["dot_scales"]
+
+
+def test_dot_scales_forms_it_takes(tmp_path):
+    """The scale first, a parenthesised dot, a product of names and numbers; a name the kernel
+    uses already is not taken."""
+    path = str(tmp_path / "variant.py")
+    (d,) = attention_scales(tmp_path, ("tl.dot(q, k) * qk_scale", "qk_scale * tl.dot(q, k)"))
+    assert cut(path, d["cut"]) == "qk_scale * "
+    (d,) = attention_scales(tmp_path, ("tl.dot(q, k) * qk_scale", "(tl.dot(q, k)) * sm_scale * 2"))
+    assert (cut(path, d["span"]), cut(path, d["cut"])) == ("(tl.dot(q, k)) * sm_scale", " * sm_scale")
+    (d,) = attention_scales(tmp_path, ("    qk_scale = ", "    tforge_q_scaled = 0\n    qk_scale = "))
+    assert d["name"] == "tforge_q_scaled_"
+
+
+@pytest.mark.parametrize("replacements", [
+    [("        m_i = m_new\n", "        m_i = m_new\n        q = q * 0.5\n")],  # q changes in the loop
+    [("        m_i = m_new\n", "        m_i = m_new\n        qk_scale = qk_scale * 0.5\n")],
+    [("tl.dot(q, k) * qk_scale", "tl.dot(q, k) * cols[None, :]")],  # not a scalar
+    [("tl.dot(q, k) * qk_scale", "tl.dot(q, k, acc=None) * qk_scale")],  # an accumulator
+    [("tl.dot(q, k) * qk_scale", "tl.dot(q.T.T, k) * qk_scale")],  # A not a name
+], ids=["a-rebound", "scale-rebound", "tensor", "acc", "not-a-name"])
+def test_dot_scales_it_refuses(tmp_path, replacements):
+    assert attention_scales(tmp_path, *replacements) == []

@@ -1,5 +1,5 @@
 /* The analysis IR of a Triton file, lent read-only to transform plugins (part of the interface
- * "tforge.transform/3": a change of any layout below is a new interface id). It is what the
+ * "tforge.transform/4": a change of any layout below is a new interface id). It is what the
  * worker's tforge_worker.analyze returns (its docstring has the rules), parsed once by the host.
  * Every node has a span, so that a rewrite can cut the file at exactly those bytes. Text fields
  * are Python source exactly as written; NULL where the file gives none. Everything lives as long
@@ -154,6 +154,16 @@ typedef struct tforge_ir_loop_tail {
     size_t n_trues;
 } tforge_ir_loop_tail;
 
+/* A product `tl.dot(A, B) * S` (or `S * tl.dot(A, B)`) in a loop, the dot without an
+ * accumulator, A a name and S a scalar, neither bound anywhere in the innermost loop around the
+ * product (the rules: tforge_worker.analyze's docstring). Texts: A, S, and `name`, a name the
+ * kernel does not use. Spans: the product, A inside the dot, the cut that takes S out (` * S`
+ * or `S * `), and that innermost loop. */
+typedef struct tforge_ir_dot_scale {
+    const char *a, *scale, *name;
+    tforge_ir_span span, a_span, cut, loop;
+} tforge_ir_dot_scale;
+
 typedef struct tforge_ir_config {
     tforge_ir_pair *values; /* each value as JSON: {"BLOCK_M": 64, "num_warps": 4} */
     size_t n_values;
@@ -264,6 +274,8 @@ typedef struct tforge_ir_kernel {
     tforge_ir_gemm *gemm;         /* NULL unless the kernel is the tutorial-03 GEMM */
     tforge_ir_loop_tail *loop_tails; /* in source order */
     size_t n_loop_tails;
+    tforge_ir_dot_scale *dot_scales; /* in source order */
+    size_t n_dot_scales;
 } tforge_ir_kernel;
 
 typedef struct tforge_ir_function {

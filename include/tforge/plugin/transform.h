@@ -1,4 +1,4 @@
-/* Interface "tforge.transform/3": a source rewrite as a family of dimensions of the space.
+/* Interface "tforge.transform/4": a source rewrite as a family of dimensions of the space.
  *
  * A transform reads the analysis IR of one kernel (ir.h, part of this interface), decides whether
  * it applies (a precondition the IR proves; its README says which and how), and declares the
@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define TFORGE_TRANSFORM_INTERFACE_ID "tforge.transform/3"
+#define TFORGE_TRANSFORM_INTERFACE_ID "tforge.transform/4"
 
 /* create's answer when the transform does not apply to the kernel (nothing is added). */
 #define TFORGE_TRANSFORM_NOT_APPLICABLE 1

@@ -462,11 +462,12 @@ static int level_is_at(const dim_view *d, uint32_t l, double unused)
     return l == d->at;
 }
 
-/* UNMASKED (masksplit: the main loop's iterations without their masks) and EXP2 (no multiply
- * before each exponential) issue fewer instructions for the same work and the same bytes;
+/* UNMASKED (masksplit: the main loop's iterations without their masks) and NO_MULTIPLY (exp2: no
+ * multiply before each exponential; qscale: none after each dot) issue fewer instructions for the
+ * same work and the same bytes;
  * SPLITK multiplies a GEMM's programs by its split of K. */
 enum role { OTHER, TILE, WARPS, STAGES, PIPELINE_STAGES, MAXNREG, PERSISTENT, EVICTION, TMA,
-            PRECISION, UNMASKED, EXP2, SPLITK };
+            PRECISION, UNMASKED, NO_MULTIPLY, SPLITK };
 
 static enum role role_of(const dim_view *d)
 {
@@ -491,8 +492,8 @@ static enum role role_of(const dim_view *d)
         return PRECISION;
     if (strcmp(f, "masksplit") == 0)
         return UNMASKED;
-    if (strcmp(f, "exp2") == 0)
-        return EXP2;
+    if (strcmp(f, "exp2") == 0 || strcmp(f, "qscale") == 0)
+        return NO_MULTIPLY;
     if (strcmp(f, "splitk") == 0 && strcmp(name, "split_k") == 0)
         return SPLITK;
     return OTHER;
@@ -550,13 +551,13 @@ static void pull(const bottleneck_state *s, const tforge_bottleneck *b, const di
     } else if (strcmp(label, "latency-bound") == 0) {
         if (r == STAGES || r == PIPELINE_STAGES)
             toward(d, +1, strength);
-        else if (r == UNMASKED || r == EXP2) /* fewer instructions between the waits */
+        else if (r == UNMASKED || r == NO_MULTIPLY) /* fewer instructions between the waits */
             favour(d, level_positive, 0, strength);
     } else if (strcmp(label, "compute-bound") == 0) {
         if (r == TILE)
             toward(d, +1, strength);
-        else if (r == EXP2) /* not masksplit: it slowed the compute-bound GEMM's K loop by
-                             * 1.2-1.4x (experiments/NOTES.md, session 15) */
+        else if (r == NO_MULTIPLY) /* not masksplit: it slowed the compute-bound GEMM's K
+                                    * loop by 1.2-1.4x (experiments/NOTES.md, session 15) */
             favour(d, level_positive, 0, strength);
         else if (r == WARPS)
             favour(d, value_is, 8, strength);

@@ -98,6 +98,13 @@ set once outside the loop (through its name, maybe `[:, None]`), C the columns `
 tl.arange(0, E)` (maybe indexed, maybe through a name set before in the body), every such
 condition with the same first row L = X * B (recorded as the size, its names bound nowhere in
 the body): attention's causal mask, true wherever v + E <= L; no drops.
+
+`dot_scales`, per kernel: products `tl.dot(A, B) * S` (or `S * tl.dot(A, B)`) inside a for loop,
+the dot without an accumulator, A a name and S a scalar (shape ()) made of names, numbers and
+arithmetic, neither bound anywhere in the innermost loop around the product (so both hold the
+values they had before it). Recorded: A's and S's texts, the product, A's span in the dot, the
+cut that takes S out (` * S` after the dot's call, with parentheses around the call alone, or
+`S * ` before it), the innermost loop, and a name for the scaled A that the kernel does not use.
 """
 
 import ast
@@ -723,7 +730,7 @@ class _Kernel:
                 "offsets": self._offsets(), "tile_map": self._tile_map(),
                 "launch_sites": sites,
                 "tunables": tunables, "constraints": constraints, "gemm": self._gemm(),
-                "loop_tails": self._loop_tails()}
+                "loop_tails": self._loop_tails(), "dot_scales": self._dot_scales()}
 
     def _offsets(self):
         """Assignments `offs = X * B + tl.arange(0, B)` (either order; B a constexpr, X a scalar
@@ -1421,6 +1428,41 @@ class _Kernel:
                 if tail:
                     out.append(tail)
                     break
+        return sorted(out, key=lambda o: (o["span"]["line"], o["span"]["col"]))
+
+    def _dot_scales(self):
+        """Products of a tl.dot by a scalar that the loop around them never changes, nor the
+        dot's first operand (see the module's docstring); sorted by place."""
+        used = {n.id for n in ast.walk(self.fn) if isinstance(n, ast.Name)} | set(self.names)
+        out = []
+        for e in ast.walk(self.fn):
+            if not (isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult)):
+                continue
+            for dot, scale in ((e.left, e.right), (e.right, e.left)):
+                if isinstance(dot, ast.Call) and self.f.tl_attr(dot.func) == "dot" and \
+                        len(dot.args) == 2 and not any(k.arg == "acc" for k in dot.keywords):
+                    break
+            else:
+                continue
+            loop = self.parents.get(e)
+            while loop is not None and not isinstance(loop, ast.For):
+                loop = self.parents.get(loop)
+            a = dot.args[0]
+            if loop is None or not isinstance(a, ast.Name):
+                continue
+            bound = _binds_names(loop)
+            if a.id in bound or not self._pure_scalar(scale, bound) or self.shape(scale) != ():
+                continue
+            if scale is e.right:
+                cut = self._span_of(self._paren_extent(dot)[1], self._at(e, True))
+            else:
+                cut = self._span_of(self._at(e, False), self._paren_extent(dot)[0])
+            name = f"tforge_{a.id}_scaled"
+            while name in used:
+                name += "_"
+            used.add(name)
+            out.append({"a": a.id, "scale": self.text(scale), "name": name, "span": _span(e),
+                        "a_span": _span(a), "cut": cut, "loop": _span(loop)})
         return sorted(out, key=lambda o: (o["span"]["line"], o["span"]["col"]))
 
     def _tail(self, loop, form):
