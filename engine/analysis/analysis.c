@@ -603,16 +603,17 @@ static void parse_loop_tail(parser *p, const cJSON *o, void *out)
     x->trues = array(p, o, "trues", 0, sizeof *x->trues, &x->n_trues, parse_line_start);
 }
 
-static void parse_dot_scale(parser *p, const cJSON *o, void *out)
+static void parse_scale_fold(parser *p, const cJSON *o, void *out)
 {
-    tforge_ir_dot_scale *x = out;
-    x->a = text(p, o, "a", 1);
+    tforge_ir_scale_fold *x = out;
+    x->x = text(p, o, "x", 1);
     x->scale = text(p, o, "scale", 1);
-    x->name = text(p, o, "name", 1);
-    x->span = span(p, o, "span");
-    x->a_span = span(p, o, "a_span");
+    x->params = strings(p, o, "params", &x->n_params);
+    x->stmt = span(p, o, "stmt");
     x->cut = span(p, o, "cut");
     x->loop = span(p, o, "loop");
+    x->maxes = array(p, o, "maxes", 1, sizeof *x->maxes, &x->n_maxes, parse_line_start);
+    x->subs = array(p, o, "subs", 0, sizeof *x->subs, &x->n_subs, parse_line_start);
 }
 
 static void parse_kernel(parser *p, const cJSON *o, void *out)
@@ -676,8 +677,8 @@ static void parse_kernel(parser *p, const cJSON *o, void *out)
         fail(p, "gemm", "an object or null", gemm);
     k->loop_tails = array(p, o, "loop_tails", 0, sizeof *k->loop_tails, &k->n_loop_tails,
                           parse_loop_tail);
-    k->dot_scales = array(p, o, "dot_scales", 0, sizeof *k->dot_scales, &k->n_dot_scales,
-                          parse_dot_scale);
+    k->scale_folds = array(p, o, "scale_folds", 0, sizeof *k->scale_folds,
+                           &k->n_scale_folds, parse_scale_fold);
 }
 
 static void parse_function(parser *p, const cJSON *o, void *out)
@@ -940,11 +941,13 @@ static void print_sites(FILE *out, const char *path, const tforge_ir_kernel *k)
                     "%zu conditions)\n", i ? "         " : "loop tail", path, t->span.line,
                     t->var, t->size, t->block, t->n_drops, t->n_trues);
     }
-    for (size_t i = 0; i < k->n_dot_scales; i++) {
-        const tforge_ir_dot_scale *d = &k->dot_scales[i];
-        fprintf(out, "  %s %s:%d: a dot of %s scaled by %s, both fixed in the loop from line "
-                "%d\n", i ? "         " : "dot scale", path, d->span.line, d->a, d->scale,
-                d->loop.line);
+    for (size_t i = 0; i < k->n_scale_folds; i++) {
+        const tforge_ir_scale_fold *d = &k->scale_folds[i];
+        fprintf(out, "  %s %s:%d: %s scaled by %s (positive%s", i ? "          " : "scale fold",
+                path, d->stmt.line, d->x, d->scale, d->n_params ? " with " : "");
+        print_list(out, d->params, d->n_params);
+        fprintf(out, "), %zu max%s, %zu subtraction%s\n", d->n_maxes, d->n_maxes > 1 ? "es" : "",
+                d->n_subs, d->n_subs == 1 ? "" : "s");
     }
 }
 

@@ -68,11 +68,11 @@ $(head -40 "$tmp/golden")"
 pair groupm,persistent tests/transforms/groupm/gemm_linear.py gemm_kernel \
   tests/transforms/persistent/gemm_linear_groupm.diff tests/transforms/groupm/gemm_linear.json \
   group_m=8 persistent_programs=132
-# attention's key loop split by masksplit, Q scaled before it: the whole blocks' loop takes the
-# scaled Q, the last block's (the file's own text) keeps the product
-pair masksplit,qscale experiments/kernels/attention/kernel.py attn_fwd \
-  tests/transforms/qscale/attention_masksplit.diff experiments/kernels/attention/task.json \
-  masksplit0=True qscale0=True
+# attention's key loop split by masksplit, its scale folded: the whole blocks' loop is folded,
+# the last block's (the file's own text) keeps the product
+pair masksplit,scalefold experiments/kernels/attention/kernel.py attn_fwd \
+  tests/transforms/scalefold/attention_masksplit.diff experiments/kernels/attention/task.json \
+  masksplit0=True scalefold0=True
 
 # A transform that does not apply says so and changes nothing: pipeline on a kernel without loops.
 file=tests/python/fixtures/realistic/rms_norm_liger.py

@@ -183,8 +183,8 @@ static const struct {
      " \"loop_tails\": [{\"form\": \"while\"}]}]}",
      "kernels[0].loop_tails[0].form: expected one of step, count, diagonal"},
     {"{\"path\": \"k.py\", \"kernels\": [{\"name\": \"k\", \"span\": " SPAN(1) ", \"params\": [],"
-     " \"dot_scales\": [{\"a\": 7}]}]}",
-     "kernels[0].dot_scales[0].a: expected a string, got 7"},
+     " \"scale_folds\": [{\"x\": 7}]}]}",
+     "kernels[0].scale_folds[0].x: expected a string, got 7"},
 };
 
 static void refuses_each_bad_field(void **state)
@@ -261,23 +261,27 @@ static void reads_a_golden_document(void **state)
     assert_int_equal(t->n_trues, 0); /* no tl.where in it */
     assert_int_equal(t->body.col, 0);
     assert_true(t->stop.start > t->span.start && t->body.end == t->span.end);
-    assert_int_equal(k->n_dot_scales, 0); /* an accumulating dot */
+    assert_int_equal(k->n_scale_folds, 0); /* an accumulating dot */
     tforge_ir_free(f);
 }
 
-static void reads_the_dot_scales(void **state)
+static void reads_the_scale_folds(void **state)
 {
     (void)state;
     tforge_ir_file *f = golden("attention_causal");
     const tforge_ir_kernel *k = &f->kernels[0];
-    assert_int_equal(k->n_dot_scales, 1);
-    const tforge_ir_dot_scale *d = &k->dot_scales[0];
-    assert_string_equal(d->a, "q");
+    assert_int_equal(k->n_scale_folds, 1);
+    const tforge_ir_scale_fold *d = &k->scale_folds[0];
+    assert_string_equal(d->x, "qk");
     assert_string_equal(d->scale, "qk_scale");
-    assert_string_equal(d->name, "tforge_q_scaled");
-    /* q and the cut inside the product, the product inside the loop */
-    assert_true(d->span.start <= d->a_span.start && d->cut.end == d->span.end);
-    assert_true(d->loop.start < d->span.start && d->span.end < d->loop.end);
+    assert_int_equal(d->n_params, 1);
+    assert_string_equal(d->params[0], "sm_scale");
+    assert_int_equal(d->n_maxes, 1);
+    assert_int_equal(d->n_subs, 1);
+    /* the cut ends the statement; the statement, the max and the subtraction are in the loop */
+    assert_int_equal(d->cut.end, d->stmt.end);
+    assert_true(d->loop.start < d->stmt.start && d->stmt.end < d->maxes[0].start &&
+                d->maxes[0].end < d->loop.end && d->subs[0].end < d->loop.end);
     tforge_ir_free(f);
 }
 
@@ -286,6 +290,6 @@ int main(void)
     const struct CMUnitTest tests[] = {cmocka_unit_test(parses_a_good_document),
                                        cmocka_unit_test(refuses_each_bad_field),
                                        cmocka_unit_test(reads_a_golden_document),
-                                       cmocka_unit_test(reads_the_dot_scales)};
+                                       cmocka_unit_test(reads_the_scale_folds)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

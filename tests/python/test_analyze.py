@@ -579,43 +579,55 @@ def test_loop_tails_it_refuses(tmp_path, replacements):
     assert matmul_tails(tmp_path, *replacements) == []
 
 
-def test_dot_scales_of_the_attention_kernels():
-    """`tl.dot(q, k) * qk_scale` in the key loop, q and the scale made before it: the product,
-    q inside the dot, the cut ` * qk_scale` and the innermost loop (in the causal fixture, the
-    key loop inside the two-phase static_range)."""
-    for path, name, loop in ((example("attention"), "attn_fwd", "for start_n in range("),
-                             (fixture("attention_causal.py"), "_attn_fwd",
-                              "for start_n in tl.range(")):
-        (d,) = kernel_of(path, name)["dot_scales"]
-        assert (d["a"], d["scale"], d["name"]) == ("q", "qk_scale", "tforge_q_scaled")
-        assert cut(path, d["span"]) == "tl.dot(q, k) * qk_scale"
-        assert (cut(path, d["a_span"]), cut(path, d["cut"])) == ("q", " * qk_scale")
+def test_scale_folds_of_the_attention_kernels():
+    """`qk = tl.dot(q, k) * qk_scale` in the key loop, qk_scale = sm_scale * log2(e) made before
+    it: the cut ` * qk_scale`, the row max, the subtraction's qk, the loop (in the causal
+    fixture, the key loop inside the two-phase static_range, with a where of -inf between)."""
+    for path, name, loop, m in ((example("attention"), "attn_fwd", "for start_n in range(",
+                                 "m_new"),
+                                (fixture("attention_causal.py"), "_attn_fwd",
+                                 "for start_n in tl.range(", "m_ij")):
+        (d,) = kernel_of(path, name)["scale_folds"]
+        assert (d["x"], d["scale"], d["params"]) == ("qk", "qk_scale", ["sm_scale"])
+        assert cut(path, d["stmt"]) == "qk = tl.dot(q, k) * qk_scale"
+        assert cut(path, d["cut"]) == " * qk_scale"
+        assert [cut(path, x) for x in d["maxes"]] == ["tl.max(qk, 1)"]
+        assert [cut(path, x) for x in d["subs"]] == ["qk"]
+        data = open(path, "rb").read()
+        assert data[d["subs"][0]["end"]:].startswith(f" - {m}[:, None]".encode())
         assert cut(path, d["loop"]).startswith(loop)
-    assert kernel_of(example("matmul"), "matmul_kernel")["dot_scales"] == []
+    assert kernel_of(example("matmul"), "matmul_kernel")["scale_folds"] == []
+    assert kernel_of(fixture("flash_attn_causal.py"), "_fwd_kernel")["scale_folds"] == []
 
 
-def attention_scales(tmp_path, *replacements):
-    return edited_kernel(tmp_path, example("attention"), "attn_fwd", replacements)["dot_scales"]
+def attention_folds(tmp_path, *replacements):
+    return edited_kernel(tmp_path, example("attention"), "attn_fwd", replacements)["scale_folds"]
 
 
-def test_dot_scales_forms_it_takes(tmp_path):
-    """The scale first, a parenthesised dot, a product of names and numbers; a name the kernel
-    uses already is not taken."""
+def test_scale_folds_it_takes(tmp_path):
+    """The scale first, a parenthesised dot, a literal scale (no parameter to check), a
+    quotient."""
     path = str(tmp_path / "variant.py")
-    (d,) = attention_scales(tmp_path, ("tl.dot(q, k) * qk_scale", "qk_scale * tl.dot(q, k)"))
+    (d,) = attention_folds(tmp_path, ("tl.dot(q, k) * qk_scale", "qk_scale * tl.dot(q, k)"))
     assert cut(path, d["cut"]) == "qk_scale * "
-    (d,) = attention_scales(tmp_path, ("tl.dot(q, k) * qk_scale", "(tl.dot(q, k)) * sm_scale * 2"))
-    assert (cut(path, d["span"]), cut(path, d["cut"])) == ("(tl.dot(q, k)) * sm_scale", " * sm_scale")
-    (d,) = attention_scales(tmp_path, ("    qk_scale = ", "    tforge_q_scaled = 0\n    qk_scale = "))
-    assert d["name"] == "tforge_q_scaled_"
+    (d,) = attention_folds(tmp_path, ("tl.dot(q, k) * qk_scale", "(tl.dot(q, k)) * 0.125"))
+    assert (cut(path, d["cut"]), d["params"]) == (" * 0.125", [])
+    (d,) = attention_folds(tmp_path, ("sm_scale * 1.4426950408889634",
+                                      "1.4426950408889634 / sm_scale"))
+    assert d["params"] == ["sm_scale"]
 
 
 @pytest.mark.parametrize("replacements", [
-    [("        m_i = m_new\n", "        m_i = m_new\n        q = q * 0.5\n")],  # q changes in the loop
+    [("sm_scale * 1.4426950408889634", "-sm_scale * 1.4426950408889634")],  # not positive
+    [("sm_scale * 1.4426950408889634", "(sm_scale - 1) * 1.4426950408889634")],
     [("        m_i = m_new\n", "        m_i = m_new\n        qk_scale = qk_scale * 0.5\n")],
     [("tl.dot(q, k) * qk_scale", "tl.dot(q, k) * cols[None, :]")],  # not a scalar
     [("tl.dot(q, k) * qk_scale", "tl.dot(q, k, acc=None) * qk_scale")],  # an accumulator
-    [("tl.dot(q, k) * qk_scale", "tl.dot(q.T.T, k) * qk_scale")],  # A not a name
-], ids=["a-rebound", "scale-rebound", "tensor", "acc", "not-a-name"])
-def test_dot_scales_it_refuses(tmp_path, replacements):
-    assert attention_scales(tmp_path, *replacements) == []
+    [("-float(\"inf\"))\n", "0.0)\n")],  # a where that does not commute with the scale
+    [("l_i = l_i * alpha + tl.sum(p, 1)", "l_i = l_i * alpha + tl.sum(p, 1) + tl.sum(qk, 1)")],
+    [("tl.max(qk, 1)", "tl.max(p_prev, 1)"),
+     ("    for start_n", "    p_prev = q\n    for start_n")],
+], ids=["negated", "difference", "scale-rebound", "tensor", "acc", "where-other", "other-use",
+        "no-max"])
+def test_scale_folds_it_refuses(tmp_path, replacements):
+    assert attention_folds(tmp_path, *replacements) == []

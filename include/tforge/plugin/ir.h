@@ -154,15 +154,20 @@ typedef struct tforge_ir_loop_tail {
     size_t n_trues;
 } tforge_ir_loop_tail;
 
-/* A product `tl.dot(A, B) * S` (or `S * tl.dot(A, B)`) in a loop, the dot without an
- * accumulator, A a name and S a scalar, neither bound anywhere in the innermost loop around the
- * product (the rules: tforge_worker.analyze's docstring). Texts: A, S, and `name`, a name the
- * kernel does not use. Spans: the product, A inside the dot, the cut that takes S out (` * S`
- * or `S * `), and that innermost loop. */
-typedef struct tforge_ir_dot_scale {
-    const char *a, *scale, *name;
-    tforge_ir_span span, a_span, cut, loop;
-} tforge_ir_dot_scale;
+/* A score `X = tl.dot(A, B) * S` in a loop whose uses a positive S commutes with: X's row
+ * maxima (`tl.max(X, ..)`), the subtractions `X - ..` and `X = tl.where(C, X, -inf)`; S a scalar
+ * the loop never changes, a product or quotient of positive numbers and the scalar parameters
+ * `params` (positive whenever they are). Texts: X, S. Spans: the statement, the cut that takes S
+ * out (` * S` or `S * `), the max calls, X in each subtraction, the loop (the rules:
+ * tforge_worker.analyze's docstring). */
+typedef struct tforge_ir_scale_fold {
+    const char *x, *scale;
+    const char **params;
+    size_t n_params;
+    tforge_ir_span stmt, cut, loop;
+    tforge_ir_span *maxes, *subs;
+    size_t n_maxes, n_subs;
+} tforge_ir_scale_fold;
 
 typedef struct tforge_ir_config {
     tforge_ir_pair *values; /* each value as JSON: {"BLOCK_M": 64, "num_warps": 4} */
@@ -274,8 +279,8 @@ typedef struct tforge_ir_kernel {
     tforge_ir_gemm *gemm;         /* NULL unless the kernel is the tutorial-03 GEMM */
     tforge_ir_loop_tail *loop_tails; /* in source order */
     size_t n_loop_tails;
-    tforge_ir_dot_scale *dot_scales; /* in source order */
-    size_t n_dot_scales;
+    tforge_ir_scale_fold *scale_folds; /* in source order */
+    size_t n_scale_folds;
 } tforge_ir_kernel;
 
 typedef struct tforge_ir_function {

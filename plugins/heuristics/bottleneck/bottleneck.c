@@ -463,7 +463,7 @@ static int level_is_at(const dim_view *d, uint32_t l, double unused)
 }
 
 /* UNMASKED (masksplit: the main loop's iterations without their masks) and NO_MULTIPLY (exp2: no
- * multiply before each exponential; qscale: none after each dot) issue fewer instructions for the
+ * multiply before each exponential; scalefold: none on each score) issue fewer instructions for the
  * same work and the same bytes;
  * SPLITK multiplies a GEMM's programs by its split of K. */
 enum role { OTHER, TILE, WARPS, STAGES, PIPELINE_STAGES, MAXNREG, PERSISTENT, EVICTION, TMA,
@@ -492,7 +492,7 @@ static enum role role_of(const dim_view *d)
         return PRECISION;
     if (strcmp(f, "masksplit") == 0)
         return UNMASKED;
-    if (strcmp(f, "exp2") == 0 || strcmp(f, "qscale") == 0)
+    if (strcmp(f, "exp2") == 0 || strcmp(f, "scalefold") == 0)
         return NO_MULTIPLY;
     if (strcmp(f, "splitk") == 0 && strcmp(name, "split_k") == 0)
         return SPLITK;

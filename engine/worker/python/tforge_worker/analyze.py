@@ -99,12 +99,16 @@ tl.arange(0, E)` (maybe indexed, maybe through a name set before in the body), e
 condition with the same first row L = X * B (recorded as the size, its names bound nowhere in
 the body): attention's causal mask, true wherever v + E <= L; no drops.
 
-`dot_scales`, per kernel: products `tl.dot(A, B) * S` (or `S * tl.dot(A, B)`) inside a for loop,
-the dot without an accumulator, A a name and S a scalar (shape ()) made of names, numbers and
-arithmetic, neither bound anywhere in the innermost loop around the product (so both hold the
-values they had before it). Recorded: A's and S's texts, the product, A's span in the dot, the
-cut that takes S out (` * S` after the dot's call, with parentheses around the call alone, or
-`S * ` before it), the innermost loop, and a name for the scaled A that the kernel does not use.
+`scale_folds`, per kernel: statements `X = tl.dot(A, B) * S` (or `S * tl.dot(A, B)`) in a for
+loop, X a name, the dot without an accumulator, S a scalar (shape ()) made of names the innermost
+loop around the statement never binds, numbers and arithmetic, and a product or quotient of
+positive numbers and scalar parameters, directly or through names assigned once outside that
+loop (`qk_scale = sm_scale * 1.44269504`): S > 0 whenever those parameters are. X appears
+nowhere outside that loop, and inside it only as the statement's target, as the first argument
+of `tl.max(X, ..)`, as the left operand of `X - ..`, and in `X = tl.where(C, X, -inf)` (C
+without X). Recorded: X, S, the parameters, the statement, the cut that takes S out (` * S`
+after the dot's call, with parentheses around the call alone, or `S * ` before it), the max
+calls and the subtractions' X, the loop.
 """
 
 import ast
@@ -730,7 +734,7 @@ class _Kernel:
                 "offsets": self._offsets(), "tile_map": self._tile_map(),
                 "launch_sites": sites,
                 "tunables": tunables, "constraints": constraints, "gemm": self._gemm(),
-                "loop_tails": self._loop_tails(), "dot_scales": self._dot_scales()}
+                "loop_tails": self._loop_tails(), "scale_folds": self._scale_folds(pointers)}
 
     def _offsets(self):
         """Assignments `offs = X * B + tl.arange(0, B)` (either order; B a constexpr, X a scalar
@@ -1430,40 +1434,107 @@ class _Kernel:
                     break
         return sorted(out, key=lambda o: (o["span"]["line"], o["span"]["col"]))
 
-    def _dot_scales(self):
-        """Products of a tl.dot by a scalar that the loop around them never changes, nor the
-        dot's first operand (see the module's docstring); sorted by place."""
-        used = {n.id for n in ast.walk(self.fn) if isinstance(n, ast.Name)} | set(self.names)
+    def _scale_folds(self, pointers):
+        """Scores `X = tl.dot(A, B) * S` whose uses a positive S commutes with (see the
+        module's docstring); sorted by place. `pointers`: the pointer parameters."""
         out = []
-        for e in ast.walk(self.fn):
-            if not (isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult)):
+        for st in ast.walk(self.fn):
+            fold = self._scale_fold(st, pointers) if isinstance(st, ast.Assign) else None
+            if fold:
+                out.append(fold)
+        return sorted(out, key=lambda o: (o["stmt"]["line"], o["stmt"]["col"]))
+
+    def _scale_fold(self, st, pointers):
+        e = st.value
+        if not (len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and
+                isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult)):
+            return None
+        x = st.targets[0].id
+        for dot, scale in ((e.left, e.right), (e.right, e.left)):
+            if isinstance(dot, ast.Call) and self.f.tl_attr(dot.func) == "dot" and \
+                    len(dot.args) == 2 and not any(k.arg == "acc" for k in dot.keywords):
+                break
+        else:
+            return None
+        loop = self.parents.get(st)
+        while loop is not None and not isinstance(loop, ast.For):
+            loop = self.parents.get(loop)
+        if loop is None:
+            return None
+        bound = _binds_names(loop)
+        params = self._positive_factors(scale, bound)
+        if params is None or params & pointers or not self._pure_scalar(scale, bound) or \
+                self.shape(scale) != ():
+            return None
+        maxes, subs = [], []
+        for n in ast.walk(self.fn):
+            if not (isinstance(n, ast.Name) and n.id == x) or n is st.targets[0]:
                 continue
-            for dot, scale in ((e.left, e.right), (e.right, e.left)):
-                if isinstance(dot, ast.Call) and self.f.tl_attr(dot.func) == "dot" and \
-                        len(dot.args) == 2 and not any(k.arg == "acc" for k in dot.keywords):
-                    break
-            else:
-                continue
-            loop = self.parents.get(e)
-            while loop is not None and not isinstance(loop, ast.For):
-                loop = self.parents.get(loop)
-            a = dot.args[0]
-            if loop is None or not isinstance(a, ast.Name):
-                continue
-            bound = _binds_names(loop)
-            if a.id in bound or not self._pure_scalar(scale, bound) or self.shape(scale) != ():
-                continue
-            if scale is e.right:
-                cut = self._span_of(self._paren_extent(dot)[1], self._at(e, True))
-            else:
-                cut = self._span_of(self._at(e, False), self._paren_extent(dot)[0])
-            name = f"tforge_{a.id}_scaled"
-            while name in used:
-                name += "_"
-            used.add(name)
-            out.append({"a": a.id, "scale": self.text(scale), "name": name, "span": _span(e),
-                        "a_span": _span(a), "cut": cut, "loop": _span(loop)})
-        return sorted(out, key=lambda o: (o["span"]["line"], o["span"]["col"]))
+            up = self.parents.get(n)
+            if not self._within(n, loop):
+                return None
+            if isinstance(up, ast.Call) and self.f.tl_attr(up.func) == "max" and \
+                    up.args and up.args[0] is n:
+                maxes.append(_span(up))
+            elif isinstance(up, ast.BinOp) and isinstance(up.op, ast.Sub) and up.left is n:
+                subs.append(_span(n))
+            elif not self._masked_again(n, up, x):
+                return None
+        if not maxes:
+            return None
+        if scale is e.right:
+            cut = self._span_of(self._paren_extent(dot)[1], self._at(e, True))
+        else:
+            cut = self._span_of(self._at(e, False), self._paren_extent(dot)[0])
+        order = lambda sp: (sp["line"], sp["col"])  # noqa: E731
+        return {"x": x, "scale": self.text(scale), "params": sorted(params),
+                "stmt": _span(st), "cut": cut, "maxes": sorted(maxes, key=order),
+                "subs": sorted(subs, key=order), "loop": _span(loop)}
+
+    def _masked_again(self, n, up, x):
+        """Whether the name `n` (X) sits in `X = tl.where(C, X, -inf)`, C without X: as the
+        statement's target or the where's second argument."""
+        st = up if isinstance(up, ast.Assign) else self.parents.get(up)
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and
+                _is_name(st.targets[0], x)):
+            return False
+        w = st.value
+        if not (isinstance(w, ast.Call) and self.f.tl_attr(w.func) == "where" and
+                len(w.args) == 3 and not w.keywords and _is_name(w.args[1], x) and
+                not any(_is_name(m, x) for m in ast.walk(w.args[0]))):
+            return False
+        neg = w.args[2]
+        minus_inf = isinstance(neg, ast.UnaryOp) and isinstance(neg.op, ast.USub) and \
+            self._is_inf(neg.operand, "inf")
+        return (minus_inf or self._is_inf(neg, "-inf")) and (n is st.targets[0] or
+                                                             n is w.args[1])
+
+    @staticmethod
+    def _is_inf(e, text):
+        """`float("inf")` / `float("-inf")` (text says which)."""
+        return isinstance(e, ast.Call) and _is_name(e.func, "float") and len(e.args) == 1 and \
+            isinstance(e.args[0], ast.Constant) and str(e.args[0].value).lower() == text
+
+    def _positive_factors(self, e, bound, seen=frozenset()):
+        """The scalar parameters whose positivity makes `e` positive, when `e` is a product or
+        quotient of positive numbers and such parameters, directly or through names assigned
+        once and not in `bound`; else None."""
+        if isinstance(e, ast.Constant):
+            ok = isinstance(e.value, (int, float)) and not isinstance(e.value, bool) and \
+                e.value > 0
+            return set() if ok else None
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Mult, ast.Div)):
+            left = self._positive_factors(e.left, bound, seen)
+            right = self._positive_factors(e.right, bound, seen)
+            return None if left is None or right is None else left | right
+        if not isinstance(e, ast.Name) or e.id in bound or e.id in seen:
+            return None
+        if e.id in self.names:
+            scalar = e.id in self.constexprs or self.shape(e) == ()
+            return {e.id} if scalar and e.id not in self.assigns else None
+        values = self.assigns.get(e.id, [])
+        return self._positive_factors(values[0], bound, seen | {e.id}) if len(values) == 1 \
+            else None
 
     def _tail(self, loop, form):
         """The loop's record in the form found, or None when nothing would be cut."""

@@ -544,8 +544,11 @@ def hooked_runs(make, classes=None):
 
 
 def _code_file(kernel):
+    """The real path of the file defining the kernel (one file however its path was spelt when
+    it was imported), or None."""
     fn = getattr(unwrap(kernel), "fn", None)
-    return getattr(getattr(fn, "__code__", None), "co_filename", None)
+    path = getattr(getattr(fn, "__code__", None), "co_filename", None)
+    return os.path.realpath(path) if path else None
 
 
 class _injected:
