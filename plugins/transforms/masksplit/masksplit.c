@@ -25,14 +25,11 @@ static int masksplit_create(void **state, const tforge_transform_args *args)
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     xf_base *b = &s->base;
-    b->n_params = (uint32_t)(k->n_loop_tails < MAX_LOOPS ? k->n_loop_tails : MAX_LOOPS);
+    xf_booleans(b, s->names, k->n_loop_tails, MAX_LOOPS, "masksplit");
     size_t len = (size_t)snprintf(b->description, sizeof b->description, "masked loop%s at line",
                                   b->n_params > 1 ? "s" : "");
     for (size_t i = 0; i < b->n_params; i++) {
         const tforge_ir_loop_tail *t = &k->loop_tails[i];
-        snprintf(s->names[i], sizeof s->names[i], "masksplit%zu", i);
-        b->params[i] = (tforge_transform_param){s->names[i], TFORGE_DIM_BOOLEAN,
-                                                TFORGE_TRANSFORM_REWRITE, 0, NULL, 0, NULL};
         if (len < sizeof b->description)
             len += (size_t)snprintf(b->description + len, sizeof b->description - len,
                                     "%s %d (%s over %s by %s, %zu cuts)", i ? "," : "",

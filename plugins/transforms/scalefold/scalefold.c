@@ -27,14 +27,11 @@ static int scalefold_create(void **state, const tforge_transform_args *args)
     xf_base *b = &s->base;
     snprintf(s->hook, sizeof s->hook, "_tforge_scalefold_%s", k->name);
     snprintf(s->unfolded, sizeof s->unfolded, "_tforge_unfolded_%s", k->name);
-    b->n_params = (uint32_t)(k->n_scale_folds < MAX_FOLDS ? k->n_scale_folds : MAX_FOLDS);
+    xf_booleans(b, s->names, k->n_scale_folds, MAX_FOLDS, "scalefold");
     size_t len = (size_t)snprintf(b->description, sizeof b->description, "scaled score%s at line",
                                   b->n_params > 1 ? "s" : "");
     for (size_t i = 0; i < b->n_params; i++) {
         const tforge_ir_scale_fold *f = &k->scale_folds[i];
-        snprintf(s->names[i], sizeof s->names[i], "scalefold%zu", i);
-        b->params[i] = (tforge_transform_param){s->names[i], TFORGE_DIM_BOOLEAN,
-                                                TFORGE_TRANSFORM_REWRITE, 0, NULL, 0, NULL};
         if (len < sizeof b->description)
             len += (size_t)snprintf(b->description + len, sizeof b->description - len,
                                     "%s %d (%s by %s)", i ? "," : "", f->stmt.line, f->x,
@@ -55,10 +52,9 @@ static int add_guard(scalefold_state *s, const char *params)
     const char *src = s->base.args->source;
     xf_edits *e = &s->base.edits;
     const tforge_ir_statement *jit = xf_jit_decorator(k);
-    uint32_t at = xf_line_start(src, k->decorators[0].span.start);
     uint32_t name_end = k->span.start + 4 + (uint32_t)strlen(k->name); /* past `def NAME` */
     char in[64];
-    xf_indent(in, sizeof in, src, at);
+    uint32_t at = xf_before_decorators(s->base.args, in, sizeof in);
     int rc = xf_edit(
         e, at, at,
         "%s@%.*s\n%sdef %s%.*s\n\n\n"

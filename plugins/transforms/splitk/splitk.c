@@ -55,9 +55,8 @@ static int add_hook(splitk_state *s, const char *split)
     const tforge_ir_gemm *g = k->gemm;
     const char *src = s->base.args->source;
     xf_edits *e = &s->base.edits;
-    uint32_t at = xf_line_start(src, k->decorators[0].span.start);
     char in[64], rows[96], cols[96];
-    xf_indent(in, sizeof in, src, at);
+    uint32_t at = xf_before_decorators(s->base.args, in, sizeof in);
     int rc = xf_edit(
         e, at, at,
         "%sdef %s(kernel):\n"

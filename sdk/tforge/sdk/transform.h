@@ -105,6 +105,16 @@ static inline const tforge_ir_statement *xf_jit_decorator(const tforge_ir_kernel
     return NULL;
 }
 
+/* Where a transform defines its decorator: the start of the line of the kernel's first
+ * decorator, whose indentation goes into `in` (`size` bytes). */
+static inline uint32_t xf_before_decorators(const tforge_transform_args *args, char *in,
+                                            size_t size)
+{
+    uint32_t at = xf_line_start(args->source, args->kernel->decorators[0].span.start);
+    xf_indent(in, size, args->source, at);
+    return at;
+}
+
 /* Appends a keyword argument ("name=value") to the call spanning `span` (it ends with ')'):
  * an insertion before the ')', with a comma unless the arguments end with one or are none. */
 static inline int xf_add_keyword(xf_edits *e, const char *source, tforge_ir_span span,
@@ -167,6 +177,20 @@ static inline void *xf_new(size_t size, const tforge_transform_args *args)
     if (b)
         b->args = args;
     return b;
+}
+
+/* `n` BOOLEAN rewrite parameters (at most `max`), named prefix0, prefix1, ... in `names`, a
+ * transform's one per site; returns how many. */
+static inline uint32_t xf_booleans(xf_base *b, char (*names)[32], size_t n, size_t max,
+                                   const char *prefix)
+{
+    b->n_params = (uint32_t)(n < max ? n : max);
+    for (uint32_t i = 0; i < b->n_params; i++) {
+        snprintf(names[i], 32, "%s%u", prefix, i);
+        b->params[i] = (tforge_transform_param){names[i], TFORGE_DIM_BOOLEAN,
+                                                TFORGE_TRANSFORM_REWRITE, 0, NULL, 0, NULL};
+    }
+    return b->n_params;
 }
 
 /* apply's last step: the base's edits into `*edits` and `*n_edits`; returns `rc`. */
