@@ -1529,9 +1529,8 @@ class _Kernel:
             return None if left is None or right is None else left | right
         if not isinstance(e, ast.Name) or e.id in bound or e.id in seen:
             return None
-        if e.id in self.names:
-            scalar = e.id in self.constexprs or self.shape(e) == ()
-            return {e.id} if scalar and e.id not in self.assigns else None
+        if e.id in self.names:  # a parameter the body never rebinds (pointers: the caller)
+            return {e.id} if e.id not in self.assigns else None
         values = self.assigns.get(e.id, [])
         return self._positive_factors(values[0], bound, seen | {e.id}) if len(values) == 1 \
             else None
