@@ -600,6 +600,45 @@ def test_scale_folds_of_the_attention_kernels():
     assert kernel_of(fixture("flash_attn_causal.py"), "_fwd_kernel")["scale_folds"] == []
 
 
+def test_scale_folds_in_place():
+    """`qk *= sm_scale` after the length mask, qk made afresh each iteration (`qk = tl.zeros`,
+    then `qk += tl.dot`): the cut is the statement's whole line, and only the uses after it
+    take the scale."""
+    path = fixture("attention_varlen.py")
+    (d,) = kernel_of(path, "_fwd_varlen")["scale_folds"]
+    assert (d["x"], d["scale"], d["params"]) == ("qk", "sm_scale", ["sm_scale"])
+    assert cut(path, d["cut"]) == "        qk *= sm_scale\n"
+    assert [cut(path, x) for x in d["maxes"]] == ["tl.max(qk, 1)"]
+    assert len(d["subs"]) == 1
+
+
+def varlen_folds(tmp_path, *replacements):
+    return edited_kernel(tmp_path, fixture("attention_varlen.py"), "_fwd_varlen",
+                         replacements)["scale_folds"]
+
+
+def test_scale_folds_in_place_forms(tmp_path):
+    """`qk = qk * s` and `qk = s * qk` are the same statement; a max before it stays as it is."""
+    path = str(tmp_path / "variant.py")
+    for text in ("qk = qk * sm_scale", "qk = sm_scale * qk"):
+        (d,) = varlen_folds(tmp_path, ("qk *= sm_scale", text))
+        assert cut(path, d["cut"]) == f"        {text}\n"
+    (d,) = varlen_folds(tmp_path, ("        qk *= sm_scale\n",
+                                   "        m_raw = tl.max(qk, 1)\n        qk *= sm_scale\n"))
+    assert [cut(path, x) for x in d["maxes"]] == ["tl.max(qk, 1)"]
+    assert d["maxes"][0]["line"] > d["stmt"]["line"]
+
+
+@pytest.mark.parametrize("replacements", [
+    [("qk = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)\n        qk += tl.dot(q, k)",
+      "qk += tl.dot(q, k)")],  # the last iteration's scores read before this one makes them
+    [("qk *= sm_scale", "qk *= sm_scale; m_i = m_i")],  # not alone on its line
+    [("qk *= sm_scale", "qk *= qk")],  # not a scale
+], ids=["carried", "shared-line", "self"])
+def test_scale_folds_in_place_it_refuses(tmp_path, replacements):
+    assert varlen_folds(tmp_path, *replacements) == []
+
+
 def attention_folds(tmp_path, *replacements):
     return edited_kernel(tmp_path, example("attention"), "attn_fwd", replacements)["scale_folds"]
 

@@ -99,16 +99,18 @@ tl.arange(0, E)` (maybe indexed, maybe through a name set before in the body), e
 condition with the same first row L = X * B (recorded as the size, its names bound nowhere in
 the body): attention's causal mask, true wherever v + E <= L; no drops.
 
-`scale_folds`, per kernel: statements `X = tl.dot(A, B) * S` (or `S * tl.dot(A, B)`) in a for
-loop, X a name, the dot without an accumulator, S a scalar (shape ()) made of names the innermost
-loop around the statement never binds, numbers and arithmetic, and a product or quotient of
-positive numbers and scalar parameters, directly or through names assigned once outside that
-loop (`qk_scale = sm_scale * 1.44269504`): S > 0 whenever those parameters are. X appears
-nowhere outside that loop, and inside it only as the statement's target, as the first argument
-of `tl.max(X, ..)`, as the left operand of `X - ..`, and in `X = tl.where(C, X, -inf)` (C
-without X). Recorded: X, S, the parameters, the statement, the cut that takes S out (` * S`
-after the dot's call, with parentheses around the call alone, or `S * ` before it), the max
-calls and the subtractions' X, the loop.
+`scale_folds`, per kernel: scores scaled at one statement of a for loop's body, `X = tl.dot(A,
+B) * S` (or `S * tl.dot(A, B)`; the dot without an accumulator), or in place, `X *= S` or `X = X
+* S` (either order; alone on its line; X made earlier in the same iteration by an assignment
+that does not read it, before any read of X in the body); X a name, S a scalar (shape ()) made
+of names the loop never binds, numbers and arithmetic, and a product or quotient of positive
+numbers and scalar parameters, directly or through names assigned once outside the loop
+(`qk_scale = sm_scale * 1.44269504`): S > 0 whenever those parameters are. X appears nowhere
+outside the loop, and in the body after the scaling statement only as the first argument of
+`tl.max(X, ..)`, as the left operand of `X - ..`, and in `X = tl.where(C, X, -inf)` (C without
+X). Recorded: X, S, the parameters, the statement, the cut that takes S out (` * S` after the
+dot's call, with parentheses around the call alone, or `S * ` before it; the in-place
+statement's whole line), the max calls and the subtractions' X after it, the loop.
 """
 
 import ast
@@ -1435,44 +1437,46 @@ class _Kernel:
         return sorted(out, key=lambda o: (o["span"]["line"], o["span"]["col"]))
 
     def _scale_folds(self, pointers):
-        """Scores `X = tl.dot(A, B) * S` whose uses a positive S commutes with (see the
-        module's docstring); sorted by place. `pointers`: the pointer parameters."""
+        """Scores scaled by a positive S that their later uses commute with (see the module's
+        docstring); sorted by place. `pointers`: the pointer parameters."""
         out = []
         for st in ast.walk(self.fn):
-            fold = self._scale_fold(st, pointers) if isinstance(st, ast.Assign) else None
+            fold = self._scale_fold(st, pointers) if isinstance(st, (ast.Assign, ast.AugAssign)) \
+                else None
             if fold:
                 out.append(fold)
         return sorted(out, key=lambda o: (o["stmt"]["line"], o["stmt"]["col"]))
 
     def _scale_fold(self, st, pointers):
-        e = st.value
-        if not (len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and
-                isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult)):
-            return None
-        x = st.targets[0].id
-        for dot, scale in ((e.left, e.right), (e.right, e.left)):
-            if isinstance(dot, ast.Call) and self.f.tl_attr(dot.func) == "dot" and \
-                    len(dot.args) == 2 and not any(k.arg == "acc" for k in dot.keywords):
-                break
-        else:
-            return None
+        site = self._scaling(st)
         loop = self.parents.get(st)
-        while loop is not None and not isinstance(loop, ast.For):
-            loop = self.parents.get(loop)
-        if loop is None:
+        if site is None or not isinstance(loop, ast.For) or st not in loop.body:
             return None
+        x, scale, cut, product = site
         bound = _binds_names(loop)
         params = self._positive_factors(scale, bound)
-        if params is None or params & pointers or not self._pure_scalar(scale, bound) or \
-                self.shape(scale) != ():
+        if cut is None or params is None or params & pointers or \
+                not self._pure_scalar(scale, bound) or self.shape(scale) != ():
+            return None
+        at = loop.body.index(st)
+        made = at if product else next(
+            (i for i, b in enumerate(loop.body[:at]) if isinstance(b, ast.Assign) and
+             len(b.targets) == 1 and _is_name(b.targets[0], x) and
+             not any(_is_name(n, x) for n in ast.walk(b.value))), None)
+        if made is None:
             return None
         maxes, subs = [], []
         for n in ast.walk(self.fn):
-            if not (isinstance(n, ast.Name) and n.id == x) or n is st.targets[0]:
+            if not (isinstance(n, ast.Name) and n.id == x):
+                continue
+            if not self._within(n, loop) or n is loop.target:
+                return None
+            i = next(j for j, b in enumerate(loop.body) if self._within(n, b))
+            if i < made:  # read before this iteration makes it: the last iteration's value
+                return None
+            if i <= at:  # the scaling statement and what comes before it run as they did
                 continue
             up = self.parents.get(n)
-            if not self._within(n, loop):
-                return None
             if isinstance(up, ast.Call) and self.f.tl_attr(up.func) == "max" and \
                     up.args and up.args[0] is n:
                 maxes.append(_span(up))
@@ -1482,14 +1486,45 @@ class _Kernel:
                 return None
         if not maxes:
             return None
-        if scale is e.right:
-            cut = self._span_of(self._paren_extent(dot)[1], self._at(e, True))
-        else:
-            cut = self._span_of(self._at(e, False), self._paren_extent(dot)[0])
         order = lambda sp: (sp["line"], sp["col"])  # noqa: E731
         return {"x": x, "scale": self.text(scale), "params": sorted(params),
                 "stmt": _span(st), "cut": cut, "maxes": sorted(maxes, key=order),
                 "subs": sorted(subs, key=order), "loop": _span(loop)}
+
+    def _scaling(self, st):
+        """(X, S, the cut, whether the dot's product) for `X = tl.dot(A, B) * S`, `X *= S` or
+        `X = X * S` (either order of each product), else None; the cut is None for an in-place
+        statement that does not stand alone on its line."""
+        if isinstance(st, ast.AugAssign) and isinstance(st.op, ast.Mult) and \
+                isinstance(st.target, ast.Name):
+            return st.target.id, st.value, self._whole_line(st), False
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and
+                isinstance(st.targets[0], ast.Name) and isinstance(st.value, ast.BinOp) and
+                isinstance(st.value.op, ast.Mult)):
+            return None
+        x, e = st.targets[0].id, st.value
+        for side, scale in ((e.left, e.right), (e.right, e.left)):
+            if _is_name(side, x) and not any(_is_name(n, x) for n in ast.walk(scale)):
+                return x, scale, self._whole_line(st), False
+            if isinstance(side, ast.Call) and self.f.tl_attr(side.func) == "dot" and \
+                    len(side.args) == 2 and not any(k.arg == "acc" for k in side.keywords):
+                if scale is e.right:
+                    cut = self._span_of(self._paren_extent(side)[1], self._at(e, True))
+                else:
+                    cut = self._span_of(self._at(e, False), self._paren_extent(side)[0])
+                return x, scale, cut, True
+        return None
+
+    def _whole_line(self, st):
+        """The span of the lines holding statement `st` (from the first's start to the next
+        line's), when nothing but blanks and a comment shares them; else None."""
+        data, starts = self._file_bytes()
+        s, e = self._at(st, False), self._at(st, True)
+        first = starts[st.lineno - 1]
+        rest = data[e:].split(b"\n", 1)[0]
+        if data[first:s].strip() or (rest.strip() and not rest.strip().startswith(b"#")):
+            return None
+        return self._span_of(first, min(starts[st.end_lineno], len(data)))
 
     def _masked_again(self, n, up, x):
         """Whether the name `n` (X) sits in `X = tl.where(C, X, -inf)`, C without X: as the
