@@ -1,10 +1,10 @@
 """Interleaved timing of several launches on the GPU, by the engine's own protocol
 (tforge_worker.bench.measure: the L2 flushed by a read before each launch, the launch's CPU time
-covered). Round r makes every entry's launch afresh (a task's kernel is bound again, its outputs
-allocated again, so that no entry keeps one set of addresses: bound once, one matmul config
-timed 2.6-3.7% apart under two names on the H200, experiments/NOTES.md, session 17) and times
-each once, both in an order that starts at entry r; each entry's result is its median over the
-rounds.
+covered; under do_bench's zeroing flush one matmul config timed 2.6-3.7% apart under two names
+on the H200, under this one 0.2%: experiments/NOTES.md, sessions 17 and 18). Round r makes every
+entry's launch afresh (a task's kernel is bound again, its outputs allocated again, so that no
+entry keeps one set of addresses) and times each once, both in an order that starts at entry r;
+each entry's result is its median over the rounds.
 """
 import os
 import statistics
