@@ -23,9 +23,8 @@ class Entries:
 
     def __init__(self, loaded, shape):
         self.loaded, self.shape = loaded, shape
-        self.inputs = worker.make_inputs(loaded, shape, 0)
-        self.pristine = {k: v.clone() for k, v in self.inputs.items()
-                         if isinstance(v, torch.Tensor)} if loaded.spec["writes_inputs"] else {}
+        self.inputs, pristine = bench._inputs(loaded, shape, 0)
+        self.restore = bench.restorer(self.inputs, pristine)
         self.items = []  # (name, config or None, variant text or None, torch launch or None)
 
     def kernel(self, name, config, variant=None):
@@ -35,10 +34,6 @@ class Entries:
         """EXPR: Python over the inputs and `torch`, `F` (torch.nn.functional)."""
         env = {"torch": torch, "F": F, **self.inputs}
         self.items.append((name, None, None, eval(f"lambda: {expr}", env)))
-
-    def _restore(self):
-        for k, v in self.pristine.items():
-            self.inputs[k].copy_(v)
 
     def time(self, rounds, bind_once=False):
         """{name: [median ms of each round]}."""
@@ -57,8 +52,7 @@ class Entries:
                 runs = bind(order)
             for name, _, variant, _ in order:
                 with variants.active(self.loaded, variant):
-                    times[name].append(bench.measure(
-                        runs[name], self._restore if self.pristine else None)["median_ms"])
+                    times[name].append(bench.measure(runs[name], self.restore)["median_ms"])
         return times
 
 

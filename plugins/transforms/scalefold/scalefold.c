@@ -115,14 +115,13 @@ static int scalefold_apply(void *state, const tforge_level *levels,
         const tforge_ir_scale_fold *f = &k->scale_folds[i];
         rc = fold(&b->edits, f);
         for (size_t p = 0; p < f->n_params && len < sizeof params; p++, n++)
-            len += (size_t)snprintf(params + len, sizeof params - len, "\"%s\", ", f->params[p]);
+            len += (size_t)snprintf(params + len, sizeof params - len, "\"%s\",", f->params[p]);
     }
-    if (!rc && n > 0 && len + 2 < sizeof params) {
-        params[len - 1] = ')'; /* the tuple keeps its trailing comma: ("sm_scale",) */
-        params[len - 2] = ',';
-        rc = add_guard(s, params);
-    } else if (!rc && n > 0) {
+    if (!rc && n > 0 && len + 1 >= sizeof params) {
         rc = TFORGE_PLUGIN_ENOMEM;
+    } else if (!rc && n > 0) {
+        strcat(params, ")"); /* ("sm_scale",): a tuple even of one */
+        rc = add_guard(s, params);
     }
     return xf_applied(b, rc, edits, n_edits);
 }

@@ -1454,9 +1454,8 @@ class _Kernel:
             return None
         x, scale, cut, product = site
         bound = _binds_names(loop)
-        params = self._positive_factors(scale, bound)
-        if cut is None or params is None or params & pointers or \
-                not self._pure_scalar(scale, bound) or self.shape(scale) != ():
+        params = self._positive_factors(scale, bound)  # a scalar the loop never changes
+        if cut is None or params is None or params & pointers:
             return None
         at = loop.body.index(st)
         made = at if product else next(

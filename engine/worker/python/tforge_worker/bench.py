@@ -63,6 +63,18 @@ def _inputs(loaded, shape, seed):
     return held[1], held[2]
 
 
+def restorer(inputs, pristine):
+    """What puts back the inputs a launch writes (from _inputs' pristine copies), or None when
+    it writes none."""
+    if not pristine:
+        return None
+
+    def restore():
+        for k, v in pristine.items():
+            inputs[k].copy_(v)
+    return restore
+
+
 def _clock_mhz():
     try:
         return torch.cuda.clock_rate()
@@ -160,14 +172,9 @@ def time(task, config, shape, seed=0, warmup_ms=25.0, rep_ms=100.0, min_repeats=
     loaded = get(task)
     inputs, pristine = _inputs(loaded, shape, seed)
     clock_before = _clock_mhz()
-
-    def restore():
-        for k, v in pristine.items():
-            inputs[k].copy_(v)
-
     try:
         run = bind(loaded, inputs, config, shape)  # inputs are restored in place: stays valid
-        out = measure(run, restore if pristine else None, warmup_ms, rep_ms, min_repeats,
+        out = measure(run, restorer(inputs, pristine), warmup_ms, rep_ms, min_repeats,
                       max_repeats, flush_l2, samples)
     except TaskError:
         raise
