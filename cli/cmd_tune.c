@@ -75,6 +75,9 @@ static const char help[] =
     "  --batch Q          candidates proposed and compiled at once (default: the compile\n"
     "                     workers, at most 4)\n"
     "  --compile-workers N  compile processes (default: the CPU cores)\n"
+    "  --no-lookahead     propose each batch only once the last one is told (default: the\n"
+    "                     next batch is proposed and its compiles started while this one\n"
+    "                     is checked and timed, so that the GPU does not wait for them)\n"
     "  --shape I|all      which of the task's tuning shapes (default 0); all: each in turn,\n"
     "                     into DIR/shape-I/, with a summary per shape and overall in DIR\n"
     "  --out DIR          where the results go (default tforge-out/<kernel>): best_config.py,\n"
@@ -89,7 +92,7 @@ static const char help[] =
 enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_BATCH,
        OPT_WORKERS, OPT_SHAPE, OPT_OUT, OPT_RESUME, OPT_CHECK, OPT_TIMEOUT, OPT_TRANSFORMS,
        OPT_TRANSFORM_OPTION, OPT_HEURISTIC, OPT_PATIENCE, OPT_NO_COUNTERS,
-       OPT_PROFILER_OPTION, OPT_PROFILE_ALL };
+       OPT_PROFILER_OPTION, OPT_PROFILE_ALL, OPT_NO_LOOKAHEAD };
 
 typedef struct settings {
     const char *task, *backend_text, *strategy, *out, *replay_file;
@@ -97,6 +100,7 @@ typedef struct settings {
     const char *profiler_options[65]; /* NULL-terminated */
     size_t n_profiler_options;
     int no_counters;
+    int lookahead; /* the loop's: on unless --no-lookahead, where the backend compiles */
     int profile_all; /* profile every correct candidate, not only the incumbents */
     const char *options[65]; /* NULL-terminated: at most 64 are taken */
     size_t n_options;
@@ -176,6 +180,7 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         {"heuristic", required_argument, NULL, OPT_HEURISTIC},
         {"patience", required_argument, NULL, OPT_PATIENCE},
         {"no-counters", no_argument, NULL, OPT_NO_COUNTERS},
+        {"no-lookahead", no_argument, NULL, OPT_NO_LOOKAHEAD},
         {"profile-all", no_argument, NULL, OPT_PROFILE_ALL},
         {"profiler-option", required_argument, NULL, OPT_PROFILER_OPTION},
         CLI_COMMON_LONG_OPTIONS,
@@ -183,7 +188,7 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     /* strategy NULL: forge or bo, once the backend is known */
     *s = (settings){.backend_text = "auto", .heuristic = "bottleneck", .transforms = "all",
-                    .budget = 50,
+                    .budget = 50, .lookahead = 1,
                     .seed = 1,
                     .workers = cores > 0 ? (uint32_t)cores : 1};
     /* no '+': options may follow the task file */
@@ -218,6 +223,7 @@ static int parse(const cli_command *c, int argc, char **argv, settings *s, cli_c
         case OPT_HEURISTIC: s->heuristic = optarg; break;
         case OPT_PATIENCE: rc = parse_uint(c, "--patience", optarg, &s->patience, 1); break;
         case OPT_NO_COUNTERS: s->no_counters = 1; break;
+        case OPT_NO_LOOKAHEAD: s->lookahead = 0; break;
         case OPT_PROFILE_ALL: s->profile_all = 1; break;
         case OPT_PROFILER_OPTION:
             if (!strchr(optarg, '='))
@@ -330,6 +336,7 @@ static char *settings_json(const settings *s)
     cJSON_AddStringToObject(o, "backend", s->backend_text);
     cJSON_AddNumberToObject(o, "shape", s->shape);
     cJSON_AddNumberToObject(o, "batch", s->batch);
+    cJSON_AddBoolToObject(o, "lookahead", s->lookahead);
     cJSON_AddBoolToObject(o, "check", s->check);
     cJSON_AddStringToObject(o, "transforms", s->transforms);
     cJSON *topts = cJSON_AddArrayToObject(o, "transform_options");
@@ -779,6 +786,7 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
      * 20 evaluations fell from 0.92 (one at a time) to 0.91 in fours and 0.82 in sixteens. */
     if (!s.batch)
         s.batch = s.backend == &tforge_backend_replay ? 1 : s.workers < 4 ? s.workers : 4;
+    s.lookahead = s.lookahead && s.backend->prepare; /* nothing to start ahead otherwise */
     if (s.backend != &tforge_backend_replay && use_transforms(&s, reg, task))
         goto failed;
     hold_rewrites(&s, task, strategy_plugin);
@@ -825,6 +833,7 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     lo.budget = s.budget;
     lo.time_limit_s = s.time_limit;
     lo.batch = s.batch;
+    lo.lookahead = s.lookahead;
     lo.baselines = baselines;
     lo.n_baselines = task->n_baseline;
     lo.record = &record;

@@ -77,6 +77,10 @@ typedef struct tforge_backend_type {
     /* Worker processes replaced after a crash or a hang. */
     unsigned (*restarts)(const void *state);
     void (*close)(void *state);
+    /* Optional (NULL where nothing is done ahead): starts compiling candidates that an evaluate
+     * will ask for soon (the loop's next batch, proposed while this one runs), so that the GPU
+     * need not wait for their compiles. Never evaluated, they cost only compile time. */
+    int (*prepare)(void *state, const tforge_candidate *candidates, size_t n);
 } tforge_backend_type;
 
 extern const tforge_backend_type tforge_backend_cuda;
@@ -103,6 +107,9 @@ int tforge_backend_retime(tforge_backend *backend, const tforge_candidate *candi
 int tforge_backend_profile(tforge_backend *backend, const tforge_candidate *candidate,
                            const tforge_measurement *measured, int counters, tforge_profile *out);
 unsigned tforge_backend_restarts(const tforge_backend *backend);
+/* Whether the backend does work ahead (compiles), and asks it to: 0 when it does none. */
+int tforge_backend_prepares(const tforge_backend *backend);
+int tforge_backend_prepare(tforge_backend *backend, const tforge_candidate *candidates, size_t n);
 /* A backend never opened (type NULL) is allowed. */
 void tforge_backend_close(tforge_backend *backend);
 

@@ -11,8 +11,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { MAX_COMPILE_WORKERS = 256 };
+
+/* A compile asked for: queued, then taken by a compile worker, then answered. */
+enum { QUEUED, COMPILING, COMPILED };
+typedef struct compile_entry {
+    char *request;        /* the compile request: also its key */
+    int state;            /* QUEUED, COMPILING, COMPILED */
+    int taken;            /* a pool_run has used its result (freed when that run ends) */
+    tforge_measurement m; /* when COMPILED: status, message, compile_ms and the resources */
+} compile_entry;
 
 struct pool {
     const tforge_task *task;
@@ -29,7 +39,19 @@ struct pool {
      * compile thread or the runner, so under `lock`. */
     pthread_mutex_t lock;
     char task_error[1024];
+    /* The compile queue (below) and the thread that serves it: entries, restarts and quit are
+     * under qlock; compiled_cv is signalled as each compile ends, `wake` (a pipe) wakes the
+     * thread for new requests and for quitting. */
+    pthread_t compiler;
+    int compiler_running, wake[2], quit;
+    pthread_mutex_t qlock;
+    pthread_cond_t compiled_cv;
+    compile_entry **queue;
+    size_t n_queue, cap_queue;
 };
+
+static void *compile_thread(void *arg);
+static void wake_compiler(pool *e);
 
 static int start_worker(tforge_worker **out, const char *name, int interpret)
 {
@@ -69,6 +91,9 @@ int pool_open(pool **out, const tforge_backend_args *o, pool_mode mode)
     e->o = *o;
     e->mode = mode;
     pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_init(&e->qlock, NULL);
+    pthread_cond_init(&e->compiled_cv, NULL);
+    e->wake[0] = e->wake[1] = -1;
     if (e->o.compile_workers < 1)
         e->o.compile_workers = 1;
     if (e->o.compile_workers > MAX_COMPILE_WORKERS)
@@ -81,6 +106,11 @@ int pool_open(pool **out, const tforge_backend_args *o, pool_mode mode)
             rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
         for (unsigned i = 0; !rc && i < e->o.compile_workers; i++)
             rc = start_worker(&e->compilers[i], "compile", 0);
+        if (!rc && pipe(e->wake))
+            rc = tforge_error_set(TFORGE_ERROR, "backend: cannot make the compile queue's pipe");
+        if (!rc && pthread_create(&e->compiler, NULL, compile_thread, e))
+            rc = tforge_error_set(TFORGE_ERROR, "backend: cannot start the compile thread");
+        e->compiler_running = rc == 0;
     }
     if (!rc && mode != POOL_COMPILE)
         rc = start_worker(&e->runner, mode == POOL_CUDA ? "gpu" : "interpret", mode != POOL_CUDA);
@@ -97,18 +127,39 @@ void pool_close(void *state)
     pool *e = state;
     if (!e)
         return;
+    if (e->compiler_running) {
+        pthread_mutex_lock(&e->qlock);
+        e->quit = 1;
+        pthread_mutex_unlock(&e->qlock);
+        wake_compiler(e);
+        pthread_join(e->compiler, NULL);
+    }
+    for (size_t i = 0; i < e->n_queue; i++) { /* compiles asked for ahead and never run */
+        free(e->queue[i]->request);
+        free(e->queue[i]);
+    }
+    free(e->queue);
+    for (int i = 0; i < 2; i++)
+        if (e->wake[i] >= 0)
+            close(e->wake[i]);
     for (unsigned i = 0; e->compilers && i < e->o.compile_workers; i++)
         tforge_worker_free(e->compilers[i]);
     free(e->compilers);
     free(e->also);
     tforge_worker_free(e->runner);
     pthread_mutex_destroy(&e->lock);
+    pthread_mutex_destroy(&e->qlock);
+    pthread_cond_destroy(&e->compiled_cv);
     free(e);
 }
 
 unsigned pool_restarts(const void *state)
 {
-    return ((const pool *)state)->restarts;
+    pool *e = (pool *)state;
+    pthread_mutex_lock(&e->qlock);
+    unsigned n = e->restarts;
+    pthread_mutex_unlock(&e->qlock);
+    return n;
 }
 
 int pool_retime_untimed(void *state, const tforge_candidate *candidate, uint64_t seed,
@@ -235,6 +286,14 @@ static double number(const cJSON *o, const char *name)
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* A worker replaced after a crash or a hang (either thread). */
+static void count_restart(pool *e)
+{
+    pthread_mutex_lock(&e->qlock);
+    e->restarts++;
+    pthread_mutex_unlock(&e->qlock);
+}
+
 /* A call that may crash or hang: those become the candidate's status, and the worker is
  * replaced. Returns the result object (owned by *doc) when the candidate passed. */
 static cJSON *call(pool *e, tforge_worker *w, const char *req, int timeout_ms,
@@ -249,7 +308,7 @@ static cJSON *call(pool *e, tforge_worker *w, const char *req, int timeout_ms,
         return NULL;
     }
     if (how != TFORGE_CALL_OK) {
-        e->restarts++;
+        count_restart(e);
         r->status = how == TFORGE_CALL_TIMEOUT ? TFORGE_STATUS_TIMEOUT : TFORGE_STATUS_RUNTIME;
         snprintf(r->message, sizeof r->message, "the worker %s", detail);
         return NULL;
@@ -259,85 +318,174 @@ static cJSON *call(pool *e, tforge_worker *w, const char *req, int timeout_ms,
     free(response);
     if (fatal) { /* a lost CUDA context poisons every later launch in that process */
         tforge_worker_kill(w, NULL, 0);
-        e->restarts++;
+        count_restart(e);
     }
     return result;
 }
 
-/* A batch in flight: the compile pool works through it in a thread of its own while the GPU
- * worker checks and times each candidate as soon as its compile has finished, so the GPU waits
- * only for a batch's first compile. */
-typedef struct batch {
-    pool *e;
-    const pool_job *jobs;
-    size_t n;
-    tforge_measurement *results;
-    pthread_mutex_t lock;
-    pthread_cond_t compiled_cv;
-    unsigned char *compiled; /* per candidate: its compile has finished (under `lock`) */
-    unsigned restarts;       /* compile workers replaced (read after the thread ends) */
-} batch;
+/* ---- the compile queue ----
+ * A thread of the pool's own serves the queue for the pool's whole life: each idle compile worker
+ * takes the oldest queued request. Compiles asked for ahead (pool_prepare: the next batch, while
+ * the runner still checks and times this one) and those of the batch being run share it, so the
+ * runner waits for a compile only when nothing compiled is left to run. */
 
-static void mark_compiled(batch *b, size_t i)
+/* Under qlock: the entry whose request is `request`, or NULL. */
+static compile_entry *find_entry(const pool *e, const char *request)
 {
-    pthread_mutex_lock(&b->lock);
-    b->compiled[i] = 1;
-    pthread_cond_signal(&b->compiled_cv);
-    pthread_mutex_unlock(&b->lock);
+    for (size_t i = 0; i < e->n_queue; i++)
+        if (strcmp(e->queue[i]->request, request) == 0)
+            return e->queue[i];
+    return NULL;
 }
 
-/* Compiles every config on the pool, each worker taking the next config as it finishes. */
-static void *compile_all(void *arg)
+/* Under qlock: the entry of compile request `req` (which it takes), queued unless it is there
+ * already; NULL when out of memory. */
+static compile_entry *enqueue(pool *e, char *req)
 {
-    batch *b = arg;
-    pool *e = b->e;
-    const pool_job *jobs = b->jobs;
-    tforge_measurement *results = b->results;
-    size_t n = b->n;
+    compile_entry *c = find_entry(e, req);
+    if (c) {
+        free(req);
+        return c;
+    }
+    c = calloc(1, sizeof *c);
+    if (c && e->n_queue == e->cap_queue) {
+        compile_entry **grown = realloc(e->queue, (e->cap_queue * 2 + 8) * sizeof *grown);
+        if (grown) {
+            e->queue = grown;
+            e->cap_queue = e->cap_queue * 2 + 8;
+        }
+    }
+    if (!c || e->n_queue == e->cap_queue) {
+        free(c);
+        free(req);
+        return NULL;
+    }
+    c->request = req;
+    tforge_measurement_init(&c->m);
+    e->queue[e->n_queue++] = c;
+    return c;
+}
+
+/* Under qlock: the job's compile entry, queued unless it is there already. */
+static compile_entry *compile_of(pool *e, const pool_job *job)
+{
+    char *req = request(e, "compile", job, e->task->tune_shapes[e->o.shape], e->also);
+    return req ? enqueue(e, req) : NULL;
+}
+
+static void wake_compiler(pool *e)
+{
+    ssize_t written = write(e->wake[1], "", 1); /* a full pipe is awake enough */
+    (void)written;
+}
+
+int pool_prepare(void *state, const tforge_candidate *candidates, size_t n)
+{
+    pool *e = state;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        tforge_measurement failed;
+        pool_job job;
+        if ((rc = pool_job_of(&job, e, &candidates[i], &failed)) == 1) {
+            rc = 0; /* its variant fails: pool_run says so again, with nothing to compile */
+            continue;
+        }
+        if (rc)
+            break;
+        pthread_mutex_lock(&e->qlock);
+        if (!compile_of(e, &job))
+            rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        pthread_mutex_unlock(&e->qlock);
+        pool_job_free(&job);
+    }
+    wake_compiler(e);
+    return rc;
+}
+
+/* A compile worker's answer (or its end) into `r`. */
+static void compiled(pool *e, tforge_worker *w, tforge_call_status how, const char *response,
+                     const char *detail, tforge_measurement *r)
+{
+    double started = tforge_worker_call_start_ms(w);
+    r->compile_ms = started > 0 ? tforge_worker_now_ms() - started : 0;
+    if (how != TFORGE_CALL_OK) {
+        count_restart(e);
+        r->status = how == TFORGE_CALL_TIMEOUT ? TFORGE_STATUS_TIMEOUT : TFORGE_STATUS_RUNTIME;
+        snprintf(r->message, sizeof r->message, "compile worker %s", detail);
+        return;
+    }
+    cJSON *doc;
+    int fatal;
+    const cJSON *c = answer(e, r, response, &doc, &fatal);
+    static const char *const resources[] = {"registers", "spill_stores", "shared_bytes"};
+    int all = c != NULL;
+    for (int m = 0; m < 3 && all; m++)
+        all = !isnan(number(c, resources[m]));
+    for (int m = 0; m < 3 && all; m++) /* all three or none, as the report shows */
+        tforge_measurement_set_metric(r, resources[m], number(c, resources[m]));
+    cJSON_Delete(doc);
+}
+
+static void *compile_thread(void *arg)
+{
+    pool *e = arg;
     unsigned W = e->o.compile_workers;
-    size_t slot[MAX_COMPILE_WORKERS];
-    struct pollfd fds[MAX_COMPILE_WORKERS];
-    for (unsigned w = 0; w < W; w++)
-        slot[w] = SIZE_MAX;
-    const char *shape = e->task->tune_shapes[e->o.shape];
-    size_t next = 0, done = 0;
-    while (done < n) {
-        for (unsigned w = 0; w < W && next < n; w++)
-            if (slot[w] == SIZE_MAX && !jobs[next].config) { /* failed before compiling */
-                mark_compiled(b, next++);
-                done++;
-            } else if (slot[w] == SIZE_MAX) {
-                char *req = request(e, "compile", &jobs[next], shape, e->also);
-                if (req && tforge_worker_send(e->compilers[w], req) == 0) {
-                    slot[w] = next;
-                } else {
-                    results[next].status = TFORGE_STATUS_RUNTIME;
-                    snprintf(results[next].message, sizeof results[next].message,
-                             "could not reach a compile worker");
-                    mark_compiled(b, next);
-                    done++;
-                }
-                free(req);
+    compile_entry *slot[MAX_COMPILE_WORKERS] = {NULL};
+    struct pollfd fds[MAX_COMPILE_WORKERS + 1];
+    int timeout = e->o.compile_timeout_ms;
+    for (;;) {
+        pthread_mutex_lock(&e->qlock);
+        int quit = e->quit;
+        size_t next = 0;
+        for (unsigned w = 0; w < W && !quit; w++) {
+            while (next < e->n_queue && e->queue[next]->state != QUEUED)
                 next++;
+            if (!slot[w] && next < e->n_queue) {
+                slot[w] = e->queue[next];
+                slot[w]->state = COMPILING;
             }
-        unsigned n_fds = 0;
-        int timeout = e->o.compile_timeout_ms;
-        double wait = 1e9, now = tforge_worker_now_ms();
-        for (unsigned w = 0; w < W; w++)
-            if (slot[w] != SIZE_MAX) {
-                fds[n_fds++] = (struct pollfd){tforge_worker_fd(e->compilers[w]), POLLIN, 0};
-                double left = tforge_worker_deadline_ms(e->compilers[w], timeout) - now;
-                wait = left < wait ? left : wait;
-            }
-        if (n_fds)
-            poll(fds, n_fds, wait > 0 ? (int)wait + 1 : 0);
+        }
+        pthread_mutex_unlock(&e->qlock);
+        if (quit)
+            break;
+        fds[0] = (struct pollfd){e->wake[0], POLLIN, 0};
+        unsigned n_fds = 1;
+        double wait = -1, now = tforge_worker_now_ms();
         for (unsigned w = 0; w < W; w++) {
-            if (slot[w] == SIZE_MAX)
+            if (!slot[w])
                 continue;
-            tforge_measurement *r = &results[slot[w]];
+            /* A request is sent once; an entry still COMPILING in its slot was sent before. */
+            if (!tforge_worker_busy(e->compilers[w]) &&
+                tforge_worker_send(e->compilers[w], slot[w]->request) != 0) {
+                tforge_measurement r;
+                tforge_measurement_init(&r);
+                r.status = TFORGE_STATUS_RUNTIME;
+                snprintf(r.message, sizeof r.message, "could not reach a compile worker");
+                pthread_mutex_lock(&e->qlock);
+                slot[w]->m = r;
+                slot[w]->state = COMPILED;
+                pthread_cond_broadcast(&e->compiled_cv);
+                pthread_mutex_unlock(&e->qlock);
+                slot[w] = NULL;
+                continue;
+            }
+            fds[n_fds++] = (struct pollfd){tforge_worker_fd(e->compilers[w]), POLLIN, 0};
+            double left = tforge_worker_deadline_ms(e->compilers[w], timeout) - now;
+            if (isfinite(left) && (wait < 0 || left < wait))
+                wait = left > 0 ? left : 0;
+        }
+        poll(fds, n_fds, wait < 0 ? -1 : (int)wait + 1);
+        if (fds[0].revents & POLLIN) {
+            char drain[64];
+            ssize_t got = read(e->wake[0], drain, sizeof drain);
+            (void)got;
+        }
+        for (unsigned w = 0; w < W; w++) {
+            if (!slot[w])
+                continue;
             char *response = NULL, detail[200] = "";
             tforge_call_status how = TFORGE_CALL_OK;
-            int complete = 0;
+            int complete;
             if (tforge_worker_now_ms() > tforge_worker_deadline_ms(e->compilers[w], timeout)) {
                 tforge_worker_expire(e->compilers[w], timeout, detail, sizeof detail);
                 how = TFORGE_CALL_TIMEOUT;
@@ -348,30 +496,16 @@ static void *compile_all(void *arg)
             }
             if (!complete)
                 continue;
-            double started = tforge_worker_call_start_ms(e->compilers[w]);
-            r->compile_ms = started > 0 ? tforge_worker_now_ms() - started : 0;
-            if (how != TFORGE_CALL_OK) {
-                b->restarts++;
-                r->status = how == TFORGE_CALL_TIMEOUT ? TFORGE_STATUS_TIMEOUT
-                                                       : TFORGE_STATUS_RUNTIME;
-                snprintf(r->message, sizeof r->message, "compile worker %s", detail);
-            } else {
-                cJSON *doc;
-                int fatal;
-                const cJSON *c = answer(e, r, response, &doc, &fatal);
-                static const char *const resources[] = {"registers", "spill_stores",
-                                                        "shared_bytes"};
-                int all = c != NULL;
-                for (int m = 0; m < 3 && all; m++)
-                    all = !isnan(number(c, resources[m]));
-                for (int m = 0; m < 3 && all; m++) /* all three or none, as the report shows */
-                    tforge_measurement_set_metric(r, resources[m], number(c, resources[m]));
-                cJSON_Delete(doc);
-            }
+            tforge_measurement r;
+            tforge_measurement_init(&r);
+            compiled(e, e->compilers[w], how, response, detail, &r);
             free(response);
-            mark_compiled(b, slot[w]);
-            slot[w] = SIZE_MAX;
-            done++;
+            pthread_mutex_lock(&e->qlock);
+            slot[w]->m = r;
+            slot[w]->state = COMPILED;
+            pthread_cond_broadcast(&e->compiled_cv);
+            pthread_mutex_unlock(&e->qlock);
+            slot[w] = NULL;
         }
     }
     return NULL;
@@ -508,25 +642,35 @@ int pool_run(pool *e, const pool_job *jobs, size_t n, tforge_measurement *result
         return 0;
     double start = tforge_worker_now_ms();
     size_t busy = n < e->o.compile_workers ? n : e->o.compile_workers;
-    batch b = {e, jobs, n, results, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-               calloc(n, 2), 0};
-    unsigned char *ran = b.compiled + n;
-    pthread_t compiler;
-    if (!b.compiled || pthread_create(&compiler, NULL, compile_all, &b)) {
-        free(b.compiled);
-        return tforge_error_set(TFORGE_ENOMEM, "evaluator: cannot start the compile thread");
+    compile_entry **entry = calloc(n, sizeof *entry);
+    unsigned char *ran = calloc(n, 1);
+    int rc = entry && ran ? 0 : TFORGE_ENOMEM;
+    pthread_mutex_lock(&e->qlock);
+    for (size_t i = 0; !rc && i < n; i++) /* its compiles, queued unless asked for ahead */
+        if (jobs[i].config && !(entry[i] = compile_of(e, &jobs[i])))
+            rc = TFORGE_ENOMEM;
+    pthread_mutex_unlock(&e->qlock);
+    if (rc) {
+        free(entry);
+        free(ran);
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
     }
+    wake_compiler(e);
     for (size_t k = 0; k < n; k++) {
         size_t i = 0;
-        pthread_mutex_lock(&b.lock);
+        pthread_mutex_lock(&e->qlock);
         for (;;) { /* the first candidate compiled and not yet run, in proposal order */
-            for (i = 0; i < n && !(b.compiled[i] && !ran[i]); i++)
+            for (i = 0; i < n && (ran[i] || (entry[i] && entry[i]->state != COMPILED)); i++)
                 ;
             if (i < n)
                 break;
-            pthread_cond_wait(&b.compiled_cv, &b.lock);
+            pthread_cond_wait(&e->compiled_cv, &e->qlock);
         }
-        pthread_mutex_unlock(&b.lock);
+        if (entry[i]) {
+            entry[i]->taken = 1;
+            results[i] = entry[i]->m;
+        }
+        pthread_mutex_unlock(&e->qlock);
         ran[i] = 1;
         tforge_measurement *r = &results[i];
         double t0 = tforge_worker_now_ms();
@@ -539,9 +683,19 @@ int pool_run(pool *e, const pool_job *jobs, size_t n, tforge_measurement *result
          * charged its part of it */
         r->wall_ms = (tforge_worker_now_ms() - t0) + r->compile_ms / (double)busy;
     }
-    pthread_join(compiler, NULL);
-    e->restarts += b.restarts;
-    free(b.compiled);
+    pthread_mutex_lock(&e->qlock); /* the entries this batch used are done with */
+    size_t kept = 0;
+    for (size_t q = 0; q < e->n_queue; q++)
+        if (e->queue[q]->taken) {
+            free(e->queue[q]->request);
+            free(e->queue[q]);
+        } else {
+            e->queue[kept++] = e->queue[q];
+        }
+    e->n_queue = kept;
+    pthread_mutex_unlock(&e->qlock);
+    free(entry);
+    free(ran);
     tforge_log(TFORGE_LOG_DEBUG, "batch of %zu evaluated in %.0f ms", n,
                tforge_worker_now_ms() - start);
     return pool_task_error(e);

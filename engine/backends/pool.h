@@ -1,6 +1,7 @@
 /* The worker processes behind the cuda, interpret and compile backends (and replay's checks):
- * a pool of compile workers that works through a batch in a thread of its own, and one runner
- * that checks (and, on a GPU, times) each candidate as soon as its compile has finished. */
+ * a pool of compile workers serving a queue of compiles from a thread of its own (a batch's,
+ * and the next batch's asked for ahead), and one runner that checks (and, on a GPU, times) each
+ * candidate as soon as its compile has finished. */
 #ifndef TFORGE_ENGINE_BACKENDS_POOL_H
 #define TFORGE_ENGINE_BACKENDS_POOL_H
 
@@ -43,6 +44,9 @@ void pool_time(pool *p, const pool_job *job, tforge_measurement *m);
  * backends that time nothing). */
 int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
                   tforge_measurement *out);
+/* Queues the candidates' compiles now, for a pool_run of them later (the backends' prepare); a
+ * candidate whose variant fails is left for that run to report. */
+int pool_prepare(void *state, const tforge_candidate *candidates, size_t n);
 int pool_retime_untimed(void *state, const tforge_candidate *candidate, uint64_t seed,
                         tforge_measurement *out);
 unsigned pool_restarts(const void *state);

@@ -396,36 +396,78 @@ static void progress(const loop *l, uint32_t n, uint32_t budget)
     fflush(stderr);
 }
 
+/* A batch proposed: its points and candidates, and how many of them the companion proposed. */
+typedef struct proposal {
+    tforge_level *points;
+    tforge_candidate *c;
+    uint32_t got, companions;
+} proposal;
+
+/* Proposes up to `want` candidates into `p`, then asks the backend to start on those that the
+ * resumed run does not hold (the batch's first evaluation will be evaluation `at`). */
+static int propose_batch(loop *l, uint32_t want, proposal *p, size_t at)
+{
+    int rc = propose(l, want, p->points, &p->got, &p->companions);
+    for (uint32_t i = 0; i < p->got; i++)
+        p->c[i] = (tforge_candidate){p->points + (size_t)i * l->dims, NULL, 0};
+    size_t stored = l->o->history ? l->o->history->n : 0, skip = stored > at ? stored - at : 0;
+    if (!rc && l->o->lookahead && skip < p->got)
+        rc = tforge_backend_prepare(l->backend, p->c + skip, p->got - skip);
+    return rc;
+}
+
 static int candidates_loop(loop *l)
 {
     const tforge_loop_options *o = l->o;
-    uint32_t batch = o->batch ? o->batch : 1, n = 0;
-    tforge_level *points = malloc((size_t)batch * l->dims * sizeof *points);
-    tforge_candidate *c = malloc(batch * sizeof *c);
+    uint32_t batch = o->batch ? o->batch : 1, n = 0, proposed = 0;
+    /* the batch being evaluated and, with lookahead, the next one */
+    proposal now = {0}, next = {0};
+    now.points = malloc((size_t)batch * l->dims * sizeof *now.points);
+    next.points = malloc((size_t)batch * l->dims * sizeof *next.points);
+    now.c = malloc(batch * sizeof *now.c);
+    next.c = malloc(batch * sizeof *next.c);
     tforge_observation *told = malloc(batch * sizeof *told);
-    int rc = points && c && told ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    int rc = now.points && next.points && now.c && next.c && told
+                 ? 0
+                 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
     while (!rc && n < o->budget && (o->time_limit_s <= 0 || now_s() - l->start < o->time_limit_s) &&
            (o->patience == 0 || l->since_incumbent < o->patience)) {
-        uint32_t want = o->budget - n < batch ? o->budget - n : batch, got = 0, companions;
-        if ((rc = propose(l, want, points, &got, &companions)) || got == 0)
-            break;
-        for (uint32_t i = 0; i < got; i++)
-            c[i] = (tforge_candidate){points + (size_t)i * l->dims, NULL, 0};
         size_t before = l->out->n_evals;
-        if ((rc = evaluate(l, c, got, 0)))
+        if (proposed == n) { /* nothing proposed ahead */
+            uint32_t want = o->budget - n < batch ? o->budget - n : batch;
+            if ((rc = propose_batch(l, want, &now, before)))
+                break;
+            proposed += now.got;
+        }
+        if (now.got == 0)
             break;
-        for (uint32_t i = 0; i < got; i++)
-            told[i] = observe(c[i].point, &l->out->evals[before + i].m);
-        follow_lead(l, before, companions);
-        if ((rc = tell(l, told, got)) || (rc = steer(l, before)))
+        if (o->lookahead && proposed < o->budget) {
+            uint32_t want = o->budget - proposed < batch ? o->budget - proposed : batch;
+            if ((rc = propose_batch(l, want, &next, before + now.got)))
+                break;
+            proposed += next.got;
+        }
+        if ((rc = evaluate(l, now.c, now.got, 0)))
             break;
-        n += got;
+        for (uint32_t i = 0; i < now.got; i++)
+            told[i] = observe(now.c[i].point, &l->out->evals[before + i].m);
+        follow_lead(l, before, now.companions);
+        if ((rc = tell(l, told, now.got)) || (rc = steer(l, before)))
+            break;
+        n += now.got;
         progress(l, n, o->budget);
+        if (proposed > n) { /* the batch proposed ahead is next */
+            proposal t = now;
+            now = next;
+            next = t;
+        }
     }
     if (o->progress)
         fputc('\n', stderr);
-    free(points);
-    free(c);
+    free(now.points);
+    free(next.points);
+    free(now.c);
+    free(next.c);
     free(told);
     return rc;
 }

@@ -95,7 +95,7 @@ typedef struct tforge_loop_steer {
     int (*evaluated)(void *context, const tforge_loop_outcome *out, size_t first, size_t n);
 } tforge_loop_steer;
 
-#define TFORGE_LOOP_OPTIONS_VERSION 2
+#define TFORGE_LOOP_OPTIONS_VERSION 3
 typedef struct tforge_loop_options {
     unsigned version;
     const char *strategy;
@@ -120,10 +120,15 @@ typedef struct tforge_loop_options {
     const char *companion;
     const char *const *companion_options;
     double companion_share;
+    /* 1: each batch's successor is proposed, and handed to the backend's prepare (its compiles
+     * start), before the batch is evaluated, so that the GPU need not wait for the compilers;
+     * the strategies then hear of each batch one proposal later. The proposals still depend
+     * only on what was told, so a resumed run proposes the same points. */
+    int lookahead;
 } tforge_loop_options;
 #define TFORGE_LOOP_OPTIONS_INIT                                                                  \
     {TFORGE_LOOP_OPTIONS_VERSION, "random", NULL, 1, 50, 0, 1, 3, 5, NULL, 0, NULL, NULL, 0,      \
-     NULL, 0, NULL, NULL, 0}
+     NULL, 0, NULL, NULL, 0, 0}
 
 /* Runs the loop over `space` with `backend`. A strategy that proposes an invalid or an already
  * evaluated point is an error that names it; so is a failed final re-timing. */

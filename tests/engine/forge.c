@@ -91,9 +91,9 @@ static void fake_close(void *state)
 }
 
 static const tforge_backend_type fake_type = {"fake", 1,          fake_open,  fake_evaluate,
-                                              fake_retime, fake_profile, NULL, fake_close};
+                                              fake_retime, fake_profile, NULL, fake_close, NULL};
 static const tforge_backend_type blind_type = {"blind", 1,   fake_open, fake_evaluate,
-                                               fake_retime, NULL, NULL, fake_close};
+                                               fake_retime, NULL, NULL, fake_close, NULL};
 
 /* ---- the fixture heuristic: one label, whose prior favours smaller BLOCK_M ---- */
 

@@ -30,6 +30,10 @@ typedef struct fake {
     long die_after;     /* evaluations before the backend fails (a killed run); -1: never */
     int retime_fails;
     double spread;      /* reported with every ok value */
+    /* the lookahead's backend (ahead_type): the points prepared, in order, and how many had
+     * been when each evaluate call came */
+    size_t n_prepared, prepared_at_call[POINTS];
+    tforge_level prepared[2 * POINTS][2];
 } fake;
 
 static fake the_fake;
@@ -63,7 +67,7 @@ static int fake_open(void **state, const tforge_backend_args *args)
 static int fake_evaluate(void *state, const tforge_candidate *c, size_t n, tforge_measurement *out)
 {
     fake *f = state;
-    f->calls++;
+    f->prepared_at_call[f->calls++] = f->n_prepared;
     f->largest_batch = n > f->largest_batch ? n : f->largest_batch;
     for (size_t i = 0; i < n; i++) {
         if (f->die_after >= 0 && (long)f->evaluated >= f->die_after)
@@ -102,8 +106,21 @@ static void fake_close(void *state)
     (void)state;
 }
 
+/* Notes the points; an evaluate of a point it was not asked to prepare first fails the test. */
+static int fake_prepare(void *state, const tforge_candidate *c, size_t n)
+{
+    fake *f = state;
+    for (size_t i = 0; i < n; i++) {
+        assert_true(f->n_prepared < 2 * POINTS);
+        memcpy(f->prepared[f->n_prepared++], c[i].point, sizeof f->prepared[0]);
+    }
+    return 0;
+}
+
 static const tforge_backend_type fake_type = {"fake", 1, fake_open, fake_evaluate, fake_retime,
-                                              NULL, NULL, fake_close};
+                                              NULL, NULL, fake_close, NULL};
+static const tforge_backend_type ahead_type = {"ahead", 1,    fake_open,  fake_evaluate,
+                                               fake_retime, NULL, NULL, fake_close, fake_prepare};
 
 /* ---- fixture ---- */
 
@@ -142,14 +159,17 @@ static int teardown(void **state)
 
 static void reset_fake(void)
 {
-    the_fake = (fake){0, 0, 0, 0, -1, 0, 0.0};
+    memset(&the_fake, 0, sizeof the_fake);
+    the_fake.die_after = -1;
 }
 
 static int run(tforge_loop_outcome *out, fixture *f, tforge_loop_options *o)
 {
     tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
     args.space = f->space;
-    assert_int_equal(tforge_backend_open(&f->backend, &fake_type, &args), 0);
+    /* with lookahead, the backend that prepares */
+    assert_int_equal(tforge_backend_open(&f->backend, o->lookahead ? &ahead_type : &fake_type,
+                                         &args), 0);
     int rc = tforge_loop_run(out, f->reg, f->space, &f->backend, o);
     tforge_backend_close(&f->backend);
     return rc;
@@ -266,11 +286,8 @@ static char *temp_store(void)
     return path;
 }
 
-/* Killed after every possible number of evaluations, then resumed: the same history as a run
- * never killed, and only the missing evaluations made. */
-static void resumes_after_a_kill_at_every_step(void **state)
+static void resumes_after_a_kill_at_every_step_with(fixture *f, int lookahead)
 {
-    fixture *f = *state;
     enum { BUDGET = 14 };
     tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
     o.strategy = "random";
@@ -278,6 +295,7 @@ static void resumes_after_a_kill_at_every_step(void **state)
     o.budget = BUDGET;
     o.batch = 3;
     o.final_rounds = 0;
+    o.lookahead = lookahead;
     tforge_loop_outcome whole;
     reset_fake();
     assert_int_equal(run(&whole, f, &o), 0);
@@ -312,6 +330,8 @@ static void resumes_after_a_kill_at_every_step(void **state)
         reset_fake();
         assert_int_equal(run(&out, f, &o), 0);
         assert_int_equal(the_fake.evaluated, BUDGET - history.n);
+        /* what the store holds is not compiled again */
+        assert_int_equal(the_fake.n_prepared, lookahead ? BUDGET - history.n : 0);
         assert_int_equal(out.n_resumed, history.n);
         assert_int_equal(out.n_evals, whole.n_evals);
         for (size_t i = 0; i < out.n_evals; i++) {
@@ -341,6 +361,47 @@ static void resumes_after_a_kill_at_every_step(void **state)
     o.record = NULL;
     o.history = NULL;
     tforge_loop_outcome_dispose(&whole);
+}
+
+/* Killed after every possible number of evaluations, then resumed: the same history as a run
+ * never killed, and only the missing evaluations made (and, with lookahead, prepared). */
+static void resumes_after_a_kill_at_every_step(void **state)
+{
+    for (int lookahead = 0; lookahead < 2; lookahead++)
+        resumes_after_a_kill_at_every_step_with(*state, lookahead);
+}
+
+/* With lookahead, each batch's successor is prepared before the batch is evaluated, every point
+ * is prepared before its evaluation, and a strategy whose proposals ignore what it was told
+ * (exhaustive) makes the same run as without. */
+static void lookahead_prepares_the_next_batch(void **state)
+{
+    fixture *f = *state;
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    o.strategy = "exhaustive";
+    o.budget = 14;
+    o.batch = 4;
+    tforge_loop_outcome plain, ahead;
+    reset_fake();
+    assert_int_equal(run(&plain, f, &o), 0);
+    assert_int_equal(the_fake.n_prepared, 0);
+    o.lookahead = 1;
+    reset_fake();
+    assert_int_equal(run(&ahead, f, &o), 0);
+    /* batches of 4, 4, 4 and 2: two batches ready at the first call, then one more each */
+    assert_int_equal(the_fake.calls, 4);
+    static const size_t ready[] = {8, 12, 14, 14};
+    for (size_t k = 0; k < 4; k++)
+        assert_int_equal(the_fake.prepared_at_call[k], ready[k]);
+    assert_int_equal(the_fake.n_prepared, 14);
+    assert_int_equal(ahead.n_evals, plain.n_evals);
+    for (size_t i = 0; i < ahead.n_evals; i++) {
+        assert_memory_equal(ahead.evals[i].point, plain.evals[i].point, sizeof the_fake.prepared[0]);
+        assert_memory_equal(ahead.evals[i].point, the_fake.prepared[i], sizeof the_fake.prepared[0]);
+    }
+    assert_int_equal(ahead.best, plain.best);
+    tforge_loop_outcome_dispose(&plain);
+    tforge_loop_outcome_dispose(&ahead);
 }
 
 /* A strategy that proposes level 9 of a dimension with 6 (when rogue_out_of_range is set), else
@@ -618,6 +679,7 @@ int main(void)
         cmocka_unit_test(baselines_come_first),
         cmocka_unit_test(the_baseline_wins_when_nothing_beats_it),
         cmocka_unit_test(resumes_after_a_kill_at_every_step),
+        cmocka_unit_test(lookahead_prepares_the_next_batch),
         cmocka_unit_test(bad_proposals_are_named),
         cmocka_unit_test(the_host_keeps_the_history),
         cmocka_unit_test(the_companion_keeps_the_batch_while_it_leads),
