@@ -31,6 +31,8 @@ static const char help[] =
     "                      larger, so that the score is defined; the summary is taken at N\n"
     "  --seeds K           runs per strategy, seeds 1..K (default 20)\n"
     "  --batch Q           points asked at once (default 1)\n"
+    "  --lookahead         each batch proposed before the one before it is told, as `tune`\n"
+    "                      proposes while it compiles ahead: what that lag costs a strategy\n"
     "                      forge and rules are steered by the profile of each new incumbent,\n"
     "                      from the recorded metrics (registers, spills, shared memory, and\n"
     "                      counters where recorded): forge is bo so steered, the labels'\n"
@@ -54,12 +56,12 @@ static const char help[] =
     "exit status: 0 done, 1 a run failed, 2 bad usage or a bad file.\n";
 
 enum { OPT_CACHE = 1, OPT_STRATEGY, OPT_BUDGET, OPT_SEEDS, OPT_BATCH, OPT_OPTION, OPT_NOISE,
-       OPT_STORE, OPT_PLOT, OPT_OBJECTIVE, OPT_HEURISTIC, OPT_PATIENCE };
+       OPT_STORE, OPT_PLOT, OPT_OBJECTIVE, OPT_HEURISTIC, OPT_PATIENCE, OPT_LOOKAHEAD };
 
 typedef struct settings {
     const char *cache, *strategies, *store, *plot, *objective, *heuristic;
     uint32_t budget, seeds, batch, patience;
-    int noise;
+    int noise, lookahead;
     const char *options[64];
     size_t n_options;
 } settings;
@@ -171,6 +173,8 @@ static char *run_settings(const settings *s, const char *id, const char *const *
         cJSON_AddStringToObject(o, "heuristic", s->heuristic);
     if (s->patience)
         cJSON_AddNumberToObject(o, "patience", s->patience);
+    if (s->lookahead) /* likewise */
+        cJSON_AddBoolToObject(o, "lookahead", 1);
     char *json = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!json)
@@ -200,6 +204,7 @@ static int run_strategy(strategy_result *out, const settings *s, const tforge_re
         o.source = s->cache;
         o.heuristic = s->heuristic;
         o.patience = s->patience;
+        o.lookahead = s->lookahead;
         char *json = store ? run_settings(s, id, options, run_budget) : NULL;
         o.settings_json = json;
         uint32_t n_evals;
@@ -285,6 +290,7 @@ static void print_json(const settings *s, const tforge_registry *reg, const tfor
     cJSON_AddNumberToObject(root, "run_budget", run_budget);
     cJSON_AddNumberToObject(root, "seeds", s->seeds);
     cJSON_AddNumberToObject(root, "batch", s->batch);
+    cJSON_AddBoolToObject(root, "lookahead", s->lookahead);
     cJSON_AddBoolToObject(root, "noise", s->noise);
     cJSON *cut = cJSON_AddArrayToObject(root, "cutoff_budgets");
     cJSON_AddItemToArray(cut, cJSON_CreateNumber((double)cut_start));
@@ -428,6 +434,7 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
                                             {"heuristic", required_argument, NULL,
                                              OPT_HEURISTIC},
                                             {"patience", required_argument, NULL, OPT_PATIENCE},
+                                            {"lookahead", no_argument, NULL, OPT_LOOKAHEAD},
                                             {"objective", required_argument, NULL,
                                              OPT_OBJECTIVE},
                                             CLI_COMMON_LONG_OPTIONS,
@@ -461,6 +468,9 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
             break;
         case OPT_NOISE:
             s->noise = 1;
+            break;
+        case OPT_LOOKAHEAD:
+            s->lookahead = 1;
             break;
         case OPT_STORE:
             s->store = optarg;

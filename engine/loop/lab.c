@@ -113,6 +113,7 @@ int tforge_lab_run(double *best, double *charged, uint32_t *n_evals, const tforg
     lo.seed = o->seed;
     lo.budget = o->budget;
     lo.batch = o->batch;
+    lo.lookahead = o->lookahead;
     lo.final_rounds = 0;
     lo.record = o->store ? &record : NULL;
     lo.history = o->store ? &history : NULL;

@@ -302,12 +302,13 @@ static int among(const tforge_level *points, uint32_t n, const tforge_level *p, 
 }
 
 /* Up to `want` proposals into `points`: the companion's share first (`*from_companion` of them),
- * then the strategy's, less any point the companion proposed in this batch too (it is evaluated
- * once, and both are told its result). Each is checked valid and new. */
+ * then the strategy's, less any point the other one proposed in this batch too or in the batch
+ * still untold (`untold`, `n_untold`: proposed ahead of this one): it is evaluated once, and both
+ * are told its result. Each is checked valid and new. */
 static int propose(loop *l, uint32_t want, tforge_level *points, uint32_t *got,
-                   uint32_t *from_companion)
+                   uint32_t *from_companion, const tforge_level *untold, uint32_t n_untold)
 {
-    uint32_t from_strategy = 0;
+    uint32_t asked = 0, from_strategy = 0, kept = 0;
     int rc = 0;
     *got = *from_companion = 0;
     if (l->companion) {
@@ -316,15 +317,18 @@ static int propose(loop *l, uint32_t want, tforge_level *points, uint32_t *got,
         uint32_t ask = (uint32_t)floor(l->owed + 1e-9);
         ask = ask > want ? want : ask;
         l->owed -= ask;
-        if (ask && (rc = tforge_strategy_ask(l->companion, ask, points, from_companion)))
+        if (ask && (rc = tforge_strategy_ask(l->companion, ask, points, &asked)))
             return rc;
     }
-    uint32_t kept = *from_companion;
-    for (uint32_t i = 0; !rc && i < kept; i++) {
+    for (uint32_t i = 0; !rc && i < asked; i++) {
         const tforge_level *p = points + (size_t)i * l->dims;
+        if (among(untold, n_untold, p, l->dims))
+            continue;
         if (!(rc = check_proposal(l, p, l->o->companion)))
             rc = seen_add(&l->seen, p);
+        memmove(points + (size_t)kept++ * l->dims, p, l->dims * sizeof *p);
     }
+    *from_companion = kept;
     tforge_level *rest = points + (size_t)kept * l->dims;
     if (!rc && want > kept)
         rc = tforge_strategy_ask(l->strategy, want - kept, rest, &from_strategy);
@@ -332,7 +336,7 @@ static int propose(loop *l, uint32_t want, tforge_level *points, uint32_t *got,
         return rc;
     for (uint32_t i = 0; !rc && i < from_strategy; i++) {
         const tforge_level *p = rest + (size_t)i * l->dims;
-        if (among(points, *from_companion, p, l->dims))
+        if (among(points, *from_companion, p, l->dims) || among(untold, n_untold, p, l->dims))
             continue;
         if (!(rc = check_proposal(l, p, l->o->strategy)))
             rc = seen_add(&l->seen, p);
@@ -403,11 +407,13 @@ typedef struct proposal {
     uint32_t got, companions;
 } proposal;
 
-/* Proposes up to `want` candidates into `p`, then asks the backend to start on those that the
- * resumed run does not hold (the batch's first evaluation will be evaluation `at`). */
-static int propose_batch(loop *l, uint32_t want, proposal *p, size_t at)
+/* Proposes up to `want` candidates into `p` (none of those of `untold`, the batch proposed before
+ * and not yet told, or NULL), then asks the backend to start on those that the resumed run does
+ * not hold (the batch's first evaluation will be evaluation `at`). */
+static int propose_batch(loop *l, uint32_t want, proposal *p, const proposal *untold, size_t at)
 {
-    int rc = propose(l, want, p->points, &p->got, &p->companions);
+    int rc = propose(l, want, p->points, &p->got, &p->companions,
+                     untold ? untold->points : NULL, untold ? untold->got : 0);
     for (uint32_t i = 0; i < p->got; i++)
         p->c[i] = (tforge_candidate){p->points + (size_t)i * l->dims, NULL, 0};
     size_t stored = l->o->history ? l->o->history->n : 0, skip = stored > at ? stored - at : 0;
@@ -435,7 +441,7 @@ static int candidates_loop(loop *l)
         size_t before = l->out->n_evals;
         if (proposed == n) { /* nothing proposed ahead */
             uint32_t want = o->budget - n < batch ? o->budget - n : batch;
-            if ((rc = propose_batch(l, want, &now, before)))
+            if ((rc = propose_batch(l, want, &now, NULL, before)))
                 break;
             proposed += now.got;
         }
@@ -443,7 +449,7 @@ static int candidates_loop(loop *l)
             break;
         if (o->lookahead && proposed < o->budget) {
             uint32_t want = o->budget - proposed < batch ? o->budget - proposed : batch;
-            if ((rc = propose_batch(l, want, &next, before + now.got)))
+            if ((rc = propose_batch(l, want, &next, &now, before + now.got)))
                 break;
             proposed += next.got;
         }

@@ -670,6 +670,32 @@ static void the_companion_keeps_the_batch_while_it_leads(void **state)
     tforge_loop_outcome_dispose(&out);
 }
 
+/* With lookahead, the companion and the strategy each propose points the other proposed in the
+ * batch still untold (the ladders meet in the middle): each such point is evaluated once, in the
+ * batch that proposed it first, and the whole space is covered without an error. */
+static void lookahead_evaluates_a_point_both_propose_once(void **state)
+{
+    fixture *f = *state;
+    reset_fake();
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    o.strategy = "down";
+    o.companion = "up";
+    o.companion_share = 0.5;
+    o.budget = POINTS + 4; /* more than the space: the last batch proposed holds only repeats */
+    o.batch = 4;
+    o.final_rounds = 0;
+    o.lookahead = 1;
+    tforge_loop_outcome out;
+    assert_int_equal(run(&out, f, &o), 0);
+    assert_int_equal(out.n_evals, POINTS);
+    uint8_t evaluated[POINTS] = {0};
+    for (size_t i = 0; i < out.n_evals; i++) {
+        size_t at = (size_t)out.evals[i].point[0] * SIDE + out.evals[i].point[1];
+        assert_int_equal(evaluated[at]++, 0);
+    }
+    tforge_loop_outcome_dispose(&out);
+}
+
 int main(void)
 {
     tforge_log_set_level(TFORGE_LOG_ERROR);
@@ -683,6 +709,7 @@ int main(void)
         cmocka_unit_test(bad_proposals_are_named),
         cmocka_unit_test(the_host_keeps_the_history),
         cmocka_unit_test(the_companion_keeps_the_batch_while_it_leads),
+        cmocka_unit_test(lookahead_evaluates_a_point_both_propose_once),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
