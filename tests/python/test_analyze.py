@@ -670,3 +670,22 @@ def test_scale_folds_it_takes(tmp_path):
         "no-max"])
 def test_scale_folds_it_refuses(tmp_path, replacements):
     assert attention_folds(tmp_path, *replacements) == []
+
+
+def test_written_only_pointers(tmp_path):
+    def written_only(path, kernel):
+        (k,) = [k for k in analyze(path)["kernels"] if k["name"] == kernel]
+        return {p["name"] for p in k["params"] if p.get("written_only")}
+    assert written_only(fixture("gemm_autotune.py"), "matmul_kernel") == {"c_ptr"}
+    assert written_only(fixture("softmax_inplace.py"), "scale_shift_kernel") == set()  # in place
+    # a pointer handed to a helper, which might load through it, is not written only
+    path = tmp_path / "handed.py"
+    path.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def bump(p, offs):\n    tl.store(p + offs, tl.load(p + offs) + 1)\n\n\n@triton.jit\n"
+        "def k(x_ptr, y_ptr, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(y_ptr.dtype.element_ty))\n"
+        "    tl.store(x_ptr + offs, 0.0)\n    bump(y_ptr, offs)\n")
+    assert written_only(str(path), "k") == set()
+    path.write_text(path.read_text().replace("    bump(y_ptr, offs)\n", ""))
+    assert written_only(str(path), "k") == {"y_ptr"}

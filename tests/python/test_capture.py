@@ -26,6 +26,25 @@ EXPECTED = {
     "softmax_inplace.py": {"softmax_kernel": ("call softmax_inplace:softmax", {"BLOCK_SIZE"}),
                            "scale_shift_kernel": ("call softmax_inplace:scale_shift_",
                                                   {"BLOCK_SIZE"})},
+    "fused_xent.py": {"cross_entropy_fwd_kernel": ("call fused_xent:cross_entropy_forward",
+                                                   {"BLOCK_SIZE"})},
+    "glu_act.py": {"swiglu_fwd_kernel": ("grid", {"BLOCK_SIZE"}),
+                   "geglu_tanh_fwd_kernel": ("grid", {"BLOCK_SIZE"})},
+    "geglu_autograd.py": {"_geglu_fwd": ("call geglu_autograd:geglu_forward", {"BLOCK_SIZE"}),
+                          "_geglu_bwd": ("call geglu_autograd:geglu_backward", {"BLOCK_SIZE"})},
+    "moe_grouped_gemm.py": {"moe_grouped_gemm_kernel": ("call moe_grouped_gemm:invoke_moe_gemm",
+                                                        {"BLOCK_SIZE_N", "BLOCK_SIZE_K"})},
+    "per_token_int8_quant.py": {"per_token_quant_int8_kernel": (
+        "call per_token_int8_quant:per_token_quant_int8", {"BLOCK"})},
+    "paged_decode_attention.py": {"paged_decode_attention_kernel": (
+        "call paged_decode_attention:paged_decode_attention", {"num_warps"})},
+    "rmsnorm_split.py": {"row_sumsq_kernel": ("call rmsnorm_split:rms_norm", {"BLOCK_N"}),
+                         "rms_apply_kernel": ("call rmsnorm_split:rms_norm", {"BLOCK"})},
+    "rope_logsoftmax.py": {"rope_fwd_kernel": ("call rope_logsoftmax:apply_rope", {"num_warps"}),
+                           "triton_per_fused__log_softmax_0": (
+                               "call rope_logsoftmax:log_softmax_lastdim", {"XBLOCK"})},
+    "bp_linear.py": {"linear_bias_act_kernel": ("call bp_linear:linear",
+                                                {"BLOCK_M", "BLOCK_N", "BLOCK_K"})},
 }
 
 
@@ -64,6 +83,44 @@ def test_a_kernel_writing_its_input_is_marked(tmp_path):
     doc = json.load(open(t["task"]))
     assert doc["outputs"] == [{"name": "x", "atol": 1e-4, "rtol": 1e-4, "poison": False}]
     assert doc["writes_inputs"] is True
+
+
+def test_indices_are_drawn_where_they_are_valid(tmp_path):
+    # labels with ignore_index -100 index the class dimension: no sentinel, bounded by it, so
+    # the check shape's fewer classes still bound them
+    got = capture.init(os.path.join(REALISTIC, "fused_xent.py"), str(tmp_path))
+    doc = json.load(open(got["tasks"][0]["task"]))
+    assert [i["init"] for i in doc["inputs"] if i["name"] == "target"] == ["randint:0:n_cols"]
+    assert doc["shapes"]["check"][0]["n_cols"] < doc["shapes"]["tune"][0]["n_cols"]
+    # expert ids index the experts
+    got = capture.init(os.path.join(REALISTIC, "moe_grouped_gemm.py"), str(tmp_path / "moe"))
+    doc = json.load(open(got["tasks"][0]["task"]))
+    (ids,) = [i for i in doc["inputs"] if i["name"] == "topk_ids"]
+    experts = ids["init"].split(":")[2]
+    assert doc["shapes"]["tune"][0][experts] == 8
+
+
+def test_an_output_from_torch_empty_is_not_read_back(tmp_path):
+    # the kernel only stores to c_ptr: whatever torch.empty_like left there is no input
+    got = capture.init(os.path.join(REALISTIC, "glu_act.py"), str(tmp_path),
+                       kernel="swiglu_fwd_kernel")
+    doc = json.load(open(got["tasks"][0]["task"]))
+    assert [i["init"] for i in doc["inputs"] if i["name"] == "c_ptr"] == ["zeros"]
+    assert doc["outputs"] == [{"name": "c_ptr", "atol": 1e-4, "rtol": 1e-4}]  # poisoned
+    assert "writes_inputs" not in doc
+
+
+def test_a_compile_sees_real_indices(tmp_path):
+    # the wrapper routes tokens by expert id on the host: garbage ids would fail the launch
+    from tforge_worker.build import _compile_inputs
+    from tforge_worker.worker import get, load_task
+    got = capture.init(os.path.join(REALISTIC, "moe_grouped_gemm.py"), str(tmp_path))
+    task = load_task(got["tasks"][0]["task"])
+    shape = task["shapes"]["check"][0]
+    made = _compile_inputs(get(task), shape, "cpu")
+    experts = shape[task["inputs"][[i["name"] for i in task["inputs"]].index("topk_ids")]
+                    ["init"].split(":")[2]]
+    assert 0 <= int(made["topk_ids"].min()) and int(made["topk_ids"].max()) < experts
 
 
 def test_a_hard_coded_block_gets_a_grid_over_the_kernels_arguments(tmp_path):

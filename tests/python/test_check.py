@@ -213,3 +213,19 @@ def test_what_the_native_compiler_prints_becomes_the_reason(capfd):
     assert build._diagnostics(text[0]) == ("Assertion `!tiled && \"CTA tiling is already "
                                            "determined\"' failed; in TritonGPUPlanCTAPass")
     assert build._diagnostics("warning: nothing wrong\n") == ""
+
+
+def test_a_compile_errors_reason_comes_first():
+    # Triton puts the reason after the source lines, past what a measurement keeps; a helper's
+    # error comes wrapped in the kernel's
+    import ast
+    from triton.compiler.errors import CompilationError
+    from tforge_worker.worker import classify
+    helper = "def helper(y):\n    return y * G\n"
+    inner = CompilationError(helper, ast.parse(helper).body[0].body[0], "NameError: G is global")
+    outer = CompilationError("def k(x):\n    y = helper(x)\n", ast.parse("helper(x)").body[0])
+    outer.__cause__ = inner
+    got = classify(outer)
+    assert got["status"] == "compile"
+    assert got["message"].startswith("CompilationError at line 2 of helper (return y * G): "
+                                     "NameError: G is global\n")

@@ -116,6 +116,7 @@ statement's whole line), the max calls and the subtractions' X after it, the loo
 import ast
 import io
 import math
+import re
 import tokenize
 
 _SMEM_BYTES = 232448  # shared memory per block on H100/H200 (227 KiB)
@@ -622,6 +623,23 @@ class _Kernel:
                 return self.pointer_bases(e.func.value, seen)
         return set()
 
+    def _written_only(self, memops, atomics_bases):
+        """The pointer parameters the kernel stores through and never reads: no load or atomic
+        reaches them, no function but triton.language's is handed them (a helper may load), and
+        every load's base is known (one whose address the analysis cannot follow might read any
+        of them)."""
+        loads = [m["_bases"] for m in memops if m["op"] == "load"]
+        if any(not b for b in loads):
+            return set()
+        read = set().union(*loads, *atomics_bases)
+        handed = {n for c in self.calls() if self.f.tl_attr(c.func) is None
+                  for a in [*c.args, *(k.value for k in c.keywords)]
+                  # `acc.to(c_ptr.dtype.element_ty)` reads no memory
+                  for n in re.findall(r"[A-Za-z_]\w*",
+                                      re.sub(r"[A-Za-z_]\w*\s*\.\s*dtype\b", "", self.text(a)))}
+        stored = set().union(*[m["_bases"] for m in memops if m["op"] == "store"])
+        return stored - read - handed
+
     def made_by(self, e, names):
         """Whether `e` is (through local names) a call of tl.<one of names>."""
         for x in self.expand(e):
@@ -690,9 +708,10 @@ class _Kernel:
                               "args": [self.text(a) for a in c.args]})
         self.memops, self.dots = memops, dots
         self.masked, sizes, rows = self._masks(masks, memops)
-        pointers = set().union(*[m["_bases"] for m in memops] +
-                               [self.pointer_bases(_keyword(a, "pointer", 0)) for a in
-                                self.calls() if (f.tl_attr(a.func) or "").startswith("atomic_")])
+        atomics_bases = [self.pointer_bases(_keyword(a, "pointer", 0)) for a in self.calls()
+                         if (f.tl_attr(a.func) or "").startswith("atomic_")]
+        pointers = set().union(*[m["_bases"] for m in memops] + atomics_bases)
+        written_only = self._written_only(memops, atomics_bases)
         for m in memops:
             for internal in [k for k in m if k.startswith("_")]:
                 del m[internal]
@@ -708,6 +727,8 @@ class _Kernel:
                  "default": _literal(d) if d is not None else None}
             if kind == "constexpr":
                 p["uses"] = sorted(uses.get(a.arg, ()))
+            if a.arg in written_only:
+                p["written_only"] = True
             params.append(p)
         self.default_nodes = dict(zip(self.names, defaults))
         autotune, heuristics, jit_options, decorators = None, None, {}, []
@@ -1986,8 +2007,10 @@ def infer_space(ir_kernel, bound):
         elif t["dot"]:
             values = [x for x in (16, 32, 64, 128, 256) if x <= max(16, cap)]
         else:
-            lo, hi = max(16, _next_pow2(v) // 4), min(65536, _next_pow2(v) * 4, max(16, cap))
-            values = [1 << i for i in range(4, 17) if lo <= 1 << i <= hi]
+            # blocks launched under 16 (rows a program, Inductor's XBLOCK) keep their range
+            floor = 1 if v < 16 else 16
+            lo, hi = max(floor, _next_pow2(v) // 4), min(65536, _next_pow2(v) * 4, max(16, cap))
+            values = [1 << i for i in range(17) if lo <= 1 << i <= hi]
         params[name] = sorted(set(values) | {v})
     constraints = [c["expr"] for c in ir_kernel["constraints"] if _holds(c["expr"], bound)
                    is not False]

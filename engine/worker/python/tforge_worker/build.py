@@ -20,11 +20,12 @@ import triton
 from triton import knobs
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource, make_backend
+from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction, create_function_from_signature
 
 from . import variants
 from .task import TaskError
-from .worker import _size, classify, get, hooked_runs, launch, make_inputs
+from .worker import _make_tensor, _size, classify, get, hooked_runs, launch, make_inputs
 
 # Shared memory a block may use (opt-in maximum), by compute capability: checked when no GPU is
 # there to check it, as Triton's loader would.
@@ -135,15 +136,25 @@ def _compile_one(fn, target, args, kwargs):
     return info
 
 
-def _empty_inputs(loaded, shape, dev):
-    """Inputs with the right shapes and dtypes; their values do not matter to the compiler."""
+def _compile_inputs(loaded, shape, dev):
+    """Inputs with the right shapes and dtypes. Random floats are left empty (their values do not
+    matter to the compiler, and drawing a large one costs seconds); every other tensor is made as
+    for a check, since host code may route by its values (expert ids, sequence lengths) or a
+    kernel may index by them, and garbage there fails a launch that the check would pass."""
     spec = loaded.spec
     if spec["inputs_fn"] is not None:
         return make_inputs(loaded, shape, 0, dev)
-    return {s["name"]: torch.empty([_size(d, shape, f"{spec['id']}: inputs[{i}].shape[{j}]")
-                                    for j, d in enumerate(s["shape"])],
-                                   dtype=getattr(torch, s["dtype"]), device=dev)
-            for i, s in enumerate(spec["inputs"])}
+    made = {}
+    for i, s in enumerate(spec["inputs"]):
+        field = f"{spec['id']}: inputs[{i}]"
+        if s["init"] in ("randn", "rand"):
+            made[s["name"]] = torch.empty([_size(d, shape, f"{field}.shape[{j}]")
+                                           for j, d in enumerate(s["shape"])],
+                                          dtype=getattr(torch, s["dtype"]), device=dev)
+        else:
+            gen = torch.Generator(device=dev).manual_seed(i)
+            made[s["name"]] = _make_tensor(s, shape, gen, dev, field)
+    return made
 
 
 @variants.taking_variant
@@ -172,14 +183,25 @@ def compile(task, config, shape, target=None, also=()):
                             args, kwargs, grid)
         return run
 
+    def one_config(cls, original):
+        # Nothing is timed here: another autotuned kernel on the way (the task's own is pinned
+        # to the candidate already) compiles its first config instead of benchmarking them all.
+        def run(self, *args, **kwargs):
+            saved, self.configs = self.configs, self.configs[:1]
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                self.configs = saved
+        return run
+
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     # Every jit function launched is compiled instead, whichever module it comes from (the
     # file's own function may launch helpers of other files).
     try:
-        with hooked_runs(compiling, (JITFunction,)):
+        with hooked_runs(compiling, (JITFunction,)), hooked_runs(one_config, (Autotuner,)):
             for s in [*also, shape]:  # the tuning shape last: its numbers are those reported
                 del built[:]
-                launch(loaded, _empty_inputs(loaded, s, dev), config, s)
+                launch(loaded, _compile_inputs(loaded, s, dev), config, s)
     except TaskError:
         raise
     except Exception as e:

@@ -27,6 +27,7 @@ import inspect
 import json
 import math
 import os
+import re
 import runpy
 import sys
 import sysconfig
@@ -175,6 +176,8 @@ def _describe_value(v):
              "stride": list(v.stride()), "contiguous": v.is_contiguous()}
         if not v.is_floating_point() and v.numel():
             d["min"], d["max"] = int(v.min()), int(v.max())
+            if d["min"] < 0 <= d["max"]:  # a sentinel (ignore_index -100, padding -1)?
+                d["negatives"] = v[v < 0].unique().numel()
         return d
     if isinstance(v, torch.dtype):
         return {"dtype_value": str(v)}
@@ -288,17 +291,35 @@ def _check_shape(tune, tensors, keep):
 
 def _input_spec(name, desc, symbols, output_only):
     """A tensor of the task: floats drawn from randn, integers in their recorded range, a tensor
-    the kernel only writes zeros."""
+    the kernel only writes zeros. Integers that look like indices (labels, ids) are drawn where
+    an index is valid: without the one or two negative sentinels (ignore_index) the range holds,
+    since a value between a sentinel and 0 is no index at all; and below the size they index
+    (`_index_bounds`), so that the smaller check shapes keep them in range."""
     dtype = desc["dtype"]
     spec = {"name": name, "shape": [symbols.of(d) for d in desc["shape"]], "dtype": dtype}
     if output_only or (dtype not in FLOAT_DTYPES and "min" not in desc):
         spec["init"] = "zeros"
     elif dtype in FLOAT_DTYPES:
         spec["init"] = "randn"
+    elif dtype == "bool":
+        spec["init"] = "randint:0:2"
     else:
-        spec["init"] = f"randint:{desc['min']}:{desc['max'] + 1}" if dtype != "bool" \
-            else "randint:0:2"
+        lo = 0 if desc.get("negatives", 3) <= 2 else desc["min"]
+        spec["init"] = f"randint:{lo}:{desc['max'] + 1}"
     return spec
+
+
+def _index_bounds(inputs, symbols):
+    """An integer input drawn from [LO, HI) with HI above half of a size S of the shape and at
+    most S indexes a dimension of size S: its bound becomes the symbol S."""
+    for spec in inputs:
+        m = re.match(r"^randint:(\d+):(\d+)$", spec["init"]) if spec["dtype"] != "bool" else None
+        if not m:
+            continue
+        hi = int(m.group(2))
+        sizes = [v for v in symbols.by_value if hi <= v < 2 * hi and hi > 1]
+        if sizes:
+            spec["init"] = f"randint:{m.group(1)}:{symbols.by_value[min(sizes)]}"
 
 
 def _tolerance(dtype):
@@ -505,6 +526,10 @@ def _grid_launch(entry, symbols, tunable, blocks, constexprs, config):
 def _task_for(entry, reference, irs):
     """One task document for one launch, and notes for the user."""
     ir = _kernel_ir(entry["file"], entry["kernel"], irs)
+    # what `torch.empty` left in a tensor the kernel only stores to is no value it reads
+    for p in (ir or {}).get("params", []):
+        if p.get("written_only") and p["name"] in entry["read_back"]:
+            entry["read_back"][p["name"]] = False
     constexprs = {p["name"] for p in entry["params"] if p["constexpr"]}
     scalar_names = {}
     for n, v in _integer_args(entry, constexprs).items():
@@ -534,6 +559,7 @@ def _task_for(entry, reference, irs):
                                                       constexprs, config)
     if not outputs:
         notes.append("no output found: the kernel wrote none of its tensors")
+    _index_bounds(inputs, symbols)
     space, fixed_why = _space(ir, entry, launched, symbols, names)
     if not space["params"]:
         notes.append("the analysis found nothing to tune")

@@ -22,7 +22,8 @@ _DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "float8
                 "bool": 1}
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _REF = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$")
-_RANDINT = re.compile(r"^randint:(-?\d+):(-?\d+)$")
+# HI may name a shape symbol: indices into a dimension that the check shapes shrink
+_RANDINT = re.compile(r"^randint:(-?\d+):(-?\d+|[A-Za-z_][A-Za-z0-9_]*)$")
 
 # The expression subset shared with the C side (shape sizes, constraints): numbers, names,
 # + - * / // % **, comparisons, and/or/not, min() and max().
@@ -168,7 +169,7 @@ def _check_inputs(p, inputs, outputs_names):
                   "an output)", has_got=False)
         elif not (init in INITS or m):
             p.add(f"{f}.init", f"one of {', '.join(INITS)}", init)
-        elif m and int(m.group(1)) >= int(m.group(2)):
+        elif m and m.group(2).lstrip("-").isdigit() and int(m.group(1)) >= int(m.group(2)):
             p.add(f"{f}.init", "randint:LO:HI with LO < HI", init)
         elif init in ("randn", "rand") and dtype in DTYPES and dtype not in FLOAT_DTYPES:
             p.add(f"{f}.init", f"randint:LO:HI, zeros, ones or arange for dtype {dtype}", init)

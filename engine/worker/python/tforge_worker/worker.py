@@ -10,6 +10,7 @@ import contextlib
 import inspect
 import math
 import os
+import re
 
 import torch
 import triton
@@ -418,7 +419,10 @@ def _make_tensor(spec, shape, gen, dev, field):
     elif init == "arange":
         t = torch.arange(math.prod(dims), dtype=torch.float64, device=dev).reshape(dims)
     else:
-        lo, hi = map(int, init.split(":")[1:])
+        lo, hi = (int(b) if b.lstrip("-").isdigit() else _size(b, shape, f"{field}.init")
+                  for b in init.split(":")[1:])
+        if lo >= hi:
+            raise TaskError([f"{field}.init: {init!r} at shape {shape}: expected LO < HI"])
         t = torch.randint(lo, hi, dims, generator=gen, dtype=torch.int64, device=dev)
     if scale != 1:
         t = t * scale
@@ -701,6 +705,8 @@ def classify(exc):
     resources than the GPU has) or runtime. `fatal` says the CUDA context is probably lost.
     Under the interpreter, a failure that only its gaps cause starts "interpreter gap:"."""
     text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, CompilationError):
+        text = f"{_compile_reason(exc)}\n{text}"
     # a pass of Triton's MLIR pipeline that gives up is the compiler refusing the candidate
     refused = isinstance(exc, RuntimeError) and "PassManager::run failed" in str(exc)
     status = "compile" if refused or isinstance(exc, (CompilationError, OutOfResources,
@@ -710,6 +716,23 @@ def classify(exc):
         text = f"{gap}. {text}"
     fatal = type(exc).__name__ == "AcceleratorError" or "CUDA error" in text
     return {"status": status, "message": text[:_MESSAGE_LIMIT], "fatal": fatal}
+
+
+def _compile_reason(exc):
+    """A compile error's reason and where, first: Triton puts it after a dozen lines of source,
+    past what a measurement's message keeps. Errors in helpers come wrapped, the reason in the
+    innermost."""
+    while isinstance(exc, CompilationError) and not exc.error_message and \
+            exc.__cause__ is not None:
+        exc = exc.__cause__
+    if not isinstance(exc, CompilationError):
+        return f"CompilationError: {type(exc).__name__}: {exc}"
+    line = getattr(exc.node, "lineno", None)
+    code = exc.src.split("\n")[line - 1].strip() if exc.src and line else ""
+    fn = re.search(r"def\s+(\w+)", exc.src or "")
+    where = f" at line {line} of {fn.group(1) if fn else 'the kernel'} ({code[:80]})" \
+        if line else ""
+    return f"CompilationError{where}: {exc.error_message or 'refused'}"
 
 
 def _poison(t):
