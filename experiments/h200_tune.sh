@@ -39,6 +39,10 @@
 #   rewrites:K[,K...] issue 15, two stages: tune K's knobs alone, then the source transforms
 #                    with the knobs pinned to that winner (experiments/transforms/pin.py), both
 #                    BUDGET; then both winners and torch's op timed interleaved
+#   suite[:N[,N...]] the realistic fixtures captured from experiments/suite/drive.py's entries
+#                    (all, or those named) and tuned by experiments/suite/run.py (BUDGET, default
+#                    50; TIME per task, default 2m; SEED; passed through): its table into the
+#                    summary, its results in OUT_DIR/suite (at TIME=2m about three tasks fit a call)
 # Everything goes under OUT_DIR (logs, results as runs.tar.gz); summary.txt is printed last.
 set -u
 out=$1
@@ -141,6 +145,11 @@ for step in "$@"; do
         | tee -a "$summary"
       winner "$out/runs/${k}_all.json"
     done ;;
+  suite|suite:*)
+    rm -f "$out/suite/suite.md"
+    python3 experiments/suite/run.py "$t" "$out/suite" $(echo "${step#suite}" | tr :, '  ') \
+      > "$out/suite.log" 2>&1
+    { cat "$out/suite/suite.md" 2>/dev/null || tail -5 "$out/suite.log"; } | tee -a "$summary" ;;
   tune:*)
     for k in $(echo "${step#tune:}" | tr , ' '); do
       timeout 240 "$t" tune "experiments/kernels/$k/task.json" --backend cuda \

@@ -1,0 +1,168 @@
+"""The suite: each realistic fixture tuned end to end as a user would, `tforge capture` of its
+drive.py entry, then `tforge tune` of every task captured, the file's own launch config being the
+baseline. Usage: run.py TFORGE OUT [NAME...] (all of drive.py's entries when none is named);
+BUDGET (50), TIME (2m), SEED (1) and BACKEND (unset: tune's auto) go to every tune. Prints the
+table and writes it to OUT/suite.md. A failure at any step is a row, never an exception.
+"""
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DRIVE = os.path.join(HERE, "drive.py")
+
+BUDGET, TIME = os.environ.get("BUDGET", "50"), os.environ.get("TIME", "2m")
+SEED, BACKEND = os.environ.get("SEED", "1"), os.environ.get("BACKEND")
+CAPTURE_TIMEOUT = 900  # on a GPU the autotuned matmul benchmarks its configs first
+
+
+def seconds(text):
+    """tune's --time (90s, 2m, 1h, or plain seconds) in seconds."""
+    unit = {"s": 1, "m": 60, "h": 3600}.get(text[-1:], 1)
+    return float(text.rstrip("smh")) * unit
+
+
+def reason(text):
+    """The engine's first error line (`tforge ...:`), else the last line: warnings come first."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return next((line for line in lines if line.startswith("tforge")), lines[-1] if lines else
+                "no message")[:200]
+
+
+def run(argv, timeout):
+    """(exit status, stdout, stderr); a timeout is status 124, as timeout(1) says it."""
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return 124, "", f"killed after {timeout:.0f} s"
+
+
+def short(config):
+    """BLOCK_SIZE_M=64, num_warps=4 -> BM64 w4 (num_ctas=1 left out)."""
+    names = {"num_warps": "w", "num_stages": "s", "num_ctas": "ctas"}
+    return " ".join(f"{names.get(k) or re.sub(r'(BLOCK|GROUP)(_SIZE)?_?', lambda m: m[1][0], k)}{v}"
+                    for k, v in (config or {}).items() if (k, v) != ("num_ctas", 1))
+
+
+def tune(tforge, out, name, task):
+    """Tunes one captured task; its row's measured fields, or a failed status."""
+    runs = os.path.join(out, "runs", f"{name}_{os.path.basename(os.path.dirname(task))}")
+    argv = [tforge, "tune", task, "--budget", BUDGET, "--time", TIME, "--seed", SEED,
+            "--out", runs, "-q", "--json"] + (["--backend", BACKEND] if BACKEND else [])
+    rc, stdout, stderr = run(argv, 2 * seconds(TIME) + 300)
+    try:
+        r = json.loads(stdout) if rc == 0 else None
+    except ValueError:
+        r = None
+    if r is None:
+        return {"status": f"tune failed ({rc}): {reason(stderr)}"}
+    history = r["history"]
+    best = r["best"].get("config")
+    return {"base_ms": r["baseline"].get("ms"), "best_ms": r["best"].get("ms"),
+            "speedup": r.get("speedup"), "evals": len(history),
+            "ok": sum(h["status"] == "ok" for h in history), "seconds": r["seconds"],
+            "timed": r["timed"], "winner_ok": any(h["config"] == best and h["status"] == "ok"
+                                                  for h in history),
+            "rewrites": (r.get("transforms") or {}).get("winner") or "-",
+            "busy": r.get("runner_busy_after_first_batch"), "status": "ok"}
+
+
+def entry_rows(tforge, out, name):
+    """Captures entry `name`, then tunes each task it wrote: its rows."""
+    argv = [tforge, "capture", "--out", os.path.join(out, "capture", name), "--json", "--",
+            sys.executable, DRIVE, name]
+    rc, stdout, stderr = run(argv, CAPTURE_TIMEOUT)
+    try:
+        doc = json.loads(stdout)
+    except ValueError:
+        return [{"entry": name, "status": f"capture failed ({rc}): {reason(stderr)}"}]
+    rows = []
+    if doc.get("error") or not doc["tasks"]:
+        rows.append({"entry": name, "status": "capture failed: "
+                     + reason(doc.get("error") or "no Triton launch recorded")})
+    for t in doc["tasks"]:
+        row = {"entry": name, "kernel": t["kernel"], "baseline": short(t["baseline"]),
+               "shape": " ".join(f"{k}={v}" for k, v in t["shape"].items())}
+        if t["check"] != "ok":
+            row["status"] = f"check failed ({t['check']}): {reason(t.get('check_message'))}"
+        else:
+            row.update(tune(tforge, out, name, t["task"]))
+        rows.append(row)
+        print(table([row], header=False), flush=True)
+    return rows
+
+
+def fmt(value, spec):
+    return "-" if value is None else format(value, spec)
+
+
+def speedup(value):
+    """Bold below 1: a kernel the tune left slower than its baseline must stand out."""
+    return "-" if value is None else f"**{value:.2f}**" if value < 1 else f"{value:.2f}"
+
+
+def table(rows, header=True):
+    head = ["| entry | kernel | shape | baseline | baseline ms | best ms | speedup | evals (ok) "
+            "| tune s | winner's rewrites | GPU busy | status |", "|---" * 12 + "|"]
+    lines = []
+    for r in rows:
+        cells = [r["entry"], r.get("kernel", "-"), r.get("shape", "-"), r.get("baseline", "-")]
+        if "evals" in r:
+            cells += [fmt(r["base_ms"], ".4f"), fmt(r["best_ms"], ".4f"), speedup(r["speedup"]),
+                      f"{r['evals']} ({r['ok']})", f"{r['seconds']:.0f}", r["rewrites"],
+                      fmt(r["busy"] if r["timed"] else None, ".2f")]
+        else:
+            cells += ["-"] * 7
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells + [r["status"]]) + " |")
+    return "\n".join((head if header else []) + lines)
+
+
+def summary(rows):
+    tuned = [r for r in rows if "evals" in r]
+    if not tuned:
+        return "no task tuned"
+    longest = max(r["seconds"] for r in tuned)
+    if not all(r["timed"] for r in tuned):
+        return (f"interpret: correctness only (no times, no speedups). {len(tuned)} of "
+                f"{len(rows)} tasks tuned, {sum(r['ok'] for r in tuned)} of "
+                f"{sum(r['evals'] for r in tuned)} candidates passed their check, longest tune "
+                f"{longest:.0f} s.")
+    scored = [r for r in tuned if r["speedup"]]
+    if not scored:
+        return "no task has a speedup"
+    geomean = math.exp(sum(math.log(r["speedup"]) for r in scored) / len(scored))
+    slowest = min(scored, key=lambda r: r["speedup"])
+    return (f"geomean speedup {geomean:.3f}x over {len(scored)} tasks tuned (of {len(rows)}); "
+            f"minimum {slowest['speedup']:.3f}x ({slowest['entry']} {slowest['kernel']})"
+            f"{', SLOWER THAN ITS BASELINE' if slowest['speedup'] < 1 else ''}; longest tune "
+            f"{longest:.0f} s; winner passed in {sum(r['winner_ok'] for r in tuned)} of "
+            f"{len(tuned)}.")
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    tforge, out = map(os.path.abspath, sys.argv[1:3])
+    entries = subprocess.run([sys.executable, DRIVE, "--list"], capture_output=True, text=True,
+                             check=True).stdout.split()
+    names = sys.argv[3:] or entries
+    unknown = [n for n in names if n not in entries]
+    if unknown:
+        sys.exit(f"unknown entries {unknown}; drive.py --list names them")
+    os.makedirs(out, exist_ok=True)
+    rows = []
+    for name in names:
+        rows += entry_rows(tforge, out, name)
+    text = (f"# Suite (BUDGET={BUDGET} TIME={TIME} SEED={SEED} BACKEND={BACKEND or 'auto'})\n\n"
+            f"{table(rows)}\n\n{summary(rows)}\n")
+    with open(os.path.join(out, "suite.md"), "w") as f:
+        f.write(text)
+    print("\n" + text)
+
+
+if __name__ == "__main__":
+    main()
