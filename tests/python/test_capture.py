@@ -139,6 +139,23 @@ def test_a_hard_coded_block_gets_a_grid_over_the_kernels_arguments(tmp_path):
     assert t["check"] == "ok" and 512 in t["space"]["params"]["BLOCK"]
 
 
+def test_a_head_count_equal_to_a_block_count_stays_a_head_count(tmp_path):
+    # batch 1 x 2 heads = 2 programs on axis 1, and 64 / BLOCK_M (32) = 2 too: the analysis
+    # says axis 1's program id is multiplied by no block, so the grid keeps counting heads
+    script = tmp_path / "run_attention.py"
+    script.write_text(
+        "import sys, torch\n"
+        f"sys.path.insert(0, {REALISTIC!r})\n"
+        "import attention_causal\n"
+        "q, k, v = (torch.randn(1, 2, 64, 32, dtype=torch.float16) for _ in range(3))\n"
+        "attention_causal.attention(q, k, v, True, 0.2)\n")
+    got = capture.capture([sys.executable, str(script)], "tasks", cwd=str(tmp_path))
+    (t,) = got["tasks"]
+    doc = json.load(open(t["task"]))
+    assert doc["launch"]["grid"] == "(cdiv(N_CTX, BLOCK_M), H, 1)"
+    assert t["check"] == "ok"
+
+
 def test_a_failing_script_is_reported_with_what_was_captured(tmp_path):
     script = tmp_path / "boom.py"
     script.write_text("raise RuntimeError('before any launch')\n")

@@ -640,6 +640,29 @@ class _Kernel:
         stored = set().union(*[m["_bases"] for m in memops if m["op"] == "store"])
         return stored - read - handed
 
+    def _pid_blocks(self, call):
+        """The constexprs that the program id `call`, or a name computed from it, is multiplied
+        by: the blocks whose count along that axis the grid holds (none for an axis that counts
+        heads or batches, or a persistent loop's programs)."""
+        derived, grew = set(), True
+        while grew:
+            grew = False
+            for name, values in self.assigns.items():
+                if name not in derived and any(x is call or (isinstance(x, ast.Name) and
+                                                             x.id in derived)
+                                               for v in values for x in ast.walk(v)):
+                    derived.add(name)
+                    grew = True
+        blocks = set()
+        for n in ast.walk(self.fn):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
+                for a, b in ((n.left, n.right), (n.right, n.left)):
+                    if isinstance(b, ast.Name) and b.id in self.constexprs and any(
+                            x is call or (isinstance(x, ast.Name) and x.id in derived)
+                            for x in ast.walk(a)):
+                        blocks.add(b.id)
+        return sorted(blocks)
+
     def made_by(self, e, names):
         """Whether `e` is (through local names) a call of tl.<one of names>."""
         for x in self.expand(e):
@@ -700,7 +723,8 @@ class _Kernel:
                                 "scope": self.text(_keyword(c, "scope"))})
             elif name in ("program_id", "num_programs"):
                 (pids if name == "program_id" else nprogs).append(
-                    {"axis": self.text(_keyword(c, "axis", 0)), "span": _span(c)})
+                    {"axis": self.text(_keyword(c, "axis", 0)), "span": _span(c),
+                     **({"blocks": self._pid_blocks(c)} if name == "program_id" else {})})
             elif name == "where" and c.args:
                 masks.append(c.args[0])
             elif isinstance(c.func, ast.Name) and c.func.id in f.jit:

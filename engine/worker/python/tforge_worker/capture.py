@@ -336,25 +336,41 @@ def _literal(desc):
     return None
 
 
-def _grid_formula(grid, ints, blocks):
+def _axis_blocks(ir):
+    """Per grid axis, the blocks its program id is multiplied by (the analysis'), when known."""
+    axes = {}
+    for p in (ir or {}).get("program_ids", []):
+        if "blocks" in p and p["axis"].isdigit():
+            axes.setdefault(int(p["axis"]), set()).update(p["blocks"])
+    return axes
+
+
+def _grid_formula(grid, ints, blocks, axes=None):
     """Each grid dimension as cdiv(S, B) products over the kernel's integer arguments `ints`
-    and block constexprs `blocks` (name -> value), or a plain argument, or a number."""
-    terms = [(f"cdiv({s}, {b})", -(-sv // bv)) for s, sv in ints.items() if "stride" not in s
-             for b, bv in blocks.items() if bv > 0]
+    and block constexprs `blocks` (name -> value), or a plain argument, or a number. `axes`
+    (_axis_blocks) says which blocks each dimension may count, where the analysis knows: a
+    value that both a block count and a head count match is then not taken for the wrong one."""
     singles = [(s, sv) for s, sv in ints.items() if "stride" not in s]
     dims, uses_block = [], False
-    for g in grid:
+    for i, g in enumerate(grid):
+        allowed = (axes or {}).get(i, blocks)
+        terms = [(f"cdiv({s}, {b})", -(-sv // bv)) for s, sv in singles
+                 for b, bv in blocks.items() if bv > 0 and b in allowed]
         # a block count of 1 says nothing about which block it counts
         found = "1" if g == 1 else next((t for t, v in terms if v == g and v > 1), None)
         if found is None:
-            found = next((f"{a} * {b}" for i, (a, av) in enumerate(terms) for b, bv in terms[i:]
+            found = next((f"{a} * {b}" for j, (a, av) in enumerate(terms) for b, bv in terms[j:]
                           if av * bv == g and av > 1 and bv > 1), None)
         if found is None:
             found = next((f"{a} * {s}" for a, av in terms for s, sv in singles
                           if av * sv == g and av > 1 and sv > 1), None)
         uses_block |= found not in (None, "1")
         if found is None:
-            found = next((s for s, sv in singles if sv == g), str(g))
+            found = next((s for s, sv in singles if sv == g), None)
+        if found is None:  # batch times heads
+            found = next((f"{a} * {b}" for j, (a, av) in enumerate(singles)
+                          for b, bv in singles[j + 1:] if av * bv == g and av > 1 and bv > 1),
+                         str(g))
         dims.append(found)
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")", uses_block
 
@@ -439,7 +455,7 @@ def _integer_args(entry, constexprs):
             and not isinstance(d.get("value"), bool)}
 
 
-def _call_launch(entry, symbols, tunable, blocks, constexprs):
+def _call_launch(entry, symbols, tunable, blocks, constexprs, axes):
     """launch.call through the function that launched the kernel; (launch, inputs, outputs)."""
     caller, written = entry["caller"], set(entry["written"])
     inputs, outputs, by_id, kwargs = [], [], {}, {}
@@ -481,13 +497,13 @@ def _call_launch(entry, symbols, tunable, blocks, constexprs):
     if not entry["grid_callable"]:
         # a tuple grid computed from blocks the function fixes: recompute it from the config
         formula, uses_block = _grid_formula(entry["grid"], _integer_args(entry, constexprs),
-                                            blocks)
+                                            blocks, axes)
         if uses_block:
             launch["grid"] = formula
     return launch, inputs, outputs, {}
 
 
-def _grid_launch(entry, symbols, tunable, blocks, constexprs, config):
+def _grid_launch(entry, symbols, tunable, blocks, constexprs, config, axes):
     """The kernel itself with the recorded grid as an expression; (launch, inputs, outputs,
     the expression each integer argument became)."""
     written = set(entry["written"])
@@ -516,7 +532,7 @@ def _grid_launch(entry, symbols, tunable, blocks, constexprs, config):
             args.append(expr)
         else:
             args.append(_literal(d) or "None")
-    formula, _ = _grid_formula(entry["grid"], _integer_args(entry, constexprs), blocks)
+    formula, _ = _grid_formula(entry["grid"], _integer_args(entry, constexprs), blocks, axes)
     for n, e in names.items():
         if n != e:
             formula = _rename(formula, n, e)
@@ -550,13 +566,13 @@ def _task_for(entry, reference, irs):
         any(d.get("tensor") for d in caller["args"].values())
     if by_call:
         launch, inputs, outputs, names = _call_launch(entry, symbols, tunable, blocks,
-                                                      constexprs)
+                                                      constexprs, _axis_blocks(ir))
     else:
         if caller is not None:
             notes.append(f"{caller['name']} takes arguments that are neither tensors nor plain "
                          "values: the kernel is launched directly")
         launch, inputs, outputs, names = _grid_launch(entry, symbols, tunable, blocks,
-                                                      constexprs, config)
+                                                      constexprs, config, _axis_blocks(ir))
     if not outputs:
         notes.append("no output found: the kernel wrote none of its tensors")
     _index_bounds(inputs, symbols)
