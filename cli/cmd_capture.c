@@ -4,6 +4,7 @@
 #include "registry.h"
 #include "task.h"
 #include "tforge/error.h"
+#include "worker.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -130,6 +131,62 @@ static const char *text_of(const cJSON *o, const char *name)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
+/* One task's check in `w`: its status and message into the task's report `t`. A check that
+ * crashes or hangs (a kernel reading out of bounds) fails that task alone; the worker restarts
+ * for the next. */
+static int check_one(tforge_worker *w, cJSON *t, int timeout_ms)
+{
+    cJSON *request = cJSON_CreateObject(), *args = cJSON_AddObjectToObject(request, "args");
+    cJSON_AddStringToObject(request, "module", "tforge_worker.worker");
+    cJSON_AddStringToObject(request, "function", "check_task");
+    cJSON_AddStringToObject(args, "path", text_of(t, "task"));
+    char *text = cJSON_PrintUnformatted(request), *response = NULL, detail[256] = "";
+    cJSON_Delete(request);
+    tforge_call_status how = TFORGE_CALL_OK;
+    int rc = text ? tforge_worker_call(w, text, timeout_ms, &response, &how, detail, sizeof detail)
+                  : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    free(text);
+    if (rc)
+        return rc;
+    cJSON *doc = how == TFORGE_CALL_OK ? cJSON_Parse(response) : NULL;
+    const cJSON *result = cJSON_GetObjectItemCaseSensitive(doc, "result");
+    char message[512];
+    const char *status = "runtime";
+    if (how != TFORGE_CALL_OK) {
+        snprintf(message, sizeof message, "the check's worker %s", detail);
+    } else if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"))) {
+        status = "task";
+        snprintf(message, sizeof message, "%s", text_of(doc, "error"));
+    } else {
+        status = text_of(result, "status");
+        snprintf(message, sizeof message, "%s", text_of(result, "message"));
+    }
+    cJSON_ReplaceItemInObject(t, "check", cJSON_CreateString(status));
+    cJSON_DeleteItemFromObject(t, "check_message");
+    if (strcmp(status, "ok") != 0)
+        cJSON_AddStringToObject(t, "check_message", message);
+    cJSON_Delete(doc);
+    free(response);
+    return 0;
+}
+
+/* Checks every task the capture wrote, one worker for them all (the capture's own process ran
+ * the user's script: a crash there would lose the whole report). */
+static int check_tasks(const capture_args *a, cJSON *doc)
+{
+    tforge_worker_options options = TFORGE_WORKER_OPTIONS_INIT;
+    options.name = "check_task";
+    options.env = cli_kernel_env();
+    tforge_worker *w = NULL;
+    int rc = tforge_worker_start(&w, &options);
+    cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(doc, "tasks"))
+        if (!rc)
+            rc = check_one(w, t, a->timeout_s * 1000);
+    tforge_worker_free(w);
+    return rc;
+}
+
 /* Prints the capture's report; returns the exit status it means. */
 static int report(const cli_command *c, const char *result, int json)
 {
@@ -214,11 +271,20 @@ static int run_capture_or_init(const cli_command *c, int argc, char **argv, int 
             cJSON_AddItemToArray(command, cJSON_CreateString(argv[i]));
     }
     add_common_args(args, &a);
+    cJSON_AddBoolToObject(args, "check", 0); /* below, each in a worker that may crash */
     char *result = call(&a, argv[first], "tforge_worker.capture", is_init ? "init" : "capture",
                         args);
     if (!result)
         return cli_fail(c);
-    int status = report(c, result, a.common.json);
+    cJSON *doc = cJSON_Parse(result);
+    free(result);
+    if (!doc || check_tasks(&a, doc)) {
+        cJSON_Delete(doc);
+        return cli_fail(c);
+    }
+    result = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    int status = result ? report(c, result, a.common.json) : cli_fail(c);
     free(result);
     return status;
 }

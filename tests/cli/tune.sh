@@ -255,6 +255,13 @@ printf 'print("nothing here")\n' > "$work/idle.py"
 rc=$?
 if [ "$rc" -eq 1 ] && grep -q 'no Triton kernel launch was recorded' "$work/idle.txt"; then ok; else bad "capture of nothing (exit $rc)"; cat "$work/idle.txt"; fi
 
+# a check that kills its process fails that task alone, and the report still comes
+"$tforge" init "$src/tests/python/fixtures/abort_at_small_shapes.py" --out "$work/abort" \
+  > "$work/abort.txt" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "check: runtime: the check's worker killed by signal 6" "$work/abort.txt" &&
+   grep -q '1 task(s) written, 0 passed their check' "$work/abort.txt"; then ok; else bad "init with a crashing check (exit $rc)"; cat "$work/abort.txt"; fi
+
 # check: a bad task is exit 2, naming the field; a failing baseline exit 1, saying why.
 if "$tforge" check "$work/nobase/add_task.json" > "$work/check_bad.txt" 2>&1; then rc=0; else rc=$?; fi
 if [ "$rc" -eq 1 ] && grep -q 'baseline {"BLOCK":100} at {"N":3000}' "$work/check_bad.txt"; then ok; else bad "check of a failing baseline (exit $rc)"; cat "$work/check_bad.txt"; fi

@@ -100,6 +100,16 @@ def test_indices_are_drawn_where_they_are_valid(tmp_path):
     assert doc["shapes"]["tune"][0][experts] == 8
 
 
+def test_offsets_keep_their_values_and_the_task_its_shape(tmp_path):
+    # cu_seqlens of a packed batch: random offsets would read and write out of bounds
+    got = capture.init(os.path.join(REALISTIC, "attention_varlen.py"), str(tmp_path))
+    (t,) = got["tasks"]
+    doc = json.load(open(t["task"]))
+    (cu,) = [i for i in doc["inputs"] if i["name"] == "cu_seqlens"]
+    assert cu["init"] == "values" and cu["values"] == [0, 70, 103, 231]
+    assert doc["shapes"]["check"] == doc["shapes"]["tune"] and t["check"] == "ok"
+
+
 def test_an_output_from_torch_empty_is_not_read_back(tmp_path):
     # the kernel only stores to c_ptr: whatever torch.empty_like left there is no input
     got = capture.init(os.path.join(REALISTIC, "glu_act.py"), str(tmp_path),

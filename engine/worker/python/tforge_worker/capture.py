@@ -178,6 +178,8 @@ def _describe_value(v):
             d["min"], d["max"] = int(v.min()), int(v.max())
             if d["min"] < 0 <= d["max"]:  # a sentinel (ignore_index -100, padding -1)?
                 d["negatives"] = v[v < 0].unique().numel()
+            if v.dim() == 1 and 2 <= v.numel() <= _KEPT_VALUES and bool((v[1:] >= v[:-1]).all()):
+                d["values"] = v.tolist()  # offsets (cu_seqlens, indptr): no random stand-in
         return d
     if isinstance(v, torch.dtype):
         return {"dtype_value": str(v)}
@@ -289,13 +291,21 @@ def _check_shape(tune, tensors, keep):
     return shape
 
 
+_KEPT_VALUES = 4096
+
+
 def _input_spec(name, desc, symbols, output_only):
     """A tensor of the task: floats drawn from randn, integers in their recorded range, a tensor
     the kernel only writes zeros. Integers that look like indices (labels, ids) are drawn where
     an index is valid: without the one or two negative sentinels (ignore_index) the range holds,
     since a value between a sentinel and 0 is no index at all; and below the size they index
-    (`_index_bounds`), so that the smaller check shapes keep them in range."""
+    (`_index_bounds`), so that the smaller check shapes keep them in range. A short sorted
+    integer vector (the offsets of a packed batch) keeps its recorded values: random ones would
+    point anywhere, and the task then keeps its shape for the checks too."""
     dtype = desc["dtype"]
+    if "values" in desc and not output_only:
+        return {"name": name, "shape": list(desc["shape"]), "dtype": dtype, "init": "values",
+                "values": desc["values"]}
     spec = {"name": name, "shape": [symbols.of(d) for d in desc["shape"]], "dtype": dtype}
     if output_only or (dtype not in FLOAT_DTYPES and "min" not in desc):
         spec["init"] = "zeros"
@@ -583,6 +593,8 @@ def _task_for(entry, reference, irs):
         notes.append("fixed: " + "; ".join(f"{k} ({v})" for k, v in sorted(fixed_why.items())))
     tune = symbols.tune_shape() or {"ONE": 1}  # a task names one symbol at least
     keep = {v for k, v in config.items() if isinstance(v, int) and k not in tunable}
+    if any(i["init"] == "values" for i in inputs):  # recorded offsets fix every size
+        keep |= set(tune.values())
     doc = {"description": f"captured launch of {entry['kernel']}", "source": entry["file"],
            "kernel": entry["kernel"], "launch": launch, "inputs": inputs, "outputs": outputs,
            "reference": reference or "baseline",
@@ -602,7 +614,7 @@ def _signature_key(entry):
     return entry["file"], entry["kernel"], shapes
 
 
-def _write_tasks(rec, out, reference, kernel):
+def _write_tasks(rec, out, reference, kernel, check):
     os.makedirs(out, exist_ok=True)
     # The last launch of a kernel and shape stands for them all: an autotuner's benchmark
     # launches come first, the config it chose last.
@@ -636,18 +648,26 @@ def _write_tasks(rec, out, reference, kernel):
             "shape": doc["shapes"]["tune"][0], "check_shape": doc["shapes"]["check"][0],
             "baseline": doc["baseline"], "space": doc["space"], "notes": notes,
             "launches": counts[key]}
-        try:
-            spec = load_task(path)
-            result = run_check(spec, spec["baseline"][0], doc["shapes"]["check"][0], seed=1)
-            report["check"] = result["status"]
-            if result["status"] != "ok":
-                report["check_message"] = result["message"]
-        except Exception as e:
-            report["check"] = "task"
-            report["check_message"] = f"{type(e).__name__}: {e}"
+        if check:
+            _check(report, path, doc["shapes"]["check"][0])
+        else:  # the caller checks each task in a process it can lose
+            report["check"] = "pending"
         seen[key] = report
         written.append(report)
     return written
+
+
+def _check(report, path, shape):
+    """The task's baseline run once at `shape`: its status (and message) into `report`."""
+    try:
+        spec = load_task(path)
+        result = run_check(spec, spec["baseline"][0], shape, seed=1)
+        report["check"] = result["status"]
+        if result["status"] != "ok":
+            report["check_message"] = result["message"]
+    except Exception as e:
+        report["check"] = "task"
+        report["check_message"] = f"{type(e).__name__}: {e}"
 
 
 def _script_runner(argv, cwd):
@@ -683,10 +703,11 @@ def _summary(rec, tasks, error):
             "kernels": sorted({e["kernel"] for e in rec.launches})}
 
 
-def capture(argv, out, cwd=None, reference=None, kernel=None):
+def capture(argv, out, cwd=None, reference=None, kernel=None, check=True):
     """Run `argv` once, recording every Triton launch; write one task per kernel and shape
     under `out`. Returns {launches, kernels, tasks: [{task, kernel, launch, shape, check_shape,
-    baseline, space, notes, check, check_message}], error}."""
+    baseline, space, notes, check, check_message}], error}; without `check`, each task's check
+    is "pending" (`tforge capture` runs them in a worker of their own)."""
     cwd = os.path.abspath(cwd or os.getcwd())
     run = _script_runner(argv, cwd)
     here = os.getcwd()
@@ -696,10 +717,10 @@ def capture(argv, out, cwd=None, reference=None, kernel=None):
     finally:
         os.chdir(here)
     return _summary(rec, _write_tasks(rec, os.path.abspath(os.path.join(cwd, out)), reference,
-                                      kernel), error)
+                                      kernel, check), error)
 
 
-def init(path, out, reference=None, kernel=None):
+def init(path, out, reference=None, kernel=None, check=True):
     """Run a kernel file's own `__main__` block (or, without one, its test_* functions that
     take no arguments) and capture its launches as capture() does."""
     path = os.path.abspath(path)
@@ -724,4 +745,5 @@ def init(path, out, reference=None, kernel=None):
             for t in tests:
                 t()
     rec, error = _run_user_code(run)
-    return _summary(rec, _write_tasks(rec, os.path.abspath(out), reference, kernel), error)
+    return _summary(rec, _write_tasks(rec, os.path.abspath(out), reference, kernel, check),
+                    error)

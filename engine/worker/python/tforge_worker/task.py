@@ -13,7 +13,7 @@ import re
 DTYPES = ("float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
           "int8", "int16", "int32", "int64", "uint8", "bool")
 FLOAT_DTYPES = DTYPES[:6]
-INITS = ("randn", "rand", "zeros", "ones", "randint:LO:HI", "arange")
+INITS = ("randn", "rand", "zeros", "ones", "randint:LO:HI", "arange", "values")
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _FIELDS = ("source", "kernel", "inputs", "inputs_fn", "outputs", "launch", "reference", "shapes",
            "baseline", "writes_inputs", "space", "cost", "description")
@@ -131,8 +131,8 @@ def _check_inputs(p, inputs, outputs_names):
             p.add(f, "an object {name, shape, dtype, init, scale}", spec)
             continue
         for k in spec:
-            if k not in ("name", "shape", "dtype", "init", "scale"):
-                p.add(f"{f}.{k}", "one of name, shape, dtype, init, scale (unknown field)",
+            if k not in ("name", "shape", "dtype", "init", "scale", "values"):
+                p.add(f"{f}.{k}", "one of name, shape, dtype, init, scale, values (unknown field)",
                       has_got=False)
         name = spec.get("name")
         if not isinstance(name, str) or not _IDENT.match(name):
@@ -173,10 +173,18 @@ def _check_inputs(p, inputs, outputs_names):
             p.add(f"{f}.init", "randint:LO:HI with LO < HI", init)
         elif init in ("randn", "rand") and dtype in DTYPES and dtype not in FLOAT_DTYPES:
             p.add(f"{f}.init", f"randint:LO:HI, zeros, ones or arange for dtype {dtype}", init)
+        values = spec.get("values")
+        if init == "values" and not (
+                isinstance(values, list) and
+                all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values) and
+                all(isinstance(d, int) for d in dims) and len(values) == math.prod(dims)):
+            p.add(f"{f}.values", "with init values: a list of numbers, as many as the shape "
+                  "(of fixed sizes) holds", values)
         scale = spec.get("scale", 1.0)
         if isinstance(scale, bool) or not isinstance(scale, (int, float)):
             p.add(f"{f}.scale", "a number", scale)
-        out.append({"name": name, "shape": dims, "dtype": dtype, "init": init, "scale": scale})
+        out.append({"name": name, "shape": dims, "dtype": dtype, "init": init, "scale": scale,
+                    **({"values": values} if init == "values" else {})})
     return out
 
 

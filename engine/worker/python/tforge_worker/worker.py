@@ -418,6 +418,8 @@ def _make_tensor(spec, shape, gen, dev, field):
         t = torch.ones(dims, dtype=work, device=dev)
     elif init == "arange":
         t = torch.arange(math.prod(dims), dtype=torch.float64, device=dev).reshape(dims)
+    elif init == "values":
+        t = torch.tensor(spec["values"], dtype=torch.float64, device=dev).reshape(dims)
     else:
         lo, hi = (int(b) if b.lstrip("-").isdigit() else _size(b, shape, f"{field}.init")
                   for b in init.split(":")[1:])
