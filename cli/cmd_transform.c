@@ -20,7 +20,7 @@ static const char help[] =
     "not apply. With --set (any number; parameters not set stay at level 0), --diff or --out it\n"
     "composes the transforms' edits at that point and prints the variant's source, or with --diff\n"
     "a unified diff against FILE.py. The file itself is never changed; nothing is run.\n\n"
-    "  --kernel K          the jit function (needed when the file has several)\n"
+    "  --kernel K          the jit function (needed when the file has several besides helpers)\n"
     "  --transforms IDS    only these transforms (default: every one `tforge plugins` lists)\n"
     "  --set NAME=VALUE    a parameter's value: a number, a word, True or False\n"
     "  --option ID.K=V     an option of transform ID\n"
@@ -42,24 +42,48 @@ typedef struct request {
     int diff;
 } request;
 
+/* Whether another jit function of the file calls `name`: a helper (a tanh, a rounding), never
+ * "the" kernel of a file. */
+static int is_helper(const tforge_ir_file *ir, const char *name)
+{
+    for (size_t i = 0; i < ir->n_kernels; i++)
+        for (size_t j = 0; j < ir->kernels[i].n_calls; j++)
+            if (strcmp(ir->kernels[i].calls[j].op, name) == 0)
+                return 1;
+    return 0;
+}
+
+/* The jit function `name`, or without it the only one that is no helper. */
 static const tforge_ir_kernel *find_kernel(const cli_command *command, const tforge_ir_file *ir,
                                            const char *name, const char *path)
 {
-    if (!name && ir->n_kernels == 1)
-        return &ir->kernels[0];
-    for (size_t i = 0; name && i < ir->n_kernels; i++)
-        if (strcmp(ir->kernels[i].name, name) == 0)
+    const tforge_ir_kernel *only = NULL;
+    size_t n = 0;
+    char found[512] = "", lists[2][512] = {"", ""}; /* the kernels, the helpers */
+    for (size_t i = 0; i < ir->n_kernels; i++) {
+        const char *k = ir->kernels[i].name;
+        if (name && strcmp(k, name) == 0)
             return &ir->kernels[i];
-    char found[512] = "";
-    for (size_t i = 0; i < ir->n_kernels; i++)
-        snprintf(found + strlen(found), sizeof found - strlen(found), "%s%s", i ? ", " : "",
-                 ir->kernels[i].name);
+        int helper = is_helper(ir, k);
+        if (!helper) {
+            only = &ir->kernels[i];
+            n++;
+        }
+        char *list = lists[helper];
+        snprintf(list + strlen(list), sizeof lists[0] - strlen(list), "%s%s", list[0] ? ", " : "",
+                 k);
+        snprintf(found + strlen(found), sizeof found - strlen(found), "%s%s", i ? ", " : "", k);
+    }
+    if (!name && n == 1)
+        return only;
     if (name)
         cli_usage_error(command, "%s: no @triton.jit function '%s' (found: %s)", path, name,
                         found[0] ? found : "none");
+    else if (!ir->n_kernels)
+        cli_usage_error(command, "%s has no @triton.jit function", path);
     else
-        cli_usage_error(command, "%s has %zu jit functions (%s): name one with --kernel", path,
-                        ir->n_kernels, found);
+        cli_usage_error(command, "%s has %zu kernels (%s%s%s): name one with --kernel", path, n,
+                        lists[0], lists[1][0] ? "; helpers: " : "", lists[1]);
     return NULL;
 }
 

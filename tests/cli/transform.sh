@@ -4,7 +4,8 @@
 # For each case: the diff of the variant against FILE equals tests/transforms/ID/NAME.diff;
 # with every parameter at level 0 the variant is FILE byte for byte; with TASK, `tforge check
 # TASK` of the variant passes (Triton's interpreter, fresh inputs, poisoned outputs). Then the
-# transforms that do not apply to a file leave it unchanged, and overlapping edits are refused.
+# transforms that do not apply to a file leave it unchanged, a file's kernel is found without
+# --kernel beside its helpers, and overlapping edits are refused.
 # usage: transform.sh TFORGE ROOT [FIXTURE_TRANSFORM_DIR] [--update]  (run from ROOT: the cases
 # hold relative paths)
 set -u
@@ -91,6 +92,18 @@ for s in tests/transforms/*/checks.sh; do bash "$s" "$tforge" . >"$tmp/out" 2>&1
 rc=$?
 [ $rc = 2 ] && grep -q "'7' is not one of the parameter's values" "$tmp/out"
 check $? "a bad value: exit $rc, $(cat "$tmp/out")"
+
+# Without --kernel the kernel is the one jit function no other calls (matmul_kernel calls its
+# leaky_relu); with two such the file is refused, naming them and the helper apart.
+"$tforge" transform tests/python/fixtures/realistic/gemm_autotune.py >"$tmp/out" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "^kernel matmul_kernel " "$tmp/out"
+check $? "the kernel beside a helper: exit $rc, $(head -3 "$tmp/out")"
+"$tforge" transform tests/python/fixtures/realistic/glu_act.py >"$tmp/out" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "has 2 kernels (swiglu_fwd_kernel, geglu_tanh_fwd_kernel; helpers: _tanh)" \
+  "$tmp/out"
+check $? "two kernels and a helper: exit $rc, $(cat "$tmp/out")"
 
 # Overlapping edits are refused, naming both transforms (a fixture transform that rewrites the
 # iterator pipeline appends its options to).
