@@ -109,9 +109,124 @@ def pkg_layer_norm():
     torch.testing.assert_close(layer_norm(x, w, b), want.half(), atol=1e-2, rtol=1e-2)
 
 
+def fused_xent():
+    import fused_xent
+    rows, vocab = (4096, 32000) if GPU else (8, 300)
+    x = randn(rows, vocab, dtype=torch.float32)
+    y = torch.randint(0, vocab, (rows,), device=DEVICE)
+    y[::10] = -100  # padding
+    xr = x.clone().requires_grad_(True)
+    want = torch.nn.functional.cross_entropy(xr, y, ignore_index=-100)
+    want.backward()
+    loss, grad = fused_xent.cross_entropy_forward(x, y)  # the gradient overwrites x
+    torch.testing.assert_close(loss, want.detach(), atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(grad, xr.grad, atol=1e-5 / rows, rtol=1e-4)
+
+
+def glu_act():
+    import glu_act
+    a, b = (randn(*((4096, 14336) if GPU else (6, 300))) for _ in range(2))
+    silu = torch.nn.functional.silu(a.float()) * b.float()
+    gelu = torch.nn.functional.gelu(a.float(), approximate="tanh") * b.float()
+    torch.testing.assert_close(glu_act.swiglu_forward(a, b), silu.half(), atol=2e-3, rtol=2e-3)
+    torch.testing.assert_close(glu_act.geglu_forward(a, b), gelu.half(), atol=2e-3, rtol=2e-3)
+
+
+def geglu_autograd():
+    import geglu_autograd
+    gate, up, dy = (randn(*((4096, 14336) if GPU else (6, 300))) for _ in range(3))
+    g1, u1, g2, u2 = (t.clone().requires_grad_(True) for t in (gate, up, gate, up))
+    want = torch.nn.functional.gelu(g2.float(), approximate="tanh").half() * u2
+    want.backward(dy)
+    out = geglu_autograd.GeGLUMulFunction.apply(g1, u1)
+    out.backward(dy)  # the backward kernel
+    torch.testing.assert_close(out, want.detach(), atol=2e-3, rtol=2e-3)
+    torch.testing.assert_close(g1.grad, g2.grad, atol=8e-3, rtol=8e-3)
+    torch.testing.assert_close(u1.grad, u2.grad, atol=2e-3, rtol=2e-3)
+
+
+def moe_grouped_gemm():
+    import moe_grouped_gemm
+    tokens, experts, n, k, top_k = (4096, 8, 14336, 4096, 2) if GPU else (16, 8, 64, 32, 2)
+    x, w = randn(tokens, k), randn(experts, n, k) / math.sqrt(k)
+    probs = torch.softmax(randn(tokens, experts, dtype=torch.float32), dim=-1)
+    weights, ids = torch.topk(probs, top_k, dim=-1)
+    out = moe_grouped_gemm.invoke_moe_gemm(x, w, weights, ids.to(torch.int32))
+    want = torch.empty(out.shape, device=DEVICE)
+    for e in range(experts):
+        t, s = (ids == e).nonzero(as_tuple=True)
+        want[t, s] = (x[t].float() @ w[e].float().t()) * weights[t, s, None]
+    torch.testing.assert_close(out, want.half(), atol=2e-2, rtol=2e-2)
+
+
+def per_token_int8_quant():
+    import per_token_int8_quant
+    x = randn(*((4096, 4096) if GPU else (10, 200))) * 3
+    x[0].zero_()  # an all-zero row
+    q, scales = per_token_int8_quant.per_token_quant_int8(x)
+    want_q, want_scales = per_token_int8_quant.torch_per_token_quant_int8(x)
+    # the GPU's fp32 division may round a value at .5 the other way: one step at most
+    assert q.dtype == torch.int8 and (q.int() - want_q.int()).abs().max() <= 1
+    torch.testing.assert_close(scales, want_scales, atol=0, rtol=1e-6)
+    torch.testing.assert_close(q.float() * scales, x.float(), atol=float(scales.max()) * 0.51,
+                               rtol=0)
+
+
+def paged_decode_attention():
+    import paged_decode_attention as pda
+    seqs, heads, kv_heads, d, page = (64, 32, 8, 128, 16) if GPU else (3, 4, 2, 48, 16)
+    lens = [4096] + torch.randint(1, 4097, (seqs - 1,)).tolist() if GPU else [5, 37, 16]
+    pages = max(-(-n // page) for n in lens)
+    blocks = seqs * pages + 4
+    k_cache, v_cache = (randn(blocks, page, kv_heads, d) for _ in range(2))
+    tables = torch.randperm(blocks, device=DEVICE)[:seqs * pages].view(seqs, pages).to(torch.int32)
+    seq_lens = torch.tensor(lens, dtype=torch.int32, device=DEVICE)
+    q = randn(seqs, heads, d)
+    args = (q, k_cache, v_cache, tables, seq_lens, 1 / math.sqrt(d))
+    torch.testing.assert_close(pda.paged_decode_attention(*args),
+                               pda.torch_paged_decode_attention(*args), atol=2e-3, rtol=2e-3)
+
+
+def rmsnorm_split():
+    import rmsnorm_split
+    rows, cols = (4096, 8192) if GPU else (15, 100)
+    x, w = randn(rows, cols), randn(cols)
+    want = x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()
+    torch.testing.assert_close(rmsnorm_split.rms_norm(x, w, 1e-6), want.half(), atol=2e-2,
+                               rtol=2e-2)
+
+
+def rope_logsoftmax():
+    import rope_logsoftmax
+    b, s, h, d = (4, 4096, 32, 128) if GPU else (2, 6, 3, 16)
+    q = randn(b, s, 3 * h, d)[:, :, :h]  # q, a strided slice of a fused qkv projection
+    cos, sin = rope_logsoftmax.build_rope_cache(s, d, device=DEVICE, dtype=torch.float16)
+    pos = torch.arange(s, device=DEVICE, dtype=torch.int32)
+    c, sn = cos[None, :, None].float(), sin[None, :, None].float()
+    x1, x2 = q.float().chunk(2, dim=-1)
+    want = torch.cat([x1 * c - x2 * sn, x2 * c + x1 * sn], dim=-1).half()
+    torch.testing.assert_close(rope_logsoftmax.apply_rope(q, cos, sin, pos), want, atol=2e-3,
+                               rtol=2e-3)
+    logits = randn(*((4096, 32000) if GPU else (7, 37)), dtype=torch.float32)
+    torch.testing.assert_close(rope_logsoftmax.log_softmax_lastdim(logits),
+                               torch.log_softmax(logits, -1), atol=1e-5, rtol=1e-5)
+
+
+def bp_linear():
+    import bp_linear
+    m, n, k = (4096, 4096, 4096) if GPU else (40, 24, 36)
+    x, w, bias = randn(m, k), randn(n, k) / math.sqrt(k), randn(n)
+    want = torch.nn.functional.gelu(x.float() @ w.float().t() + bias.float(), approximate="tanh")
+    torch.testing.assert_close(bp_linear.linear(x, w.t(), bias, activation="gelu_tanh"),
+                               want.half(), atol=2e-2, rtol=2e-2)
+
+
 ENTRIES = {f.__name__: f for f in (gemm_autotune, rms_norm_liger, matvec_heuristics,
                                    attention_causal, attention_varlen, device_queries,
-                                   flash_attn_causal, softmax_inplace, pkg_layer_norm)}
+                                   flash_attn_causal, softmax_inplace, pkg_layer_norm,
+                                   fused_xent, glu_act, geglu_autograd, moe_grouped_gemm,
+                                   per_token_int8_quant, paged_decode_attention, rmsnorm_split,
+                                   rope_logsoftmax, bp_linear)}
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--list"]:
