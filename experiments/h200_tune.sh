@@ -39,6 +39,9 @@
 #   rewrites:K[,K...] issue 15, two stages: tune K's knobs alone, then the source transforms
 #                    with the knobs pinned to that winner (experiments/transforms/pin.py), both
 #                    BUDGET; then both winners and torch's op timed interleaved
+#   lookahead:K[,K...] tune K with compile-ahead (the default) and with --no-lookahead, BUDGET
+#                    (default 40) and SEED each, every transform: the seconds, the GPU's busy
+#                    share after the first batch and the best time of each
 #   suite[:N[,N...]] the realistic fixtures captured from experiments/suite/drive.py's entries
 #                    (all, or those named) and tuned by experiments/suite/run.py (BUDGET, default
 #                    50; TIME per task, default 2m; SEED; passed through): its table into the
@@ -144,6 +147,19 @@ for step in "$@"; do
         --run "transforms=$out/runs/${k}_all" ${torch_op:+--torch "$torch_op"} 2>&1 | tail -7 \
         | tee -a "$summary"
       winner "$out/runs/${k}_all.json"
+    done ;;
+  lookahead:*)
+    for k in $(echo "${step#lookahead:}" | tr , ' '); do
+      for mode in ahead plain; do
+        timeout 280 "$t" tune "experiments/kernels/$k/task.json" --backend cuda \
+          --budget "${BUDGET:-40}" --seed "${SEED:-1}" --out "$out/runs/${k}_$mode" -q --json \
+          $([ $mode = plain ] && echo --no-lookahead) \
+          > "$out/runs/${k}_$mode.json" 2> "$out/runs/${k}_$mode.err"
+        line "$out/runs/${k}_$mode.json" tune "$k $mode"
+        python3 -c "import json,sys; r=json.load(open(sys.argv[1])); \
+print('   GPU busy after the first batch:', r.get('runner_busy_after_first_batch'))" \
+          "$out/runs/${k}_$mode.json" 2>&1 | tee -a "$summary"
+      done
     done ;;
   suite|suite:*)
     rm -f "$out/suite/suite.md"
