@@ -110,6 +110,13 @@ def test_offsets_keep_their_values_and_the_task_its_shape(tmp_path):
     assert doc["shapes"]["check"] == doc["shapes"]["tune"] and t["check"] == "ok"
 
 
+def test_launches_that_differ_in_a_flag_are_tasks_of_their_own(tmp_path):
+    # RoPE with INTERLEAVED False, then True: two kernels, at one shape
+    got = capture.init(os.path.join(REALISTIC, "rope_logsoftmax.py"), str(tmp_path),
+                       kernel="rope_fwd_kernel")
+    assert len(got["tasks"]) == 2 and all(t["check"] == "ok" for t in got["tasks"])
+
+
 def test_an_output_from_torch_empty_is_not_read_back(tmp_path):
     # the kernel only stores to c_ptr: whatever torch.empty_like left there is no input
     got = capture.init(os.path.join(REALISTIC, "glu_act.py"), str(tmp_path),

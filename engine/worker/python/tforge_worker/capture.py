@@ -608,10 +608,17 @@ def _task_for(entry, reference, irs):
 
 
 def _signature_key(entry):
-    """Launches of one kernel at one shape are one task."""
+    """Launches of one kernel at one shape are one task, unless a flag differs (a constexpr
+    that is a word, a truth value or a dtype: `reduction="sum"`, `INTERLEAVED`), which makes
+    another kernel. Numbers are left out: an autotuner's benchmark launches differ in them."""
     shapes = tuple((n, tuple(d["shape"]), d["dtype"]) for n, d in sorted(entry["args"].items())
                    if d.get("tensor"))
-    return entry["file"], entry["kernel"], shapes
+    def flag(d):
+        v = d.get("value", d.get("dtype_value"))
+        return None if isinstance(v, (int, float)) and not isinstance(v, bool) else repr(v)
+    flags = tuple((p["name"], flag(entry["args"].get(p["name"], {}))) for p in entry["params"]
+                  if p["constexpr"])
+    return entry["file"], entry["kernel"], shapes, flags
 
 
 def _write_tasks(rec, out, reference, kernel, check):
