@@ -689,3 +689,11 @@ def test_written_only_pointers(tmp_path):
     assert written_only(str(path), "k") == set()
     path.write_text(path.read_text().replace("    bump(y_ptr, offs)\n", ""))
     assert written_only(str(path), "k") == {"y_ptr"}
+
+
+def test_a_block_unpacked_from_a_shape_is_fixed():
+    # the page size of a paged KV cache is the cache's layout: another value reads other pages
+    k = kernel_of(fixture("paged_decode_attention.py"), "paged_decode_attention_kernel")
+    (t,) = [t for t in k["tunables"] if t["name"] == "kv_block_size"]
+    assert t["kind"] == "fixed" and t["why"].startswith("a size of an input (_, kv_block_size")
+    assert "kv_block_size" not in infer_space(k, {"kv_block_size": 16})["params"]

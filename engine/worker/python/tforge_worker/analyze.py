@@ -770,6 +770,11 @@ class _Kernel:
             elif kind == "jit" and isinstance(d, ast.Call):
                 jit_options = {k.arg: self.text(k.value) for k in d.keywords if k.arg}
         tunables, constraints = self._tunables(params, uses, heuristics, sizes, rows)
+        for t in tunables:
+            source = _shape_source(sites, t["name"])
+            if source and t["kind"] in ("block", "step"):
+                t.update(kind="fixed", why=f"a size of an input ({source})", domain="",
+                         relates_to=[], covers_row=None)
         for d in dots:
             del d["_operands"]
         return {"name": self.fn.name, "span": _span(self.fn), "language": f.language,
@@ -2000,6 +2005,18 @@ def _holds(expr, bound):
                          {"__builtins__": {}, "min": min, "max": max}, dict(bound)))
     except Exception:
         return None
+
+
+def _shape_source(sites, name):
+    """The statement that makes constexpr `name` a size of an input where a launch passes a
+    name unpacked from, or indexed in, a tensor's `.shape` (`_, page, heads, d =
+    key_cache.shape`: the page size of a cache is its layout, not a tile), else None."""
+    for site in sites:
+        for c in site["constexprs"]:
+            if c["name"] == name and c["assigned"] and re.fullmatch(r"[A-Za-z_]\w*", c["value"]) \
+                    and re.search(r"=[^=]*\.(shape\b|size\()", c["assigned"]):
+                return c["assigned"]
+    return None
 
 
 def infer_space(ir_kernel, bound):
