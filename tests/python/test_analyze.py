@@ -697,3 +697,12 @@ def test_a_block_unpacked_from_a_shape_is_fixed():
     (t,) = [t for t in k["tunables"] if t["name"] == "kv_block_size"]
     assert t["kind"] == "fixed" and t["why"].startswith("a size of an input (_, kv_block_size")
     assert "kv_block_size" not in infer_space(k, {"kv_block_size": 16})["params"]
+
+
+def test_a_block_the_host_reads_from_the_splatted_config_is_fixed():
+    # the wrapper pads the routing to config["BLOCK_SIZE_M"] and launches with **config
+    k = kernel_of(fixture("moe_grouped_gemm.py"), "moe_grouped_gemm_kernel")
+    (site,) = k["launch_sites"]
+    assert site["splats"] == ["config"] and "BLOCK_SIZE_M" in site["host_keys"]
+    kinds_of = {t["name"]: t["kind"] for t in k["tunables"]}
+    assert kinds_of["BLOCK_SIZE_M"] == "fixed" and kinds_of["BLOCK_SIZE_N"] == "block"

@@ -29,7 +29,10 @@ Tunable rules, in order, for each constexpr:
   5. GROUP in the name: kind `group`;
   6. an arange extent never masked and never a loop step: fixed, it must equal a size (a head
      dimension);
-  7. a loop step: kind `step`; otherwise kind `block`.
+  7. a loop step: kind `step`; otherwise kind `block`;
+  8. then, a block, step or group that a launch passes as a name unpacked from (or indexed in) a
+     tensor's `.shape`, or through `**config` while the launching function reads
+     `config["NAME"]` itself (outside the grid): fixed, the host's layout or padding holds it.
 Then `num_warps` (kind `warps`) and `num_stages` (kind `stages`; without loops it changes
 nothing, and its domain is the launched value alone).
 
@@ -46,7 +49,8 @@ the launch's values of the kernel's parameters, num_warps and num_stages): a blo
 of n: next_pow2(n), 2x, 4x (at most 65536); a dot block or step: powers of two 16..256 (at most
 next_pow2 of the size it is masked against); any other block or step: powers of two from a
 quarter to four times the launched value (16..65536, at most next_pow2 of its size); groups 1, 4,
-8, 16; num_warps 2, 4, 8, 16; num_stages 1..5 with loops, else the launched value alone. Every
+8, 16; num_warps 2, 4, 8, 16; num_stages 1..5 with loops, else the launched value alone (blocks
+launched under 16 range down to 1). Every
 domain holds the launched value. A constraint the launched config breaks is dropped (the
 estimate, not the launch, is wrong).
 
@@ -408,12 +412,22 @@ def _launches(f, qualname, fn):
                              "assigned": assigned(value.id) if is_name and value.id not in params
                              else None})
         kwargs = {k.arg: f.text(k.value) for k in node.keywords if k.arg}
+        # `**config`: the keys the function reads from that dict itself, outside the grid (the
+        # host pads or routes by them: such a key must keep the value the dict gives it)
+        splats = {k.value.id for k in node.keywords if k.arg is None and
+                  isinstance(k.value, ast.Name)}
+        in_grid = {id(n) for n in ast.walk(grid)}
+        host_keys = sorted({n.slice.value for n in ast.walk(fn) if id(n) not in in_grid and
+                            isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and
+                            n.value.id in splats and isinstance(n.slice, ast.Constant) and
+                            isinstance(n.slice.value, str)})
         out.append({
             "kernel": kernel.name, "function": fn.name, "qualname": qualname,
             "span": _span(node), "function_span": _span(fn), "params": params,
             "grid": {"text": f.text(grid), "kind": kind,
                      "assigned": assigned(grid.id) if kind == "name" else None},
             "args": [f.text(a) for a in node.args], "kwargs": kwargs, "constexprs": meta,
+            "splats": sorted(splats), "host_keys": host_keys,
             "num_warps": kwargs.get("num_warps"), "num_stages": kwargs.get("num_stages")})
     return sorted(out, key=lambda s: (s["span"]["line"], s["span"]["col"]))
 
@@ -772,9 +786,12 @@ class _Kernel:
         tunables, constraints = self._tunables(params, uses, heuristics, sizes, rows)
         for t in tunables:
             source = _shape_source(sites, t["name"])
-            if source and t["kind"] in ("block", "step"):
-                t.update(kind="fixed", why=f"a size of an input ({source})", domain="",
-                         relates_to=[], covers_row=None)
+            host = next((s for s in sites if t["name"] in s["host_keys"]), None)
+            why = f"a size of an input ({source})" if source else \
+                f"{host['function']} uses {t['name']} of the dict it splats on the host too" \
+                if host else None
+            if why and t["kind"] in ("block", "step", "group"):
+                t.update(kind="fixed", why=why, domain="", relates_to=[], covers_row=None)
         for d in dots:
             del d["_operands"]
         return {"name": self.fn.name, "span": _span(self.fn), "language": f.language,
