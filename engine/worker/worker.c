@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -77,6 +78,14 @@ static char **child_environment(const char *const *extra)
     return envp;
 }
 
+/* The engine's own executable, opened once: a worker started after the file was rebuilt or
+ * reinstalled (a long sweep outlives an upgrade) still runs the engine that started it. */
+static int self_fd = -1;
+static void open_self(void)
+{
+    self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+}
+
 static int spawn(tforge_worker *w)
 {
     int requests[2], responses[2];
@@ -91,11 +100,14 @@ static int spawn(tforge_worker *w)
     }
     char self[4096];
     const char *exe = w->options.executable;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
     if (!exe) {
+        pthread_once(&once, open_self);
         ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
         self[n > 0 ? n : 0] = '\0';
         exe = self;
     }
+    int by_fd = !w->options.executable && self_fd >= 0;
     char **envp = child_environment(w->options.env);
     if (!envp) {
         close(requests[0]);
@@ -128,7 +140,11 @@ static int spawn(tforge_worker *w)
         /* What the user's code prints must not reach the engine's standard output. */
         dup2(2, 1);
         char *argv[] = {(char *)exe, "__worker", NULL};
-        execve(exe, argv, envp);
+        if (by_fd)
+            fexecve(self_fd, argv, envp);
+        else
+            execve(exe, argv, envp);
+        dprintf(2, "tforge: cannot start a worker from %s: %s\n", exe, strerror(errno));
         _exit(127);
     }
     free(envp);

@@ -1,4 +1,4 @@
-/* Eviction hints on loads: for each of the first four `tl.load`s (pointers or block pointers, not
+/* Eviction hints on loads: for each of four `tl.load`s (pointers or block pointers, not
  * descriptors) that set no eviction_policy, cache_modifier or volatile, an eviction policy for
  * the lines it brings into the caches (evict_first: streamed, evict_last: reused). A hint only
  * says which lines the caches give up first; the load reads the same bytes, so the variant
@@ -17,6 +17,28 @@ typedef struct eviction_state {
     char names[MAX_LOADS][16];
 } eviction_state;
 
+/* How much a load's hint may matter, where the IR can tell: loads in a loop stream or reuse the
+ * most bytes (2), masked and block-pointer loads are tiles (1), an unmasked pointer load is most
+ * often one index or length (0). */
+static int weight(const tforge_ir_memop *m)
+{
+    return m->in_loop ? 2 : m->mask || m->block_pointer ? 1 : 0;
+}
+
+/* Whether load `m` is among the MAX_LOADS that count most, ties to the earlier in the source. */
+static int chosen(const tforge_ir_kernel *k, const tforge_ir_memop *m)
+{
+    unsigned ahead = 0;
+    for (size_t i = 0; i < k->n_memops; i++) {
+        const tforge_ir_memop *o = &k->memops[i];
+        if (o != m && strcmp(o->op, "load") == 0 && !o->descriptor && !o->eviction_policy &&
+            !o->cache_modifier && !o->volatile_ &&
+            (weight(o) > weight(m) || (weight(o) == weight(m) && o < m)))
+            ahead++;
+    }
+    return ahead < MAX_LOADS;
+}
+
 static int eviction_create(void **state, const tforge_transform_args *args)
 {
     const tforge_ir_kernel *k = args->kernel;
@@ -25,13 +47,17 @@ static int eviction_create(void **state, const tforge_transform_args *args)
         return TFORGE_PLUGIN_ENOMEM;
     xf_base *b = &s->base;
     size_t len = (size_t)snprintf(b->description, sizeof b->description, "loads at line");
-    unsigned hinted = 0;
-    for (size_t i = 0; i < k->n_memops && b->n_params < MAX_LOADS; i++) {
+    unsigned hinted = 0, passed = 0;
+    for (size_t i = 0; i < k->n_memops; i++) {
         const tforge_ir_memop *m = &k->memops[i];
         if (strcmp(m->op, "load") != 0 || m->descriptor)
             continue;
         if (m->eviction_policy || m->cache_modifier || m->volatile_) {
             hinted++;
+            continue;
+        }
+        if (!chosen(k, m)) {
+            passed++;
             continue;
         }
         uint32_t l = b->n_params++;
@@ -49,8 +75,12 @@ static int eviction_create(void **state, const tforge_transform_args *args)
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
     }
     if (hinted && len < sizeof b->description)
+        len += (size_t)snprintf(b->description + len, sizeof b->description - len,
+                                "; %u hinted or volatile already, left alone", hinted);
+    if (passed && len < sizeof b->description)
         snprintf(b->description + len, sizeof b->description - len,
-                 "; %u hinted or volatile already, left alone", hinted);
+                 "; %u more left out (loads in loops, then masked ones, come first)",
+                 passed);
     *state = s;
     return 0;
 }
