@@ -706,3 +706,10 @@ def test_a_block_the_host_reads_from_the_splatted_config_is_fixed():
     assert site["splats"] == ["config"] and "BLOCK_SIZE_M" in site["host_keys"]
     kinds_of = {t["name"]: t["kind"] for t in k["tunables"]}
     assert kinds_of["BLOCK_SIZE_M"] == "fixed" and kinds_of["BLOCK_SIZE_N"] == "block"
+
+
+def test_a_loop_tail_through_a_mask_held_in_a_name():
+    # `msk = cols < n_cols` then `mask=msk`: the gradient pass splits like the others
+    k = kernel_of(fixture("fused_xent.py"), "cross_entropy_fwd_kernel")
+    tails = {t["span"]["line"]: len(t["drops"]) for t in k["loop_tails"]}
+    assert tails[62] == 3  # its load's mask and other, its store's mask

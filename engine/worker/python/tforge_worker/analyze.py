@@ -1825,7 +1825,11 @@ class _Kernel:
             terms.insert(0, e.right)
             e = e.left
         terms.insert(0, e)
-        bound = [t for t in terms if self._bounds_tile(loop, t, kind, var, size, block)]
+
+        def value_of(t):  # `mask = offs < n; ...(mask=mask)`: the name's one value
+            values = self.assigns.get(t.id) if isinstance(t, ast.Name) else None
+            return values[0] if values and len(values) == 1 else t
+        bound = [t for t in terms if self._bounds_tile(loop, value_of(t), kind, var, size, block)]
         if len(bound) == len(terms):
             gone = [k for k in call.keywords if k.arg in ("mask", "other")]
             nodes = sorted(call.args + call.keywords, key=lambda n: (n.lineno, n.col_offset))
