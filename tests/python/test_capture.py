@@ -206,3 +206,15 @@ def test_a_function_launching_twice_returns_for_both_launches(tmp_path):
     assert t["launches"] == 2 and t["baseline"]["BLOCK"] == 1024
     doc = json.load(open(t["task"]))
     assert doc["launch"]["returns"] == ["out0"] and doc["outputs"][0]["name"] == "out0"
+
+
+def test_a_transposed_weight_stays_transposed(tmp_path):
+    # linear(x, w) passes w.t(): the task's tensor has the strides the kernel was launched with
+    from tforge_worker import load_task, make_inputs
+    got = capture.init(os.path.join(REALISTIC, "bp_linear.py"), str(tmp_path))
+    task = load_task(got["tasks"][0]["task"])
+    (w,) = [i for i in task["inputs"] if i["name"] == "weight_t"]
+    assert w["order"] == [1, 0]
+    shape = task["shapes"]["check"][0]
+    made = make_inputs(task, shape, 0, "cpu")["weight_t"]
+    assert list(made.shape) == [shape["K"], shape["N"]] and made.stride() == (1, shape["K"])

@@ -25,7 +25,8 @@ from triton.runtime.jit import JITFunction, create_function_from_signature
 
 from . import variants
 from .task import TaskError
-from .worker import _make_tensor, _size, classify, get, hooked_runs, launch, make_inputs
+from .worker import (_make_tensor, _size, classify, get, hooked_runs, laid_out, launch,
+                     make_inputs)
 
 # Shared memory a block may use (opt-in maximum), by compute capability: checked when no GPU is
 # there to check it, as Triton's loader would.
@@ -148,9 +149,10 @@ def _compile_inputs(loaded, shape, dev):
     for i, s in enumerate(spec["inputs"]):
         field = f"{spec['id']}: inputs[{i}]"
         if s["init"] in ("randn", "rand"):
-            made[s["name"]] = torch.empty([_size(d, shape, f"{field}.shape[{j}]")
-                                           for j, d in enumerate(s["shape"])],
-                                          dtype=getattr(torch, s["dtype"]), device=dev)
+            dims, back = laid_out(s, [_size(d, shape, f"{field}.shape[{j}]")
+                                      for j, d in enumerate(s["shape"])])
+            t = torch.empty(dims, dtype=getattr(torch, s["dtype"]), device=dev)
+            made[s["name"]] = t.permute(back) if back else t
         else:
             gen = torch.Generator(device=dev).manual_seed(i)
             made[s["name"]] = _make_tensor(s, shape, gen, dev, field)

@@ -294,6 +294,22 @@ def _check_shape(tune, tensors, keep):
 _KEPT_VALUES = 4096
 
 
+def _order(desc):
+    """The dimensions from the outermost in memory to the innermost, when the tensor is a dense
+    permutation other than row-major (a weight passed as `w.t()`), else None. Slices (a view
+    into a fused qkv) are not kept: their task tensors are contiguous."""
+    shape, stride = desc["shape"], desc.get("stride")
+    if desc.get("contiguous", True) or not stride or len(shape) < 2 or min(shape) <= 1:
+        return None
+    order = sorted(range(len(shape)), key=lambda d: -stride[d])
+    expect = 1
+    for d in reversed(order):
+        if stride[d] != expect:
+            return None
+        expect *= shape[d]
+    return order
+
+
 def _input_spec(name, desc, symbols, output_only):
     """A tensor of the task: floats drawn from randn, integers in their recorded range, a tensor
     the kernel only writes zeros. Integers that look like indices (labels, ids) are drawn where
@@ -307,6 +323,8 @@ def _input_spec(name, desc, symbols, output_only):
         return {"name": name, "shape": list(desc["shape"]), "dtype": dtype, "init": "values",
                 "values": desc["values"]}
     spec = {"name": name, "shape": [symbols.of(d) for d in desc["shape"]], "dtype": dtype}
+    if _order(desc):
+        spec["order"] = _order(desc)
     if output_only or (dtype not in FLOAT_DTYPES and "min" not in desc):
         spec["init"] = "zeros"
     elif dtype in FLOAT_DTYPES:

@@ -131,9 +131,9 @@ def _check_inputs(p, inputs, outputs_names):
             p.add(f, "an object {name, shape, dtype, init, scale}", spec)
             continue
         for k in spec:
-            if k not in ("name", "shape", "dtype", "init", "scale", "values"):
-                p.add(f"{f}.{k}", "one of name, shape, dtype, init, scale, values (unknown field)",
-                      has_got=False)
+            if k not in ("name", "shape", "dtype", "init", "scale", "values", "order"):
+                p.add(f"{f}.{k}", "one of name, shape, dtype, init, scale, values, order "
+                      "(unknown field)", has_got=False)
         name = spec.get("name")
         if not isinstance(name, str) or not _IDENT.match(name):
             p.add(f"{f}.name", "an identifier", name)
@@ -183,8 +183,13 @@ def _check_inputs(p, inputs, outputs_names):
         scale = spec.get("scale", 1.0)
         if isinstance(scale, bool) or not isinstance(scale, (int, float)):
             p.add(f"{f}.scale", "a number", scale)
+        order = spec.get("order")
+        if order is not None and sorted(order) != list(range(len(dims))):
+            p.add(f"{f}.order", f"a permutation of 0..{len(dims) - 1} (the dimensions from the "
+                  "outermost in memory to the innermost)", order)
         out.append({"name": name, "shape": dims, "dtype": dtype, "init": init, "scale": scale,
-                    **({"values": values} if init == "values" else {})})
+                    **({"values": values} if init == "values" else {}),
+                    **({"order": order} if order else {})})
     return out
 
 

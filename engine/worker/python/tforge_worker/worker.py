@@ -403,8 +403,18 @@ def _size(expr, shape, field="a shape"):
     return size
 
 
+def laid_out(spec, dims):
+    """The sizes in memory order and the permutation back to the task's order: a tensor with an
+    `order` (captured transposed) is made so, its strides those the kernel was launched with."""
+    order = spec.get("order")
+    if not order:
+        return dims, None
+    return [dims[i] for i in order], [order.index(j) for j in range(len(order))]
+
+
 def _make_tensor(spec, shape, gen, dev, field):
-    dims = [_size(d, shape, f"{field}.shape[{j}]") for j, d in enumerate(spec["shape"])]
+    dims, back = laid_out(spec, [_size(d, shape, f"{field}.shape[{j}]")
+                                 for j, d in enumerate(spec["shape"])])
     dtype = getattr(torch, spec["dtype"])
     work = torch.float64 if dtype == torch.float64 else torch.float32
     init, scale = spec["init"], spec["scale"]
@@ -428,7 +438,8 @@ def _make_tensor(spec, shape, gen, dev, field):
         t = torch.randint(lo, hi, dims, generator=gen, dtype=torch.int64, device=dev)
     if scale != 1:
         t = t * scale
-    return t.to(dtype)
+    t = t.to(dtype)
+    return t.permute(back) if back else t
 
 
 def make_inputs(task, shape, seed, dev=None):
