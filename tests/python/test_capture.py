@@ -108,6 +108,12 @@ def test_offsets_keep_their_values_and_the_task_its_shape(tmp_path):
     (cu,) = [i for i in doc["inputs"] if i["name"] == "cu_seqlens"]
     assert cu["init"] == "values" and cu["values"] == [0, 70, 103, 231]
     assert doc["shapes"]["check"] == doc["shapes"]["tune"] and t["check"] == "ok"
+    # the wrapper's grid counts query blocks of its own max_seqlen, which the kernel never sees
+    assert doc["launch"]["grid"].startswith("(cdiv(max_seqlen, BLOCK_M),")
+    from tforge_worker import load_task, run_check
+    task = load_task(t["task"])
+    small = {**task["baseline"][0], "BLOCK_M": 16}
+    assert run_check(task, small, task["shapes"]["check"][0])["status"] == "ok"
 
 
 def test_launches_that_differ_in_a_flag_are_tasks_of_their_own(tmp_path):

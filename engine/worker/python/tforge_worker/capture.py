@@ -523,9 +523,12 @@ def _call_launch(entry, symbols, tunable, blocks, constexprs, axes):
     if returns:
         launch["returns"] = returns
     if not entry["grid_callable"]:
-        # a tuple grid computed from blocks the function fixes: recompute it from the config
-        formula, uses_block = _grid_formula(entry["grid"], _integer_args(entry, constexprs),
-                                            blocks, axes)
+        # a tuple grid computed from blocks the function fixes: recompute it from the config,
+        # over the kernel's integer arguments and, where the kernel lacks one, the function's
+        ints = {n: d["value"] for n, d in caller["args"].items()
+                if isinstance(d.get("value"), int) and not isinstance(d.get("value"), bool)}
+        ints.update(_integer_args(entry, constexprs))
+        formula, uses_block = _grid_formula(entry["grid"], ints, blocks, axes)
         if uses_block:
             launch["grid"] = formula
     return launch, inputs, outputs, {}

@@ -583,6 +583,7 @@ class _injected:
         self.config = dict(config)
         self.pinned = _pinned(loaded.kernel, config).config
         self.launches = []
+        self.call_values = {}  # the function's integer arguments, for launch.grid (_call)
 
     def _mine(self, obj):
         return is_task_kernel(self.loaded, obj)
@@ -598,7 +599,8 @@ class _injected:
                 return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
             kwargs.update(injected.config)
             if grid_code is not None:
-                bound = {n: d for n, _, has, d in params if has}
+                bound = dict(injected.call_values)
+                bound.update((n, d) for n, _, has, d in params if has)
                 bound.update(zip((n for n, *_ in params), args))
                 bound.update(kwargs)
                 grid = _evaluate(spec, "launch.grid", spec["launch"]["grid"], grid_code,
@@ -655,8 +657,12 @@ def _call(loaded, inputs, config, shape, injected=None):
     """The file's own function called on `inputs` with `config` in its kernel's launches;
     returns its return value."""
     args, kwargs = _arguments(loaded, _launch_env(**shape, **inputs))
+    injected = injected or _injected(loaded, config)
+    # a grid may count blocks of what the function takes but the kernel does not (max_seqlen)
+    injected.call_values = {k: v for k, v in kwargs.items()
+                            if isinstance(v, int) and not isinstance(v, bool)}
     # without a GPU, a function that asks for the device at run time gets the stand-in
-    with standin.active(), injected or _injected(loaded, config):
+    with standin.active(), injected:
         return loaded.funcs["call"](*args, **kwargs)
 
 
