@@ -426,6 +426,18 @@ static void compiled(pool *e, tforge_worker *w, tforge_call_status how, const ch
     cJSON_Delete(doc);
 }
 
+/* The entry in a worker's slot is compiled (or failed to be): its result, the waiters told, the
+ * slot freed. */
+static void settle(pool *e, compile_entry **slot, const tforge_measurement *r)
+{
+    pthread_mutex_lock(&e->qlock);
+    (*slot)->m = *r;
+    (*slot)->state = COMPILED;
+    pthread_cond_broadcast(&e->compiled_cv);
+    pthread_mutex_unlock(&e->qlock);
+    *slot = NULL;
+}
+
 static void *compile_thread(void *arg)
 {
     pool *e = arg;
@@ -461,12 +473,7 @@ static void *compile_thread(void *arg)
                 tforge_measurement_init(&r);
                 r.status = TFORGE_STATUS_RUNTIME;
                 snprintf(r.message, sizeof r.message, "could not reach a compile worker");
-                pthread_mutex_lock(&e->qlock);
-                slot[w]->m = r;
-                slot[w]->state = COMPILED;
-                pthread_cond_broadcast(&e->compiled_cv);
-                pthread_mutex_unlock(&e->qlock);
-                slot[w] = NULL;
+                settle(e, &slot[w], &r);
                 continue;
             }
             fds[n_fds++] = (struct pollfd){tforge_worker_fd(e->compilers[w]), POLLIN, 0};
@@ -500,12 +507,7 @@ static void *compile_thread(void *arg)
             tforge_measurement_init(&r);
             compiled(e, e->compilers[w], how, response, detail, &r);
             free(response);
-            pthread_mutex_lock(&e->qlock);
-            slot[w]->m = r;
-            slot[w]->state = COMPILED;
-            pthread_cond_broadcast(&e->compiled_cv);
-            pthread_mutex_unlock(&e->qlock);
-            slot[w] = NULL;
+            settle(e, &slot[w], &r);
         }
     }
     return NULL;
