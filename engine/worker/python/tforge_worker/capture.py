@@ -323,8 +323,9 @@ def _input_spec(name, desc, symbols, output_only):
         return {"name": name, "shape": list(desc["shape"]), "dtype": dtype, "init": "values",
                 "values": desc["values"]}
     spec = {"name": name, "shape": [symbols.of(d) for d in desc["shape"]], "dtype": dtype}
-    if _order(desc):
-        spec["order"] = _order(desc)
+    order = _order(desc)
+    if order:
+        spec["order"] = order
     if output_only or (dtype not in FLOAT_DTYPES and "min" not in desc):
         spec["init"] = "zeros"
     elif dtype in FLOAT_DTYPES:
