@@ -713,3 +713,10 @@ def test_a_loop_tail_through_a_mask_held_in_a_name():
     k = kernel_of(fixture("fused_xent.py"), "cross_entropy_fwd_kernel")
     tails = {t["span"]["line"]: len(t["drops"]) for t in k["loop_tails"]}
     assert tails[62] == 3  # its load's mask and other, its store's mask
+
+
+def test_exp_in_a_jit_helper_is_the_kernels_math_too():
+    # GeGLU's tanh is a jit helper written with tl.exp: exp2 reaches it there
+    k = kernel_of(fixture("glu_act.py"), "geglu_tanh_fwd_kernel")
+    assert [(m["op"], m.get("helper")) for m in k["math"]] == [("exp", "_tanh")]
+    assert kernel_of(fixture("glu_act.py"), "swiglu_fwd_kernel")["math"] == []

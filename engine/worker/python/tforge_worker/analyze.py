@@ -654,6 +654,27 @@ class _Kernel:
         stored = set().union(*[m["_bases"] for m in memops if m["op"] == "store"])
         return stored - read - handed
 
+    def _helper_math(self):
+        """The math calls in the jit helpers the kernel calls, through helpers of helpers (a tanh
+        written with tl.exp, as Liger's and Unsloth's files write it), each once: rewriting one
+        keeps the result of every caller of that helper."""
+        f, out, seen = self.f, [], {self.fn.name}
+        todo = [c.func.id for c in self.calls() if isinstance(c.func, ast.Name)]
+        while todo:
+            name = todo.pop()
+            if name in seen or name not in f.jit:
+                continue
+            seen.add(name)
+            for c in (n for stmt in f.jit[name].body for n in ast.walk(stmt)
+                      if isinstance(n, ast.Call)):
+                if f.tl_attr(c.func) in _MATH and len(c.args) == 1 and not c.keywords:
+                    out.append({"op": f.tl_attr(c.func), "span": _span(c),
+                                "func_span": _span(c.func), "arg_span": _span(c.args[0]),
+                                "helper": name})
+                elif isinstance(c.func, ast.Name):
+                    todo.append(c.func.id)
+        return sorted(out, key=lambda m: (m["span"]["line"], m["span"]["col"]))
+
     def _pid_blocks(self, call):
         """The constexprs that the program id `call`, or a name computed from it, is multiplied
         by: the blocks whose count along that axis the grid holds (none for an axis that counts
@@ -744,6 +765,7 @@ class _Kernel:
             elif isinstance(c.func, ast.Name) and c.func.id in f.jit:
                 calls.append({"callee": c.func.id, "span": _span(c),
                               "args": [self.text(a) for a in c.args]})
+        math_calls += self._helper_math()
         self.memops, self.dots = memops, dots
         self.masked, sizes, rows = self._masks(masks, memops)
         atomics_bases = [self.pointer_bases(_keyword(a, "pointer", 0)) for a in self.calls()
