@@ -59,14 +59,9 @@ unsigned tforge_backend_restarts(const tforge_backend *b)
     return b->type && b->type->restarts ? b->type->restarts(b->state) : 0;
 }
 
-int tforge_backend_prepares(const tforge_backend *b)
-{
-    return b->type && b->type->prepare;
-}
-
 int tforge_backend_prepare(tforge_backend *b, const tforge_candidate *candidates, size_t n)
 {
-    return n && tforge_backend_prepares(b) ? b->type->prepare(b->state, candidates, n) : 0;
+    return n && b->type && b->type->prepare ? b->type->prepare(b->state, candidates, n) : 0;
 }
 
 void tforge_backend_close(tforge_backend *b)

@@ -107,8 +107,7 @@ int tforge_backend_retime(tforge_backend *backend, const tforge_candidate *candi
 int tforge_backend_profile(tforge_backend *backend, const tforge_candidate *candidate,
                            const tforge_measurement *measured, int counters, tforge_profile *out);
 unsigned tforge_backend_restarts(const tforge_backend *backend);
-/* Whether the backend does work ahead (compiles), and asks it to: 0 when it does none. */
-int tforge_backend_prepares(const tforge_backend *backend);
+/* Asks the backend to start work ahead (its compiles) where it does any; 0 otherwise. */
 int tforge_backend_prepare(tforge_backend *backend, const tforge_candidate *candidates, size_t n);
 /* A backend never opened (type NULL) is allowed. */
 void tforge_backend_close(tforge_backend *backend);
