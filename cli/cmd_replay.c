@@ -1,5 +1,6 @@
 /* `tforge replay`: compare search strategies offline on a recorded tuning space. */
 #include "cli.h"
+#include "clock.h"
 #include "forge.h"
 #include "lab.h"
 #include "plot.h"
@@ -15,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char help[] =
     "usage: tforge replay --cache FILE --strategy A[,B...] [options]\n\n"
@@ -148,12 +148,6 @@ static int check_strategies(const settings *s, const tforge_registry *reg, const
     return rc;
 }
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 /* What tells the lab's stored runs apart beyond strategy, seed and budget. */
 static char *run_settings(const settings *s, const char *id, const char *const *options,
@@ -190,7 +184,7 @@ static int run_strategy(strategy_result *out, const settings *s, const tforge_re
     const char *options[64];
     char base[64];
     options_for(s, id, options, 64);
-    double start = now_seconds();
+    double start = tforge_clock_s();
     for (uint32_t k = 0; k < s->seeds; k++) {
         uint64_t seed = k + 1;
         tforge_lab_run_options o = TFORGE_LAB_RUN_OPTIONS_INIT;
@@ -216,7 +210,7 @@ static int run_strategy(strategy_result *out, const settings *s, const tforge_re
         if (rc)
             return rc;
     }
-    out->seconds = now_seconds() - start;
+    out->seconds = tforge_clock_s() - start;
     return 0;
 }
 

@@ -1,5 +1,6 @@
 /* `tforge tune TASK.json`: the main job. */
 #include "cli.h"
+#include "clock.h"
 #include "digest.h"
 #include "install.h"
 #include "ablation.h"
@@ -70,7 +71,9 @@ static const char help[] =
     "  --transform-option ID.K=V  an option of transform ID (repeatable)\n"
     "  --option K=V       a setting of the strategy (repeatable)\n"
     "  --budget N         candidates to evaluate, baselines not counted (default 50)\n"
-    "  --time T           stop after T (90s, 5m, 1h) even if the budget is not spent\n"
+    "  --time T           stop the search after T (90s, 5m, 1h) even if the budget is not\n"
+    "                     spent; it counts from the first proposal, after the baselines are\n"
+    "                     measured and profiled, and one batch always runs\n"
     "  --seed S           the strategy's seed (default 1)\n"
     "  --batch Q          candidates proposed and compiled at once (default: the compile\n"
     "                     workers, at most 4)\n"
@@ -114,6 +117,7 @@ typedef struct settings {
     uint64_t seed;
     double time_limit;
     int resume, check;
+    double load_s; /* seconds spent loading the task (its worker, the analysis, the space) */
 } settings;
 
 static int parse_uint(const cli_command *c, const char *name, const char *text, uint32_t *out,
@@ -657,6 +661,37 @@ static int winner_variant(won *w, tforge_backend *b, const tforge_task *t,
     return tforge_ablate(&w->ablation, &w->n_ablation, b, t, point, 5);
 }
 
+/* Where a tune's wall time went: result.json's "seconds_split", and one line on the terminal. */
+typedef struct seconds_split {
+    double load, setup, winner;
+    const tforge_loop_seconds *loop;
+} seconds_split;
+
+static void add_seconds_split(cJSON *r, const seconds_split *t)
+{
+    cJSON *o = cJSON_AddObjectToObject(r, "seconds_split");
+    const struct {
+        const char *name;
+        double value;
+    } phases[] = {{"load_task", t->load},           {"setup", t->setup},
+                  {"baselines", t->loop->baselines_s}, {"profile", t->loop->steer_s},
+                  {"search", t->loop->search_s},    {"candidates", t->loop->candidates_s},
+                  {"final_retiming", t->loop->final_s}, {"winner", t->winner},
+                  {"compile_summed", t->loop->compile_s}};
+    for (size_t i = 0; i < sizeof phases / sizeof *phases; i++)
+        cJSON_AddNumberToObject(o, phases[i].name, phases[i].value);
+}
+
+static void print_seconds_split(const seconds_split *t)
+{
+    const tforge_loop_seconds *l = t->loop;
+    printf("seconds: task %.1f, setup %.1f, baselines %.1f, profile %.1f, search %.1f, "
+           "candidates %.1f, final re-timing %.1f, winner %.1f; compile times summed %.1f "
+           "(they overlap the rest)\n",
+           t->load, t->setup, l->baselines_s, l->steer_s, l->search_s, l->candidates_s,
+           l->final_s, t->winner, l->compile_s);
+}
+
 /* The runner's busy share of the wall time after the first batch (the GPU's, on cuda: how much
  * it waited for the compilers), NAN when the run had no second batch. */
 static double runner_busy(const tforge_loop_outcome *o, size_t first)
@@ -808,6 +843,8 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
         args.compile_timeout_ms = args.check_timeout_ms = args.time_timeout_ms =
             timeout_ms(s.timeout);
     tforge_run_record record = {NULL, 0, NULL, NULL, NULL};
+    double setup_start = tforge_clock_s(), loop_end = 0;
+    seconds_split split = {s.load_s, 0, 0, &outcome.split};
     if (make_dir(dir) || lock_dir(&lock, dir) || tforge_store_open(&store, db) ||
         open_run(&record, &history, store, task, &s, set, env, &described) ||
         tforge_backend_open(&backend, s.backend, &args) ||
@@ -841,9 +878,11 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     lo.progress = isatty(2) && common->verbosity >= 0;
     if (!s.backend->timed)
         lo.final_rounds = 0; /* nothing to re-time */
+    split.setup = tforge_clock_s() - setup_start;
     if (tforge_loop_run(&outcome, reg, task->space, &backend, &lo) ||
         name_configs(&outcome, task))
         goto failed;
+    loop_end = tforge_clock_s();
     /* the winner's profile for the report, when it was never an incumbent profiled */
     if (forge && outcome.best >= 0 &&
         tforge_forge_profile_eval(forge, &outcome, (size_t)outcome.best, NULL))
@@ -852,7 +891,9 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
         goto failed;
     /* the first batch: the baselines and the first proposals (they wait for their compile) */
     double busy = runner_busy(&outcome, task->n_baseline + s.batch - 1);
+    split.winner = tforge_clock_s() - loop_end;
     result = result_json(&s, reg, task, &outcome, dir);
+    add_seconds_split(result, &split);
     if (!isnan(busy))
         cJSON_AddNumberToObject(result, "runner_busy_after_first_batch", busy);
     if (task->transforms)
@@ -895,6 +936,7 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
         if (!isnan(busy))
             printf("%s busy %.0f%% of the wall time after the first batch\n",
                    s.backend == &tforge_backend_cuda ? "GPU" : "checker", 100 * busy);
+        print_seconds_split(&split);
     }
     so->baseline_ms = outcome.baseline_ms;
     so->best_ms = outcome.best_ms;
@@ -1013,10 +1055,12 @@ static int run(const cli_command *command, int argc, char **argv)
     wo.name = "task";
     wo.env = s.backend == &tforge_backend_cuda ? compiling : interpreting;
     /* the strategy and its options before anything is started or stored */
+    double load_start = tforge_clock_s();
     if (cli_load_plugins(&common, &reg) || check_strategy(&s, reg) ||
         tforge_worker_start(&loader, &wo) ||
         tforge_task_load(&task, loader, s.task, s.timeout ? timeout_ms(s.timeout) : 300000))
         goto failed;
+    s.load_s = tforge_clock_s() - load_start;
     if (s.shape >= task->n_tune) {
         tforge_error_set(TFORGE_EINPUT, "--shape %u: the task has %zu tuning shapes", s.shape,
                          task->n_tune);

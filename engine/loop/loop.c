@@ -1,5 +1,6 @@
 #include "loop.h"
 
+#include "clock.h"
 #include "grow.h"
 #include "strategy.h"
 #include "tforge/error.h"
@@ -8,14 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 void tforge_loop_outcome_dispose(tforge_loop_outcome *o)
 {
@@ -102,6 +96,7 @@ typedef struct loop {
     seen_set seen;
     uint32_t dims;
     double start, best, best_noise, best_plain;
+    double search_start; /* the first proposal: --time counts from here */
     /* the incumbent for the steer and patience: baselines included */
     long incumbent;
     double incumbent_noise;
@@ -202,7 +197,7 @@ static int append(loop *l, const tforge_candidate *c, int baseline, int resumed,
     e->m = *m;
     e->best = l->best;
     e->best_plain = l->best_plain;
-    e->elapsed_s = now_s() - l->start;
+    e->elapsed_s = tforge_clock_s() - l->start;
     out->n_resumed += (size_t)resumed;
     return 0;
 }
@@ -231,8 +226,12 @@ static int evaluate(loop *l, const tforge_candidate *c, size_t n, int baseline)
         free(key);
         from_store += rc == 0;
     }
+    double began = tforge_clock_s();
     if (!rc && from_store < n)
         rc = tforge_backend_evaluate(l->backend, c + from_store, n - from_store, m + from_store);
+    *(baseline ? &l->out->split.baselines_s : &l->out->split.candidates_s) += tforge_clock_s() - began;
+    for (size_t i = from_store; i < n; i++)
+        l->out->split.compile_s += isnan(m[i].compile_ms) ? 0 : m[i].compile_ms / 1e3;
     for (size_t i = 0; !rc && i < n; i++) {
         rc = append(l, &c[i], baseline, i < from_store, &m[i]);
         if (!rc && i >= from_store)
@@ -275,21 +274,28 @@ static int check_proposal(const loop *l, const tforge_level *p, const char *prop
 static int steer(loop *l, size_t first)
 {
     const tforge_loop_steer *st = l->o->steer;
+    double began = tforge_clock_s();
     int rc = st && st->evaluated && l->out->n_evals > first
                  ? st->evaluated(st->context, l->out, first, l->out->n_evals - first)
                  : 0;
-    if (rc || !st || !st->incumbent || !l->incumbent_changed)
-        return rc;
-    l->incumbent_changed = 0;
-    tforge_strategy *const both[2] = {l->strategy, l->companion};
-    return st->incumbent(st->context, both, l->companion ? 2 : 1, l->out, (size_t)l->incumbent);
+    if (!rc && st && st->incumbent && l->incumbent_changed) {
+        l->incumbent_changed = 0;
+        tforge_strategy *const both[2] = {l->strategy, l->companion};
+        rc = st->incumbent(st->context, both, l->companion ? 2 : 1, l->out, (size_t)l->incumbent);
+    }
+    l->out->split.steer_s += tforge_clock_s() - began;
+    return rc;
 }
 
 /* Tells the strategy and the companion. */
 static int tell(loop *l, const tforge_observation *told, uint32_t n)
 {
+    double began = tforge_clock_s();
     int rc = tforge_strategy_tell(l->strategy, told, n);
-    return rc || !l->companion ? rc : tforge_strategy_tell(l->companion, told, n);
+    if (!rc && l->companion)
+        rc = tforge_strategy_tell(l->companion, told, n);
+    l->out->split.search_s += tforge_clock_s() - began;
+    return rc;
 }
 
 /* Whether `p` is one of the first `n` points of `points`. */
@@ -390,7 +396,7 @@ static void progress(const loop *l, uint32_t n, uint32_t budget)
 {
     if (!l->o->progress)
         return;
-    double elapsed = now_s() - l->start, eta = n ? elapsed / n * (budget - n) : 0;
+    double elapsed = tforge_clock_s() - l->start, eta = n ? elapsed / n * (budget - n) : 0;
     double base = l->out->baseline >= 0 ? l->out->evals[l->out->baseline].m.value : NAN;
     fprintf(stderr, "\r  %u/%u evaluated  best %.4g ms", n, budget, l->best);
     if (!isnan(base) && !isnan(l->best))
@@ -412,8 +418,10 @@ typedef struct proposal {
  * not hold (the batch's first evaluation will be evaluation `at`). */
 static int propose_batch(loop *l, uint32_t want, proposal *p, const proposal *untold, size_t at)
 {
+    double began = tforge_clock_s();
     int rc = propose(l, want, p->points, &p->got, &p->companions,
                      untold ? untold->points : NULL, untold ? untold->got : 0);
+    l->out->split.search_s += tforge_clock_s() - began;
     for (uint32_t i = 0; i < p->got; i++)
         p->c[i] = (tforge_candidate){p->points + (size_t)i * l->dims, NULL, 0};
     size_t stored = l->o->history ? l->o->history->n : 0, skip = stored > at ? stored - at : 0;
@@ -436,7 +444,9 @@ static int candidates_loop(loop *l)
     int rc = now.points && next.points && now.c && next.c && told
                  ? 0
                  : tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    while (!rc && n < o->budget && (o->time_limit_s <= 0 || now_s() - l->start < o->time_limit_s) &&
+    l->search_start = tforge_clock_s();
+    while (!rc && n < o->budget &&
+           (o->time_limit_s <= 0 || n == 0 || tforge_clock_s() - l->search_start < o->time_limit_s) &&
            (o->patience == 0 || l->since_incumbent < o->patience)) {
         size_t before = l->out->n_evals;
         if (proposed == n) { /* nothing proposed ahead */
@@ -579,7 +589,7 @@ int tforge_loop_run(tforge_loop_outcome *out, const tforge_registry *registry,
         return tforge_error_set(TFORGE_EINPUT, "loop: options of version %u, expected %u",
                                 o->version, TFORGE_LOOP_OPTIONS_VERSION);
     loop l = {.space = space, .backend = backend, .o = o, .out = out,
-              .dims = tforge_space_dims(space), .start = now_s(), .best = NAN,
+              .dims = tforge_space_dims(space), .start = tforge_clock_s(), .best = NAN,
               .best_noise = 0.0, .best_plain = NAN, .incumbent = -1, .lead = 1.0};
     l.seen.dims = l.dims;
     tforge_space_view view = tforge_space_get_view(space);
@@ -592,11 +602,13 @@ int tforge_loop_run(tforge_loop_outcome *out, const tforge_registry *registry,
         rc = baselines(&l);
     if (!rc)
         rc = candidates_loop(&l);
+    double final_start = tforge_clock_s();
     if (!rc)
         rc = final_choice(&l);
+    out->split.final_s = tforge_clock_s() - final_start;
     out->speedup = out->baseline_ms / out->best_ms;
     out->restarts = tforge_backend_restarts(backend);
-    out->seconds = now_s() - l.start;
+    out->seconds = tforge_clock_s() - l.start;
     out->run_id = o->record ? o->record->run_id : 0;
     tforge_strategy_close(l.strategy);
     tforge_strategy_close(l.companion);

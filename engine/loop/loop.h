@@ -67,6 +67,15 @@ typedef struct tforge_loop_eval {
     int incumbent;        /* 1 when it became the incumbent (see tforge_loop_steer) */
 } tforge_loop_eval;
 
+/* Where the loop's wall time went, each second in one phase: the baselines' evaluation, the
+ * steer (profiling and classifying incumbents), the strategies (proposing, being told), the
+ * candidates' evaluation (waiting for compiles, checking, timing), the final re-timing.
+ * compile_s sums the evaluations' compile times (as the backend reports them: the replay
+ * backend's are recorded ones): with lookahead they overlap the rest. */
+typedef struct tforge_loop_seconds {
+    double baselines_s, steer_s, search_s, candidates_s, final_s, compile_s;
+} tforge_loop_seconds;
+
 typedef struct tforge_loop_outcome {
     tforge_loop_eval *evals;
     size_t n_evals, n_resumed, cap;
@@ -75,6 +84,7 @@ typedef struct tforge_loop_outcome {
     double best_ms, baseline_ms, speedup;
     unsigned restarts;
     double seconds;
+    tforge_loop_seconds split;
     int64_t run_id; /* the stored run, 0 when nothing is stored */
 } tforge_loop_outcome;
 void tforge_loop_outcome_dispose(tforge_loop_outcome *outcome);
@@ -102,7 +112,8 @@ typedef struct tforge_loop_options {
     const char *const *strategy_options; /* "key=value", NULL-terminated; may be NULL */
     uint64_t seed;
     uint32_t budget;       /* candidates, baselines not counted */
-    double time_limit_s;   /* 0: none */
+    double time_limit_s;   /* the search's: from the first proposal, after the baselines were
+                              measured and profiled (at least one batch runs); 0: none */
     uint32_t batch;        /* candidates asked at once */
     uint32_t final_top, final_rounds; /* re-timing at the end; 0 rounds: none */
     const tforge_candidate *baselines; /* evaluated first; may be NULL */

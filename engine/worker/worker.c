@@ -1,5 +1,6 @@
 #include "worker.h"
 
+#include "clock.h"
 #include "frame.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
@@ -15,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 enum { MAX_FRAME = 256 << 20, STARTUP_TIMEOUT_MS = 300000 };
@@ -36,9 +36,7 @@ struct tforge_worker {
 
 double tforge_worker_now_ms(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+    return tforge_clock_s() * 1e3;
 }
 
 static void close_fd(int *fd)

@@ -29,6 +29,7 @@ space=$src/data/h200/matmul_0_H200.json.gz
 if "$tforge" tune "$src/experiments/kernels/matmul/task.json" --backend "replay:$space" --check \
      --budget 4 --out "$work/mm" -q > "$work/mm.txt" 2>&1 &&
    json "$work/mm/result.json" 'r["speedup"] > 1 and r["best"]["ms"] < r["baseline"]["ms"]' &&
+   json "$work/mm/result.json" 'all(v >= 0 for v in r["seconds_split"].values()) and r["seconds_split"]["baselines"] > 0 and sum(v for k, v in r["seconds_split"].items() if k not in ("load_task", "compile_summed")) <= r["seconds"] + r["seconds_split"]["setup"] + r["seconds_split"]["winner"] + 0.01' &&
    grep -q '^BEST = triton.Config({' "$work/mm/best_config.py"; then ok; else bad "replay with checks"; cat "$work/mm.txt"; fi
 
 # A source transform joins the space: its variants are checked like any candidate, and the

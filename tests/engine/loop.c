@@ -30,6 +30,8 @@ typedef struct fake {
     long die_after;     /* evaluations before the backend fails (a killed run); -1: never */
     int retime_fails;
     double spread;      /* reported with every ok value */
+    unsigned first_call_ms, call_ms; /* how long the first evaluate call (the baselines') and
+                                        each later one take */
     /* the lookahead's backend (ahead_type): the points prepared, in order, and how many had
      * been when each evaluate call came */
     size_t n_prepared, prepared_at_call[POINTS];
@@ -67,6 +69,7 @@ static int fake_open(void **state, const tforge_backend_args *args)
 static int fake_evaluate(void *state, const tforge_candidate *c, size_t n, tforge_measurement *out)
 {
     fake *f = state;
+    usleep((f->calls == 0 ? f->first_call_ms : f->call_ms) * 1000u);
     f->prepared_at_call[f->calls++] = f->n_prepared;
     f->largest_batch = n > f->largest_batch ? n : f->largest_batch;
     for (size_t i = 0; i < n; i++) {
@@ -83,6 +86,7 @@ static int fake_evaluate(void *state, const tforge_candidate *c, size_t n, tforg
         out[i].spread = f->spread;
         out[i].repeats = 10;
         out[i].wall_ms = 2.0;
+        out[i].compile_ms = 3.0;
         tforge_measurement_set_metric(&out[i], "registers", 32 + c[i].point[0]);
     }
     return 0;
@@ -274,6 +278,38 @@ static void the_baseline_wins_when_nothing_beats_it(void **state)
     assert_int_equal(run(&out, f, &o), 0);
     assert_int_equal(out.best, out.baseline);
     assert_true(out.best_ms == out.baseline_ms && out.speedup == 1.0);
+    tforge_loop_outcome_dispose(&out);
+}
+
+/* --time bounds the search, not the baselines before it (a slow baseline, or its profile, once
+ * ended a tune before its first candidate); the seconds are split by phase. */
+static void the_time_limit_counts_the_search(void **state)
+{
+    fixture *f = *state;
+    reset_fake();
+    the_fake.first_call_ms = 300;
+    the_fake.call_ms = 20;
+    tforge_level inside[2] = {2, 3};
+    tforge_candidate baselines[1] = {{inside, "{\"BLOCK_M\": 64, \"BLOCK_N\": 128}", 0}};
+    tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
+    o.strategy = "exhaustive";
+    o.budget = POINTS;
+    o.batch = 2;
+    o.time_limit_s = 0.05;
+    o.baselines = baselines;
+    o.n_baselines = 1;
+    tforge_loop_outcome out;
+    assert_int_equal(run(&out, f, &o), 0);
+    assert_true(out.n_evals >= 3 && out.n_evals < POINTS); /* one batch at least, not all */
+    const tforge_loop_seconds *t = &out.split;
+    assert_true(t->baselines_s >= 0.3 && t->candidates_s >= 0.02 * (double)(out.n_evals - 1) / 2);
+    assert_true(t->search_s >= 0 && t->steer_s >= 0 && t->final_s >= 0);
+    assert_true(t->baselines_s + t->candidates_s + t->search_s + t->steer_s + t->final_s <=
+                out.seconds);
+    double compiles = 0;
+    for (size_t i = 0; i < out.n_evals; i++)
+        compiles += isnan(out.evals[i].m.compile_ms) ? 0 : out.evals[i].m.compile_ms / 1e3;
+    assert_true(compiles > 0 && fabs(t->compile_s - compiles) < 1e-9);
     tforge_loop_outcome_dispose(&out);
 }
 
@@ -704,6 +740,7 @@ int main(void)
         cmocka_unit_test(the_noise_rule),
         cmocka_unit_test(baselines_come_first),
         cmocka_unit_test(the_baseline_wins_when_nothing_beats_it),
+        cmocka_unit_test(the_time_limit_counts_the_search),
         cmocka_unit_test(resumes_after_a_kill_at_every_step),
         cmocka_unit_test(lookahead_prepares_the_next_batch),
         cmocka_unit_test(bad_proposals_are_named),

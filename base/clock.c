@@ -1,0 +1,10 @@
+#include "clock.h"
+
+#include <time.h>
+
+double tforge_clock_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
