@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DRIVE = os.path.join(HERE, "drive.py")
@@ -68,14 +69,29 @@ def tune(tforge, out, name, task):
             "timed": r["timed"], "winner_ok": any(h["config"] == best and h["status"] == "ok"
                                                   for h in history),
             "rewrites": (r.get("transforms") or {}).get("winner") or "-",
-            "busy": r.get("runner_busy_after_first_batch"), "status": "ok"}
+            "busy": r.get("runner_busy_after_first_batch"), "split": r.get("seconds_split"),
+            "status": "ok"}
+
+
+def split(row):
+    """Where a task's seconds went: capture (the entry's, shared by its tasks), then the tune's
+    phases (result.json's seconds_split), rounded; compile times summed last."""
+    t = row.get("split") or {}
+    names = [("task", "load_task"), ("setup", "setup"), ("base", "baselines"),
+             ("prof", "profile"), ("search", "search"), ("cand", "candidates"),
+             ("final", "final_retiming"), ("win", "winner"), ("comp", "compile_summed")]
+    cap = row.get("capture_s")
+    return " ".join(([f"cap {cap:.0f}"] if cap is not None else []) +
+                    [f"{short} {t[k]:.0f}" for short, k in names if k in t])
 
 
 def entry_rows(tforge, out, name):
     """Captures entry `name`, then tunes each task it wrote: its rows."""
     argv = [tforge, "capture", "--out", os.path.join(out, "capture", name), "--json", "--",
             sys.executable, DRIVE, name]
+    began = time.monotonic()
     rc, stdout, stderr = run(argv, CAPTURE_TIMEOUT)
+    capture_s = time.monotonic() - began
     try:
         doc = json.loads(stdout)
     except ValueError:
@@ -86,7 +102,8 @@ def entry_rows(tforge, out, name):
                      + reason(doc.get("error") or "no Triton launch recorded")})
     for t in doc["tasks"]:
         row = {"entry": name, "kernel": t["kernel"], "baseline": short(t["baseline"]),
-               "shape": " ".join(f"{k}={v}" for k, v in t["shape"].items())}
+               "shape": " ".join(f"{k}={v}" for k, v in t["shape"].items()),
+               "capture_s": capture_s}
         if t["check"] != "ok":
             row["status"] = f"check failed ({t['check']}): {reason(t.get('check_message'))}"
         else:
@@ -107,16 +124,16 @@ def speedup(value):
 
 def table(rows, header=True):
     head = ["| entry | kernel | shape | baseline | baseline ms | best ms | speedup | evals (ok) "
-            "| tune s | winner's rewrites | GPU busy | status |", "|---" * 12 + "|"]
+            "| tune s | seconds: where | winner's rewrites | GPU busy | status |", "|---" * 13 + "|"]
     lines = []
     for r in rows:
         cells = [r["entry"], r.get("kernel", "-"), r.get("shape", "-"), r.get("baseline", "-")]
         if "evals" in r:
             cells += [fmt(r["base_ms"], ".4f"), fmt(r["best_ms"], ".4f"), speedup(r["speedup"]),
-                      f"{r['evals']} ({r['ok']})", f"{r['seconds']:.0f}", r["rewrites"],
+                      f"{r['evals']} ({r['ok']})", f"{r['seconds']:.0f}", split(r), r["rewrites"],
                       fmt(r["busy"] if r["timed"] else None, ".2f")]
         else:
-            cells += ["-"] * 7
+            cells += ["-"] * 8
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells + [r["status"]]) + " |")
     return "\n".join((head if header else []) + lines)
 
