@@ -37,7 +37,7 @@ import torch
 import triton
 
 from . import analyze as analysis
-from . import loader
+from . import gaps, loader, standin
 from .task import DTYPES, FLOAT_DTYPES, LAUNCH_OPTIONS, substitute
 from .worker import hooked_runs, load_task, run_check
 
@@ -229,7 +229,9 @@ def _run_user_code(run):
     """Runs `run()` with the recorder; returns (recorder, error text or None)."""
     rec = _Recorder()
     error = None
-    with _installed(rec):
+    # the script may ask the GPU about itself or make tensors on "cuda" (as the kernel files
+    # the tasks import may): without a GPU the stand-in device answers, as it does for them
+    with _installed(rec), standin.active():
         try:
             run()
         except SystemExit as e:
