@@ -665,11 +665,8 @@ def _write_tasks(rec, out, reference, kernel, check):
         os.makedirs(folder, exist_ok=True)
         doc, notes = _task_for(entry, reference, irs)
         doc["source"] = _relative(doc["source"], folder)
-        caller = entry["caller"]
-        if "call" in doc["launch"] and os.path.dirname(caller["file"]) != \
-                os.path.dirname(entry["file"]):
-            notes.append(f"{caller['file']}: the launching function is in another folder than the "
-                         "kernel file: add that folder to TFORGE_PYTHONPATH")
+        if "call" in doc["launch"]:
+            _launcher_path(doc, entry, folder)
         path = os.path.join(folder, "task.json")
         with open(path, "w") as f:
             json.dump(doc, f, indent=2)
@@ -686,6 +683,21 @@ def _write_tasks(rec, out, reference, kernel, check):
         seen[key] = report
         written.append(report)
     return written
+
+
+def _launcher_path(doc, entry, folder):
+    """A launching function in another folder than the kernel file: `launch.call` names its
+    module as it was imported (dotted, in a package, so that its relative imports work) and
+    `python_path` the folder that import starts from, relative to the task."""
+    caller = entry["caller"]
+    where = os.path.dirname(caller["file"])
+    if where == os.path.dirname(entry["file"]):
+        return
+    package, root = loader._package_of(where)
+    stem = os.path.splitext(os.path.basename(caller["file"]))[0]
+    module = f"{package}.{stem}" if package else stem
+    doc["launch"]["call"] = f"{module}:{caller['name']}"
+    doc["python_path"] = [_relative(root, folder)]
 
 
 def _check(report, path, shape):

@@ -1,0 +1,98 @@
+"""Capture in the user's own environment: scripts written for the GPU alone on a CPU machine,
+launchers in another folder (a package) than their kernels, the interpreter's gaps met in the
+user's own script, and the report of what capture inferred and why."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import torch
+import triton
+import triton.testing
+
+from conftest import FIXTURES, ROOT
+from tforge_worker import capture
+
+REALISTIC = os.path.join(FIXTURES, "realistic")
+WORKER = os.path.join(ROOT, "engine", "worker", "python")
+
+
+def test_a_script_written_for_the_gpu_alone_captures_without_one(tmp_path):
+    # device queries at import, an autotuner benchmarking six configs, tensors made on "cuda",
+    # torch.cuda.synchronize() and triton.testing.do_bench in the demo
+    do_bench = triton.testing.do_bench
+    got = capture.init(os.path.join(REALISTIC, "l2norm_gpu_only.py"), str(tmp_path))
+    assert got["error"] is None, got["error"]
+    (t,) = got["tasks"]
+    assert t["launch"] == "call l2norm_gpu_only:l2norm"
+    assert t["check"] == "ok", t.get("check_message")
+    # the stand-in benchmark finds every config equally fast: the autotuner keeps its first
+    assert t["baseline"]["BLOCK_N"] == 256 and t["baseline"]["num_warps"] == 4
+    assert {"BLOCK_N", "num_warps"} <= set(t["space"]["params"])
+    # and all of it is put back once the script is done
+    assert triton.testing.do_bench is do_bench
+    if not torch.cuda.is_available():
+        try:
+            torch.empty(1, device="cuda")
+        except (RuntimeError, AssertionError):
+            pass
+        else:
+            raise AssertionError("a cuda tensor outside the capture")
+
+
+def _project(tmp_path):
+    """A project with its package and a benchmark script in a folder of its own."""
+    proj = tmp_path / "proj"
+    shutil.copytree(os.path.join(REALISTIC, "normpkg"), proj / "normpkg",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (proj / "benchmarks").mkdir()
+    (proj / "benchmarks" / "bench_rmsnorm.py").write_text(
+        "import os\nimport sys\n\n"
+        "sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))\n\n"
+        "import torch\n\nfrom normpkg.ops.norm import rmsnorm\n\n"
+        "x = torch.randn(64, 192)\nw = torch.randn(192)\n"
+        "y = rmsnorm(x, w)\n"
+        "ref = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w\n"
+        "torch.testing.assert_close(y, ref, atol=1e-5, rtol=1e-5)\n")
+    return proj
+
+
+def test_a_launcher_in_a_package_is_found_wherever_the_task_is_checked(tmp_path):
+    proj = _project(tmp_path)
+    got = capture.capture(["python", "benchmarks/bench_rmsnorm.py"], "tasks", cwd=str(proj),
+                          check=False)
+    assert got["error"] is None, got["error"]
+    (t,) = got["tasks"]
+    assert t["launch"] == "call normpkg.ops.norm:rmsnorm"
+    doc = json.load(open(t["task"]))
+    assert doc["python_path"] == [os.path.join("..", "..")]
+    # moved elsewhere with its files, checked from another folder with no path set by hand
+    moved = tmp_path / "elsewhere" / "copy"
+    shutil.move(str(proj), str(moved))
+    task = moved / os.path.relpath(t["task"], proj)
+    env = {k: v for k, v in os.environ.items() if k not in ("TFORGE_PYTHONPATH", "PYTHONPATH")}
+    env.update(PYTHONPATH=WORKER, TRITON_INTERPRET="1")
+    out = subprocess.run(
+        [sys.executable, "-c", "import json, sys\nfrom tforge_worker.worker import check_task\n"
+         "print(json.dumps(check_task(sys.argv[1])))", str(task)],
+        cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["status"] == "ok", result
+
+
+def test_python_path_must_name_folders(tmp_path):
+    from tforge_worker.task import TaskError, validate
+    from conftest import ADD_TASK
+    shutil.copy(os.path.join(FIXTURES, "planted.py"), tmp_path / "planted.py")
+    doc = dict(ADD_TASK, python_path=["missing", 3])
+    try:
+        validate(doc, str(tmp_path / "task.json"))
+    except TaskError as e:
+        text = str(e)
+    else:
+        raise AssertionError("accepted")
+    assert "python_path[0]: expected an existing folder" in text
+    assert "python_path[1]: expected a folder, relative to the task file, got 3" in text
