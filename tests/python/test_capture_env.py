@@ -96,3 +96,79 @@ def test_python_path_must_name_folders(tmp_path):
         raise AssertionError("accepted")
     assert "python_path[0]: expected an existing folder" in text
     assert "python_path[1]: expected a folder, relative to the task file, got 3" in text
+
+
+def _line_of(path, text):
+    with open(path) as f:
+        return next(i for i, line in enumerate(f, 1) if text in line)
+
+
+def test_an_alias_of_a_tl_function_is_an_interpreter_gap_at_the_users_line(tmp_path):
+    path = os.path.join(REALISTIC, "gelu_tl_alias.py")
+    got = capture.init(path, str(tmp_path))
+    assert got["error_kind"] == "interpreter_gap"
+    assert "alias of a triton.language function (fma = triton.language.math.fma)" in got["gap"]
+    assert "write tl.fma" in got["gap"]
+    assert got["error_at"] == f"{path}:{_line_of(path, 'inner = SQRT_2_OVER_PI * fma(')}"
+
+
+def test_a_script_rejecting_bfloat16_results_names_the_interpreters_arithmetic(tmp_path):
+    path = os.path.join(REALISTIC, "residual_add_bf16.py")
+    got = capture.init(path, str(tmp_path))
+    assert got["error_kind"] == "interpreter_gap"
+    assert got["gap"].startswith("bfloat16 arithmetic")
+    assert "residual_add_kernel (x_ptr, residual_ptr)" in got["gap"]
+    assert got["error_at"] == f"{path}:{_line_of(path, 'torch.testing.assert_close(residual')}"
+    (t,) = got["tasks"]  # what was captured before the failure is still written
+    assert t["launch"] == "call residual_add_bf16:residual_add_"
+
+
+def test_an_ordinary_failure_is_not_called_a_gap(tmp_path):
+    script = tmp_path / "fails.py"
+    script.write_text("import torch\n\nraise ValueError('no data here')\n")
+    got = capture.capture(["python", str(script)], "tasks", cwd=str(tmp_path))
+    assert got["error_kind"] == "script" and "gap" not in got
+    assert "ValueError: no data here" in got["error"]
+
+
+def _by_what(explain, prefix):
+    return [e for e in explain if e["what"].startswith(prefix)]
+
+
+def test_the_report_says_what_was_inferred_and_where(tmp_path):
+    path = os.path.join(REALISTIC, "rms_norm_liger.py")
+    got = capture.init(path, str(tmp_path), check=False)
+    (t,) = got["tasks"]
+    explain = t["explain"]
+    assert all(set(e) == {"what", "why", "line"} for e in explain)
+    (launcher,) = _by_what(explain, "launcher ")
+    assert launcher["what"] == "launcher rms_norm_forward"
+    assert launcher["line"] == f"{path}:{_line_of(path, 'def rms_norm_forward(')}"
+    assert "at " + f"{path}:{_line_of(path, '_rms_norm_forward_kernel[')}" in launcher["why"]
+    (grid,) = _by_what(explain, "grid")
+    assert "(15,)" in grid["what"]
+    (block,) = _by_what(explain, "tuned BLOCK_SIZE")
+    assert block["line"] == f"{path}:{_line_of(path, 'BLOCK_SIZE: tl.constexpr')}"
+    assert "launched with 512" in block["why"]
+    (check,) = _by_what(explain, "check shape ")
+    assert "n_cols 300 -> 100" in check["why"]
+
+
+def test_the_report_says_why_a_kernel_is_launched_directly(tmp_path):
+    path = os.path.join(REALISTIC, "glu_act.py")
+    got = capture.init(path, str(tmp_path), check=False)
+    for t in got["tasks"]:
+        (direct,) = _by_what(t["explain"], "kernel launched directly")
+        assert "_launch takes arguments that are neither tensors nor plain values: kernel " \
+            "(a Triton kernel)" in direct["why"]
+        (grid,) = _by_what(t["explain"], "grid (")
+        assert grid["what"] == f"grid {json.load(open(t['task']))['launch']['grid']}"
+
+
+def test_the_report_says_where_a_launcher_in_a_package_is_imported_from(tmp_path):
+    proj = _project(tmp_path)
+    got = capture.capture(["python", "benchmarks/bench_rmsnorm.py"], "tasks", cwd=str(proj),
+                          check=False)
+    (t,) = got["tasks"]
+    (item,) = _by_what(t["explain"], "python_path ")
+    assert f"imported as normpkg.ops.norm from {proj}" in item["why"]
