@@ -20,7 +20,14 @@ TASK.md) that a user can read and edit:
   recorded config (`"baseline"`);
 - baseline: the recorded config; space: inferred by the static analysis (analyze.py);
 - shapes: the recorded sizes to tune, smaller ones of the same alignment to check.
-Each written task is loaded and checked once at its check shape; the result is reported.
+Each written task is loaded and checked once at its check shape; the result is reported, with
+what was inferred and why (`explain`: [{what, why, line}]: the launcher and where it is, the
+grid, what is tuned and what is fixed with the kernel's line, the check shape).
+A launching function in another folder than the kernel is named by the module it was imported
+as (dotted, in a package) and the task's `python_path` gets the folder that import starts from.
+Without a GPU the user's code runs with the stand-in device (standin.py), as the tasks do; a
+failure that stems from what the interpreter lacks is reported as an interpreter gap, at the
+user's line (`error_kind`, `gap`, `error_at`).
 """
 
 import inspect
@@ -877,7 +884,8 @@ def _summary(rec, tasks, error):
 def capture(argv, out, cwd=None, reference=None, kernel=None, check=True):
     """Run `argv` once, recording every Triton launch; write one task per kernel and shape
     under `out`. Returns {launches, kernels, tasks: [{task, kernel, launch, shape, check_shape,
-    baseline, space, notes, check, check_message}], error}; without `check`, each task's check
+    baseline, space, notes, explain, check, check_message}], error, error_kind (and with an
+    interpreter gap, gap and error_at)}; without `check`, each task's check
     is "pending" (`tforge capture` runs them in a worker of their own)."""
     cwd = os.path.abspath(cwd or os.getcwd())
     run = _script_runner(argv, cwd)
