@@ -253,7 +253,7 @@ static int report(const cli_command *c, const char *result, int json)
         const char *at = text_of(doc, "error_at");
         fprintf(stderr,
                 "tforge %s: interpreter gap%s%s: %s\n"
-                "  Triton's CPU interpreter cannot run this, a GPU compiles it: the same script "
+                "  a limit of Triton's CPU interpreter, not of your code: the same script "
                 "captures on a GPU\n  (the script's error: %s)\n",
                 c->name, at[0] ? " at " : "", at, text_of(doc, "gap"), error);
     } else if (error[0]) {
