@@ -28,6 +28,8 @@ def test_a_script_written_for_the_gpu_alone_captures_without_one(tmp_path):
     (t,) = got["tasks"]
     assert t["launch"] == "call l2norm_gpu_only:l2norm"
     assert t["check"] == "ok", t.get("check_message")
+    # the check ran the wrapper, which allocates its side output on "cuda", under the stand-in
+    assert len(json.load(open(t["task"]))["launch"]["returns"]) == 2
     # the stand-in benchmark finds every config equally fast: the autotuner keeps its first
     assert t["baseline"]["BLOCK_N"] == 256 and t["baseline"]["num_warps"] == 4
     assert {"BLOCK_N", "num_warps"} <= set(t["space"]["params"])
