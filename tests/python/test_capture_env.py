@@ -133,6 +133,20 @@ def test_an_ordinary_failure_is_not_called_a_gap(tmp_path):
     assert "ValueError: no data here" in got["error"]
 
 
+def test_a_bfloat16_script_failing_for_its_own_reasons_is_not_called_a_gap(tmp_path):
+    script = tmp_path / "fails_later.py"
+    script.write_text(
+        "import sys\n\nimport torch\n\n"
+        f"sys.path.insert(0, {REALISTIC!r})\n"
+        "from residual_add_bf16 import residual_add_\n\n"
+        "x = torch.randn(256, dtype=torch.bfloat16)\n"
+        "residual_add_(x, torch.randn(256, dtype=torch.bfloat16))\n"
+        "open('/nonexistent/weights.bin')\n")
+    got = capture.capture(["python", str(script)], "tasks", cwd=str(tmp_path), check=False)
+    assert got["error_kind"] == "script" and "FileNotFoundError" in got["error"]
+    assert len(got["tasks"]) == 1
+
+
 def _by_what(explain, prefix):
     return [e for e in explain if e["what"].startswith(prefix)]
 
