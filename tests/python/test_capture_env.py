@@ -46,6 +46,9 @@ def test_a_script_written_for_the_gpu_alone_captures_without_one(tmp_path):
 
 def _project(tmp_path):
     """A project with its package and a benchmark script in a folder of its own."""
+    # a capture runs in a fresh process; here an earlier test's copy may still be imported
+    for name in [m for m in sys.modules if m == "normpkg" or m.startswith("normpkg.")]:
+        del sys.modules[name]
     proj = tmp_path / "proj"
     shutil.copytree(os.path.join(REALISTIC, "normpkg"), proj / "normpkg",
                     ignore=shutil.ignore_patterns("__pycache__"))
