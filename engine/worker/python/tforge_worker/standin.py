@@ -10,13 +10,12 @@ tensors a file makes "on the GPU" are then tensors the interpreter can run on.
 
 `torch.cuda.is_available()` keeps answering False, so code it guards takes its CPU branch,
 which is the one that works here. Code written for the GPU alone runs too: tensors made on
-"cuda" (`device="cuda"`, `.cuda()`, `.to("cuda")`) are made on the CPU, `torch.cuda.synchronize()`
-waits for nothing, CUDA events time on the host's clock, and Triton's benchmarking
-(`triton.testing.do_bench`, an autotuner's benchmark of its configs) runs on the interpreter:
-`do_bench` times one run (the interpreter is thousands of times slower than a GPU, and its time
-says nothing about one). An autotuner's benchmark runs each config once and finds them all equally fast, so it keeps its
-first config: the interpreter's times say nothing about a GPU, and the choice is the same on
-every run.
+"cuda" (`device="cuda"`, `.cuda()`, `.to("cuda")`) are made on the CPU,
+`torch.cuda.synchronize()` waits for nothing, CUDA events time on the host's clock, and
+Triton's benchmarking runs on the interpreter: `triton.testing.do_bench` times one run (the
+interpreter's time says nothing about a GPU's, and repeating it would only cost minutes), and
+an autotuner's benchmark runs each config once and finds them all equally fast, so it keeps
+its first config, the same one on every run.
 """
 
 import contextlib
