@@ -28,8 +28,16 @@ static const char capture_help[] =
     "  --reference M:F    the function computing the expected outputs from the inputs\n"
     "  --timeout S        stop the script after S seconds (default 1800)\n"
     "  --json             the capture's report as JSON\n\n"
+    "For each task it prints what it inferred and why (the launcher and where it is, the grid,\n"
+    "what is tuned and what is fixed, with the kernel's line, the check shape), so that a wrong\n"
+    "guess shows at once; --json gives them as `explain`: [{what, why, line}].\n\n"
+    "Without a GPU, the script runs with a stand-in device (engine/task/TASK.md): its GPU\n"
+    "queries are answered as an H200's, tensors it makes on \"cuda\" are made on the CPU, and\n"
+    "benchmarks (do_bench, an autotuner's) run each config once.\n\n"
     "exit status: 0 every task written passed its check, 1 none was captured or a check failed,\n"
-    "2 bad usage or a script that cannot be run.\n";
+    "2 bad usage or a script that cannot be run, 3 the script met what Triton's CPU\n"
+    "interpreter cannot run (an interpreter gap, named with the line of your code): the same\n"
+    "script captures on a GPU.\n";
 
 static const char init_help[] =
     "usage: tforge init FILE.py [--out DIR] [--kernel K] [--reference M:F] [--json]\n\n"
@@ -47,6 +55,9 @@ static const char check_help[] =
     "variant the source transforms make at those parameters (`tforge transform` lists them;\n"
     "--transforms IDS: only these), launched with the baseline's config.\n\n"
     "exit status: 0 the baseline passed, 1 it failed, 2 a bad task file or parameter.\n";
+
+/* capture and init: the script met an interpreter gap (their help says so) */
+enum { EXIT_INTERPRETER_GAP = 3 };
 
 typedef struct capture_args {
     const char *out, *kernel, *reference;
@@ -187,6 +198,19 @@ static int check_tasks(const capture_args *a, cJSON *doc)
     return rc;
 }
 
+/* What capture inferred for a task and why: one item a line, its reason and source line
+ * under it. */
+static void print_explain(const cJSON *items)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, items)
+    {
+        const char *line = text_of(e, "line");
+        printf("  - %s%s%s%s\n      %s\n", text_of(e, "what"), line[0] ? " (" : "", line,
+               line[0] ? ")" : "", text_of(e, "why"));
+    }
+}
+
 /* Prints the capture's report; returns the exit status it means. */
 static int report(const cli_command *c, const char *result, int json)
 {
@@ -211,6 +235,7 @@ static int report(const cli_command *c, const char *result, int json)
                text_of(t, "task"), text_of(t, "kernel"), shape ? shape : "?",
                text_of(t, "launch"), base ? base : "?", cJSON_GetArraySize(params),
                text_of(t, "check"), ok ? "" : ": ", text_of(t, "check_message"));
+        print_explain(cJSON_GetObjectItemCaseSensitive(t, "explain"));
         const cJSON *note;
         cJSON_ArrayForEach(note, cJSON_GetObjectItemCaseSensitive(t, "notes"))
             if (cJSON_IsString(note))
@@ -223,9 +248,19 @@ static int report(const cli_command *c, const char *result, int json)
     if (!json)
         printf("%d launch(es) recorded, %d task(s) written, %d passed their check\n",
                cJSON_IsNumber(launches) ? launches->valueint : 0, n, passed);
-    if (error[0])
+    int gap = strcmp(text_of(doc, "error_kind"), "interpreter_gap") == 0;
+    if (gap) {
+        const char *at = text_of(doc, "error_at");
+        fprintf(stderr,
+                "tforge %s: interpreter gap%s%s: %s\n"
+                "  a limit of Triton's CPU interpreter, not of your code: the same script "
+                "captures on a GPU\n  (the script's error: %s)\n",
+                c->name, at[0] ? " at " : "", at, text_of(doc, "gap"), error);
+    } else if (error[0]) {
         fprintf(stderr, "tforge %s: the script failed: %s\n", c->name, error);
-    int status = n && passed == n ? TFORGE_EXIT_OK : TFORGE_EXIT_FAILED;
+    }
+    int status = gap ? EXIT_INTERPRETER_GAP
+                     : n && passed == n ? TFORGE_EXIT_OK : TFORGE_EXIT_FAILED;
     if (!n)
         fprintf(stderr, "tforge %s: no Triton kernel launch was recorded%s\n", c->name,
                 error[0] ? " before the script failed" : "");

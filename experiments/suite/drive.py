@@ -221,12 +221,48 @@ def bp_linear():
                                want.half(), atol=2e-2, rtol=2e-2)
 
 
+def l2norm_gpu_only():
+    # the file asks the GPU about itself at import: without one, it runs under `tforge capture`
+    import l2norm_gpu_only
+    x = randn(*((8, 2048, 4096) if GPU else (2, 16, 200)), dtype=torch.float32)
+    want = x / torch.sqrt((x * x).sum(-1, keepdim=True) + 1e-6)
+    torch.testing.assert_close(l2norm_gpu_only.l2norm(x)[0], want, atol=1e-5, rtol=1e-5)
+
+
+def normpkg_rmsnorm():
+    # the launcher (normpkg/ops/norm.py) is in another folder than its kernel (normpkg/kernels)
+    from normpkg.ops.norm import rmsnorm
+    x = randn(*((4096, 8192) if GPU else (64, 192)), dtype=torch.float32)
+    w = randn(x.shape[-1], dtype=torch.float32)
+    want = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+    torch.testing.assert_close(rmsnorm(x, w), want, atol=1e-4, rtol=1e-4)
+
+
+def gelu_tl_alias():
+    # an interpreter gap (`fma = tl.fma` called in the kernel): captures on a GPU only
+    import gelu_tl_alias
+    x = randn(1 << 24 if GPU else 3000, dtype=torch.float32)
+    torch.testing.assert_close(gelu_tl_alias.gelu_tanh(x),
+                               torch.nn.functional.gelu(x, approximate="tanh"),
+                               atol=1e-5, rtol=1e-5)
+
+
+def residual_add_bf16():
+    # bfloat16 arithmetic, wrong in the interpreter: captures on a GPU only
+    import residual_add_bf16
+    x, r = (randn(*((8192, 8192) if GPU else (8, 1024)), dtype=torch.bfloat16) for _ in range(2))
+    want = (r.float() + x.float()).to(torch.bfloat16)
+    torch.testing.assert_close(residual_add_bf16.residual_add_(x, r), want, atol=2e-2,
+                               rtol=2e-2)
+
+
 ENTRIES = {f.__name__: f for f in (gemm_autotune, rms_norm_liger, matvec_heuristics,
                                    attention_causal, attention_varlen, device_queries,
                                    flash_attn_causal, softmax_inplace, pkg_layer_norm,
                                    fused_xent, glu_act, geglu_autograd, moe_grouped_gemm,
                                    per_token_int8_quant, paged_decode_attention, rmsnorm_split,
-                                   rope_logsoftmax, bp_linear)}
+                                   rope_logsoftmax, bp_linear, l2norm_gpu_only, normpkg_rmsnorm,
+                                   gelu_tl_alias, residual_add_bf16)}
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--list"]:

@@ -20,7 +20,14 @@ TASK.md) that a user can read and edit:
   recorded config (`"baseline"`);
 - baseline: the recorded config; space: inferred by the static analysis (analyze.py);
 - shapes: the recorded sizes to tune, smaller ones of the same alignment to check.
-Each written task is loaded and checked once at its check shape; the result is reported.
+Each written task is loaded and checked once at its check shape; the result is reported, with
+what was inferred and why (`explain`: [{what, why, line}]: the launcher and where it is, the
+grid, what is tuned and what is fixed with the kernel's line, the check shape).
+A launching function in another folder than the kernel is named by the module it was imported
+as (dotted, in a package) and the task's `python_path` gets the folder that import starts from.
+Without a GPU the user's code runs with the stand-in device (standin.py), as the tasks do; a
+failure that stems from what the interpreter lacks is reported as an interpreter gap, at the
+user's line (`error_kind`, `gap`, `error_at`).
 """
 
 import inspect
@@ -37,7 +44,7 @@ import torch
 import triton
 
 from . import analyze as analysis
-from . import loader
+from . import gaps, loader, standin
 from .task import DTYPES, FLOAT_DTYPES, LAUNCH_OPTIONS, substitute
 from .worker import hooked_runs, load_task, run_check
 
@@ -96,6 +103,13 @@ class _Recorder:
                 return frame, args
         return None, None
 
+    def site(self):
+        """FILE:LINE of the user's code that launched the kernel being recorded."""
+        f = sys._getframe(2)
+        while f is not None and not self._is_user(f.f_code.co_filename):
+            f = f.f_back
+        return f"{os.path.abspath(f.f_code.co_filename)}:{f.f_lineno}" if f else None
+
     def record(self, fn, args, kwargs, grid):
         params = list(inspect.signature(fn.fn).parameters.values())
         bound = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
@@ -113,8 +127,9 @@ class _Recorder:
             "options": options, "grid": [int(g) for g in grid_value],
             "grid_callable": grid_callable, "caller": None, "written": [], "read_back": {},
         }
+        entry["site"] = self.site()
         if frame is not None:
-            entry["caller"] = {"name": frame.f_code.co_name,
+            entry["caller"] = {"name": frame.f_code.co_name, "line": frame.f_code.co_firstlineno,
                                "file": os.path.abspath(frame.f_code.co_filename),
                                "args": {n: _describe_value(v) for n, v in call_args.items()},
                                "arg_ids": {n: _tensor_ids(v) for n, v in call_args.items()},
@@ -229,15 +244,37 @@ def _run_user_code(run):
     """Runs `run()` with the recorder; returns (recorder, error text or None)."""
     rec = _Recorder()
     error = None
-    with _installed(rec):
+    # the script may ask the GPU about itself or make tensors on "cuda" (as the kernel files
+    # the tasks import may): without a GPU the stand-in device answers, as it does for them
+    with _installed(rec), standin.active():
         try:
             run()
         except SystemExit as e:
             if e.code not in (None, 0):
-                error = f"the script exited with status {e.code}"
+                error = {"message": f"the script exited with status {e.code}", "kind": "script"}
+                error.update(_gap_in_script(rec, None) or {})
         except BaseException as e:  # the user's code: whatever it raises is reported
-            error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=-3)}"
+            error = {"message": f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=-3)}",
+                     "kind": "script"}
+            error.update(_gap_in_script(rec, e) or {})
     return rec, error
+
+
+def _gap_in_script(rec, exc):
+    """What Triton's interpreter lacks, when that is why the user's script failed: {kind:
+    "interpreter_gap", gap: the sentence, at: FILE:LINE of the user's code}, else None."""
+    gap = gaps.describe(exc) if exc is not None else None
+    if gap is not None:
+        gap = gap.removeprefix("interpreter gap: ").rsplit("; ", 1)[0]
+    elif exc is None or isinstance(exc, AssertionError):
+        # the script's own check (an assert, assert_close, a non-zero exit) of a result the
+        # interpreter may have got wrong
+        gap = gaps.bfloat16_suspect(rec.launches)
+    if gap is None:
+        return None
+    where = gaps.user_frame(exc, rec._is_user) if exc is not None else None
+    at = f"{os.path.abspath(where[0])}:{where[1]}" if where else None
+    return {"kind": "interpreter_gap", "gap": gap, "at": at}
 
 
 # ---- from launches to tasks -------------------------------------------------------------------
@@ -626,7 +663,96 @@ def _task_for(entry, reference, irs):
            "space": space}
     if any(o.get("poison") is False for o in outputs):
         doc["writes_inputs"] = True  # what TASK.md infers; said here for the reader
-    return doc, notes
+    explain = _explain_launch(entry, doc, by_call) + _explain_space(entry, doc, ir, fixed_why) + \
+        [_explain_check(doc, keep)]
+    return doc, notes, explain
+
+
+_KINDS = {k: "a Triton kernel" for k in ("JITFunction", "InterpretedFunction", "Autotuner",
+                                          "Heuristics")}
+
+
+def _item(what, why, line=None):
+    return {"what": what, "why": why, "line": line}
+
+
+def _explain_launch(entry, doc, by_call):
+    """How the task launches the kernel, and why: [{what, why, line}]."""
+    caller, launch, site = entry["caller"], doc["launch"], entry.get("site")
+    recorded = "(" + ", ".join(map(str, entry["grid"])) + ("," if len(entry["grid"]) == 1
+                                                            else "") + ")"
+    if by_call:
+        defined = f"{caller['file']}:{caller['line']}" if caller.get("line") else caller["file"]
+        out = [_item(f"launcher {caller['name']}", f"the function of your code that launched "
+                     f"{entry['kernel']} (at {site}) takes tensors and plain values: the task "
+                     "calls it, with the config put into its launch", defined)]
+        if "grid" in launch:
+            out.append(_item(f"grid {launch['grid']}", f"recomputed from the config: "
+                             f"{caller['name']} launched {recorded} from block sizes it fixes",
+                             site))
+        elif entry["grid_callable"]:
+            out.append(_item("grid: the launcher's own", "a function of the config (META), "
+                             f"{recorded} when recorded", site))
+        else:
+            out.append(_item(f"grid: the launcher's own, {recorded} when recorded",
+                             "it follows no block size the space tunes", site))
+        return out
+    if caller is None:
+        why = "no function of your code that can be called again by name launched it (a " \
+            "method, a lambda or module-level code did)"
+    elif not any(d.get("tensor") for d in caller["args"].values()):
+        why = f"{caller['name']} takes no tensor"
+    else:
+        odd = [f"{n} ({_KINDS.get(d.get('opaque'), d.get('opaque')) or 'a sequence'})"
+               for n, d in caller["args"].items() if not d.get("tensor") and _literal(d) is None]
+        why = f"{caller['name']} takes arguments that are neither tensors nor plain values: " \
+            + ", ".join(odd)
+    return [_item("kernel launched directly", why, site),
+            _item(f"grid {launch['grid']}", f"the recorded grid {recorded} over the kernel's "
+                  "arguments and the config", site)]
+
+
+def _param_line(entry, ir, name):
+    p = next((p for p in (ir or {}).get("params", []) if p["name"] == name), None)
+    return f"{entry['file']}:{p['span']['line']}" if p and "span" in p else None
+
+
+def _explain_space(entry, doc, ir, fixed_why):
+    """What the space tunes and what it keeps fixed, and why: [{what, why, line}]."""
+    if ir is None:
+        return [_item("nothing tuned", "the analysis could not read "
+                      f"{entry['file']}")]
+    domains = {t["name"]: t.get("domain") for t in ir.get("tunables", [])}
+    out = []
+    for n, values in doc["space"]["params"].items():
+        launched = doc["baseline"].get(n)
+        if len(values) == 1:  # a space of one value keeps it
+            out.append(_item(f"fixed {n} = {values[0]}", domains.get(n) or "one value",
+                             _param_line(entry, ir, n)))
+            continue
+        why = f"{values}, launched with {launched}"
+        if domains.get(n) and domains[n] != ", ".join(map(str, values)):
+            why += f": {domains[n]}"
+        out.append(_item(f"tuned {n}", why, _param_line(entry, ir, n)))
+    for n, why in sorted(fixed_why.items()):
+        d = entry["args"].get(n, {})
+        value = _literal(d) if d else None
+        what = f"fixed {n}" + (f" = {value}" if value is not None else "")
+        out.append(_item(what, why or "not a size the analysis tunes",
+                         _param_line(entry, ir, n)))
+    return out
+
+
+def _explain_check(doc, keep):
+    tune, check = doc["shapes"]["tune"][0], doc["shapes"]["check"][0]
+    cut = [f"{n} {v} -> {check[n]}" for n, v in tune.items() if check.get(n) != v]
+    kept = sorted(n for n, v in tune.items() if v > 128 and v in keep)
+    why = f"the recorded shape {json.dumps(tune)}"
+    why += (": " + ", ".join(cut) + " (smaller sizes of the same power-of-two alignment, up to "
+            "128, for the interpreter)") if cut else ", small enough to check as it is"
+    if kept:
+        why += f"; kept: {', '.join(kept)} (a size the launch fixes)"
+    return _item(f"check shape {json.dumps(check)}", why)
 
 
 def _signature_key(entry):
@@ -661,13 +787,10 @@ def _write_tasks(rec, out, reference, kernel, check):
         index = sum(1 for k in seen if k[1] == entry["kernel"])
         folder = os.path.join(out, f"{entry['kernel']}_{index}")
         os.makedirs(folder, exist_ok=True)
-        doc, notes = _task_for(entry, reference, irs)
+        doc, notes, explain = _task_for(entry, reference, irs)
         doc["source"] = _relative(doc["source"], folder)
-        caller = entry["caller"]
-        if "call" in doc["launch"] and os.path.dirname(caller["file"]) != \
-                os.path.dirname(entry["file"]):
-            notes.append(f"{caller['file']}: the launching function is in another folder than the "
-                         "kernel file: add that folder to TFORGE_PYTHONPATH")
+        if "call" in doc["launch"]:
+            explain += _launcher_path(doc, entry, folder)
         path = os.path.join(folder, "task.json")
         with open(path, "w") as f:
             json.dump(doc, f, indent=2)
@@ -676,6 +799,7 @@ def _write_tasks(rec, out, reference, kernel, check):
             "call " + doc["launch"]["call"]) if "call" in doc["launch"] else "grid",
             "shape": doc["shapes"]["tune"][0], "check_shape": doc["shapes"]["check"][0],
             "baseline": doc["baseline"], "space": doc["space"], "notes": notes,
+            "explain": explain,
             "launches": counts[key]}
         if check:
             _check(report, path, doc["shapes"]["check"][0])
@@ -684,6 +808,25 @@ def _write_tasks(rec, out, reference, kernel, check):
         seen[key] = report
         written.append(report)
     return written
+
+
+def _launcher_path(doc, entry, folder):
+    """A launching function in another folder than the kernel file: `launch.call` names its
+    module as it was imported (dotted, in a package, so that its relative imports work) and
+    `python_path` the folder that import starts from, relative to the task. Returns what it
+    did as report items."""
+    caller = entry["caller"]
+    where = os.path.dirname(caller["file"])
+    if where == os.path.dirname(entry["file"]):
+        return []
+    package, root = loader._package_of(where)
+    stem = os.path.splitext(os.path.basename(caller["file"]))[0]
+    module = f"{package}.{stem}" if package else stem
+    doc["launch"]["call"] = f"{module}:{caller['name']}"
+    doc["python_path"] = [_relative(root, folder)]
+    return [_item(f"python_path {doc['python_path']}", f"{caller['name']} is in another folder "
+                  f"than the kernel file: imported as {module} from {root}",
+                  f"{caller['file']}:{caller['line']}")]
 
 
 def _check(report, path, shape):
@@ -728,14 +871,23 @@ def _script_runner(argv, cwd):
 
 
 def _summary(rec, tasks, error):
-    return {"launches": len(rec.launches), "tasks": tasks, "error": error,
-            "kernels": sorted({e["kernel"] for e in rec.launches})}
+    """`error`: the script's failure (message), `error_kind` (`script`, or `interpreter_gap`
+    when it met what Triton's CPU interpreter lacks: then `gap` says what and `error_at` where
+    in the user's code; the same script captures on a GPU)."""
+    out = {"launches": len(rec.launches), "tasks": tasks,
+           "error": error["message"] if error else None,
+           "error_kind": error["kind"] if error else None,
+           "kernels": sorted({e["kernel"] for e in rec.launches})}
+    if error and error["kind"] == "interpreter_gap":
+        out.update(gap=error["gap"], error_at=error["at"])
+    return out
 
 
 def capture(argv, out, cwd=None, reference=None, kernel=None, check=True):
     """Run `argv` once, recording every Triton launch; write one task per kernel and shape
     under `out`. Returns {launches, kernels, tasks: [{task, kernel, launch, shape, check_shape,
-    baseline, space, notes, check, check_message}], error}; without `check`, each task's check
+    baseline, space, notes, explain, check, check_message}], error, error_kind (and with an
+    interpreter gap, gap and error_at)}; without `check`, each task's check
     is "pending" (`tforge capture` runs them in a worker of their own)."""
     cwd = os.path.abspath(cwd or os.getcwd())
     run = _script_runner(argv, cwd)

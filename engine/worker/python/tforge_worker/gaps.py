@@ -5,6 +5,7 @@ object has no attribute 'to'`), or runs and computes something else (bfloat16 ar
 gap was reproduced with Triton 3.6's interpreter; the signatures below are what it raises.
 """
 
+import inspect
 import os
 import re
 import types
@@ -68,6 +69,51 @@ def _unpatched_builtin(exc):
     return None
 
 
+def _alias_of(exc, fn):
+    """The global name a kernel outside Triton calls `fn` by (`exp = tl.exp`, `from
+    triton.language import exp`), rather than as an attribute of triton.language."""
+    for f in _frames(exc):
+        if f.f_code.co_filename.startswith(_TRITON):
+            continue
+        for n in f.f_code.co_names:
+            g = f.f_globals.get(n)  # the builtin's wrapper, or the function itself
+            if callable(g) and inspect.unwrap(g) is inspect.unwrap(fn):
+                return n
+    return None
+
+
+def user_frame(exc, is_user):
+    """(file, line) of the innermost frame of the user's code (`is_user(filename)`) in the
+    exception and those it came from, or None."""
+    found = None
+    for e in _chain(exc):
+        tb = e.__traceback__
+        while tb is not None:
+            if is_user(tb.tb_frame.f_code.co_filename):
+                found = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+            tb = tb.tb_next
+    return found
+
+
+def bfloat16_suspect(launches):
+    """For a script that failed under the interpreter after launching kernels with bfloat16
+    tensors: a sentence naming them (the interpreter's bfloat16 arithmetic computes wrong
+    values, which the script's own check then rejects), else None."""
+    if not _interpreting():
+        return None
+    seen = {}
+    for entry in launches:
+        names = [n for n, d in entry["args"].items() if d.get("dtype") == "bfloat16"]
+        if names:
+            seen.setdefault(entry["kernel"], names)
+    if not seen:
+        return None
+    which = "; ".join(f"{k} ({', '.join(v)})" for k, v in seen.items())
+    return (f"bfloat16 arithmetic (kernels launched with bfloat16 tensors: {which}): Triton's "
+            "CPU interpreter adds and multiplies bfloat16 values as their raw 16-bit patterns, "
+            "so a result the script checks may be wrong here")
+
+
 def _feature(exc):
     """(missing feature, why) for an interpreter gap, else None."""
     texts = [str(e) for e in _chain(exc)]
@@ -79,6 +125,12 @@ def _feature(exc):
         fn = _unpatched_builtin(exc)
         if fn is not None and _is_libdevice(fn):
             return _LIBDEVICE, f"{fn.__module__}.{fn.__name__} is not provided by the interpreter"
+        alias = _alias_of(exc, fn) if fn is not None else None
+        if alias is not None:
+            return f"a module-level alias of a triton.language function ({alias} = " \
+                f"{fn.__module__}.{fn.__name__})", "the interpreter patches the functions " \
+                "of triton.language where they are defined, not other names bound to them " \
+                f"(write tl.{fn.__name__} in the kernel to run it here)"
         name = f"{fn.__module__}.{fn.__name__}" if fn is not None else "a builtin"
         return name, "the interpreter does not provide it"
     for t in texts:

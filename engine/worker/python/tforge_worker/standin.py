@@ -9,14 +9,22 @@ spaces come from (an NVIDIA H200, sm_90), except that the device the driver name
 tensors a file makes "on the GPU" are then tensors the interpreter can run on.
 
 `torch.cuda.is_available()` keeps answering False, so code it guards takes its CPU branch,
-which is the one that works here.
+which is the one that works here. Code written for the GPU alone runs too: tensors made on
+"cuda" (`device="cuda"`, `.cuda()`, `.to("cuda")`) are made on the CPU,
+`torch.cuda.synchronize()` waits for nothing, CUDA events time on the host's clock, and
+Triton's benchmarking runs on the interpreter: `triton.testing.do_bench` times one run (the
+interpreter's time says nothing about a GPU's, and repeating it would only cost minutes), and
+an autotuner's benchmark runs each config once and finds them all equally fast, so it keeps
+its first config, the same one on every run.
 """
 
 import contextlib
+import time
 import types
 
 import torch
 import triton
+import triton.testing
 
 NAME = "NVIDIA H200"
 CAPABILITY = (9, 0)
@@ -65,13 +73,110 @@ class _Driver:
     def get_device_capability(self, device=None):
         return CAPABILITY
 
+    def get_current_stream(self, device=None):
+        return 0
+
+    def get_device_interface(self):
+        return _DeviceInterface
+
+    def get_empty_cache_for_benchmark(self):
+        # what do_bench zeroes between runs to flush the L2; the interpreter has none to flush
+        return torch.empty(1 << 16, dtype=torch.int8)
+
+    def clear_cache(self, cache):
+        cache.zero_()
+
+    def get_benchmarker(self):
+        return _bench_once
+
+
+def _bench_once(fn, quantiles=None, **_):
+    """An autotuner's benchmark: each config runs once (a config that fails still fails here)
+    and all take the same time."""
+    fn()
+    return [1.0] * len(quantiles) if quantiles else 1.0
+
+
+def _do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean",
+              **_):
+    """triton.testing.do_bench (and do_bench_cudagraph) as one timed run, in milliseconds."""
+    start = time.perf_counter()
+    fn()
+    ms = (time.perf_counter() - start) * 1e3
+    if quantiles:
+        return [ms] * len(quantiles)
+    return [ms] if return_mode == "all" else ms
+
+
+class _Event:
+    """torch.cuda.Event on the host's clock (the interpreter runs on the host)."""
+
+    def __init__(self, enable_timing=False, **_):
+        self.t = None
+
+    def record(self, stream=None):
+        self.t = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def query(self):
+        return True
+
+    def elapsed_time(self, end):
+        return (end.t - self.t) * 1e3
+
+
+class _Stream:
+    def synchronize(self):
+        pass
+
+    def wait_stream(self, other):
+        pass
+
+
+_DeviceInterface = types.SimpleNamespace(Event=_Event, synchronize=lambda device=None: None,
+                                         current_device=lambda: 0)
+
+
+def _on_cpu(device):
+    """A CUDA device (`"cuda"`, `"cuda:0"`, `torch.device("cuda")`, an ordinal) as the CPU."""
+    if isinstance(device, str) and device.split(":")[0] == "cuda":
+        return torch.device("cpu")
+    if isinstance(device, torch.device) and device.type == "cuda":
+        return torch.device("cpu")
+    if isinstance(device, int) and not isinstance(device, bool):
+        return torch.device("cpu")
+    return device
+
+
+class _CudaOnCpu(torch.overrides.TorchFunctionMode):
+    """Tensors asked for on a CUDA device are made on the CPU, where the interpreter runs."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if "device" in kwargs:
+            kwargs = dict(kwargs, device=_on_cpu(kwargs["device"]))
+        name = getattr(func, "__name__", "")
+        if name == "cuda" and args and isinstance(args[0], torch.Tensor):
+            return args[0]
+        if name == "to" and len(args) > 1:
+            args = (args[0], _on_cpu(args[1])) + tuple(args[2:])
+        return func(*args, **kwargs)
+
 
 _TORCH_CUDA = {
     "get_device_properties": lambda device=None: _TORCH_PROPERTIES,
     "get_device_capability": lambda device=None: CAPABILITY,
     "get_device_name": lambda device=None: NAME,
     "current_device": lambda: 0,
+    "device_count": lambda: 1,
+    "set_device": lambda device: None,
+    "synchronize": lambda device=None: None,
+    "Event": _Event,
+    "current_stream": lambda device=None: _Stream(),
 }
+_BENCH = ("do_bench", "do_bench_cudagraph")
 _installed = False  # active() nests: a task's ref.py may be loaded inside another load
 
 
@@ -86,14 +191,20 @@ def active():
     config = triton.runtime.driver
     saved_driver = config._active  # None until something asks; asking raises without a GPU
     saved_cuda = {k: getattr(torch.cuda, k) for k in _TORCH_CUDA}
+    saved_bench = {k: getattr(triton.testing, k) for k in _BENCH}
     config.set_active(_Driver())
+    for k in _BENCH:
+        setattr(triton.testing, k, _do_bench)
     for k, fn in _TORCH_CUDA.items():
         setattr(torch.cuda, k, fn)
     _installed = True
     try:
-        yield
+        with _CudaOnCpu():
+            yield
     finally:
         _installed = False
         config._active = saved_driver
         for k, fn in saved_cuda.items():
             setattr(torch.cuda, k, fn)
+        for k, fn in saved_bench.items():
+            setattr(triton.testing, k, fn)

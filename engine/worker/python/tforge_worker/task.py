@@ -16,7 +16,7 @@ FLOAT_DTYPES = DTYPES[:6]
 INITS = ("randn", "rand", "zeros", "ones", "randint:LO:HI", "arange", "values")
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _FIELDS = ("source", "kernel", "inputs", "inputs_fn", "outputs", "launch", "reference", "shapes",
-           "baseline", "writes_inputs", "space", "cost", "description")
+           "baseline", "writes_inputs", "space", "cost", "description", "python_path")
 _DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "float8_e4m3fn": 1,
                 "float8_e5m2": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint8": 1,
                 "bool": 1}
@@ -542,13 +542,31 @@ def validate(doc, path):
     shape_symbols = symbols | {k for lst in shapes.values() for sh in lst for k in sh}
     space = _check_space(p, doc.get("space"), shape_symbols)
     cost = _check_cost(p, doc.get("cost"), shape_symbols)
+    python_path = _check_python_path(p, doc.get("python_path", []), folder)
     p.raise_if_any()
     return {
         "id": path, "dir": folder, "source": source, "kernel": kernel, "inputs": inputs,
         "inputs_fn": inputs_fn, "outputs": outputs, "launch": launch, "reference": reference,
         "shapes": shapes, "baseline": baseline, "writes_inputs": writes_inputs, "space": space,
-        "cost": cost, "description": doc.get("description", ""),
+        "cost": cost, "description": doc.get("description", ""), "python_path": python_path,
     }
+
+
+def _check_python_path(p, value, folder):
+    """python_path: folders (relative to the task file) to put on sys.path; absolute."""
+    if not isinstance(value, list):
+        p.add("python_path", "a list of folders, relative to the task file", value)
+        return []
+    out = []
+    for i, d in enumerate(value):
+        if not isinstance(d, str) or not d:
+            p.add(f"python_path[{i}]", "a folder, relative to the task file", d)
+        elif not os.path.isdir(os.path.join(folder, d)):
+            p.add(f"python_path[{i}]", f"an existing folder (looked for "
+                  f"{os.path.normpath(os.path.join(folder, d))})", d)
+        else:
+            out.append(os.path.normpath(os.path.join(folder, d)))
+    return out
 
 
 def read(path):

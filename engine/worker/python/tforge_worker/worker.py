@@ -11,6 +11,7 @@ import inspect
 import math
 import os
 import re
+import sys
 
 import torch
 import triton
@@ -100,9 +101,11 @@ def _resolve(spec, ref, module, extra):
     importable module."""
     mod_name, func = ref.split(":")
     stem = os.path.splitext(os.path.basename(spec["source"]))[0]
-    beside = next((f for f in (os.path.join(d, mod_name + ".py") for d in
-                               (spec["dir"], os.path.dirname(spec["source"])))
-                   if os.path.isfile(f)), None)
+    # a dotted name is a module of a package (on python_path): imported as Python imports it
+    beside = None if "." in mod_name else next(
+        (f for f in (os.path.join(d, mod_name + ".py") for d in
+                     [spec["dir"], os.path.dirname(spec["source"])] + spec.get("python_path", []))
+         if os.path.isfile(f)), None)
     if mod_name == stem:
         mod = module
     elif mod_name in extra:
@@ -114,6 +117,15 @@ def _resolve(spec, ref, module, extra):
         import importlib
         mod = importlib.import_module(mod_name)
     return getattr(mod, func, None)
+
+
+def _use_python_path(folders):
+    """A task's python_path, first on sys.path, in order; it stays: the functions it names may
+    import lazily, when they run."""
+    for d in reversed(folders):
+        if d in sys.path:
+            sys.path.remove(d)
+        sys.path.insert(0, d)
 
 
 def _default_baseline(spec, kernel, params):
@@ -184,6 +196,7 @@ def load_task(path):
     Raises TaskError naming the file and field."""
     spec = read(path)
     p = Problems(spec["id"])
+    _use_python_path(spec["python_path"])
     with loader.recording() as dropped:  # the kernel file's, and those of modules beside it
         try:
             module, _ = loader.load(spec["source"])
