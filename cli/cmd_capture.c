@@ -34,10 +34,10 @@ static const char capture_help[] =
     "Without a GPU, the script runs with a stand-in device (engine/task/TASK.md): its GPU\n"
     "queries are answered as an H200's, tensors it makes on \"cuda\" are made on the CPU, and\n"
     "benchmarks (do_bench, an autotuner's) run each config once.\n\n"
-    "exit status: 0 every task written passed its check, 1 none was captured or a check failed,\n"
-    "2 bad usage or a script that cannot be run, 3 the script met what Triton's CPU\n"
-    "interpreter cannot run (an interpreter gap, named with the line of your code): the same\n"
-    "script captures on a GPU.\n";
+    "exit status: 0 every task written passed its check, 1 none was captured, a check failed or\n"
+    "the script met what Triton's CPU interpreter cannot run (an interpreter gap, named with\n"
+    "the line of your code: the same script captures on a GPU), 2 bad usage or a script that\n"
+    "cannot be run.\n";
 
 static const char init_help[] =
     "usage: tforge init FILE.py [--out DIR] [--kernel K] [--reference M:F] [--json]\n\n"
@@ -55,9 +55,6 @@ static const char check_help[] =
     "variant the source transforms make at those parameters (`tforge transform` lists them;\n"
     "--transforms IDS: only these), launched with the baseline's config.\n\n"
     "exit status: 0 the baseline passed, 1 it failed, 2 a bad task file or parameter.\n";
-
-/* capture and init: the script met an interpreter gap (their help says so) */
-enum { EXIT_INTERPRETER_GAP = 3 };
 
 typedef struct capture_args {
     const char *out, *kernel, *reference;
@@ -259,8 +256,7 @@ static int report(const cli_command *c, const char *result, int json)
     } else if (error[0]) {
         fprintf(stderr, "tforge %s: the script failed: %s\n", c->name, error);
     }
-    int status = gap ? EXIT_INTERPRETER_GAP
-                     : n && passed == n ? TFORGE_EXIT_OK : TFORGE_EXIT_FAILED;
+    int status = !gap && n && passed == n ? TFORGE_EXIT_OK : TFORGE_EXIT_FAILED;
     if (!n)
         fprintf(stderr, "tforge %s: no Triton kernel launch was recorded%s\n", c->name,
                 error[0] ? " before the script failed" : "");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `tforge capture` / `tforge init` in the user's environment: the printed report of what was
 # inferred and why (and the same as `explain` in --json), an interpreter gap met in the user's
-# own script (exit 3, the line of their code), a launcher in a package checked from elsewhere.
+# own script (exit 1, the line of their code), a launcher in a package checked from elsewhere.
 # usage: capture_env.sh TFORGE PYTHON SOURCE_DIR
 set -u
 tforge=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") python=$2 src=$3
@@ -35,11 +35,11 @@ assert [x['what'] for x in e if x['what'].startswith('launcher')] == ['launcher 
 assert all(set(x) == {'what', 'why', 'line'} for x in e), e" "$work/init.json"
 then ok; else bad "init --json's explain"; cat "$work/init.json"; fi
 
-# an interpreter gap in the user's own script: exit 3, the line of their kernel, a GPU captures it
+# an interpreter gap in the user's own script: exit 1, the line of their kernel, a GPU captures it
 f=$realistic/gelu_tl_alias.py
 "$tforge" capture --out "$work/gap" -- python "$f" > "$work/gap.txt" 2>&1
 rc=$?
-if [ "$rc" -eq 3 ] &&
+if [ "$rc" -eq 1 ] &&
    grep -qF -- "interpreter gap at $f:$(line_of "$f" 'inner = SQRT_2_OVER_PI * fma(')" "$work/gap.txt" &&
    grep -qF -- "(fma = triton.language.math.fma)" "$work/gap.txt" &&
    grep -qF -- "the same script captures on a GPU" "$work/gap.txt"
