@@ -91,8 +91,7 @@ class _Recorder:
             qual = getattr(code, "co_qualname", code.co_name)
             if "<" in qual or "." in qual or code.co_name.startswith("_tforge"):
                 continue
-            module = frame.f_globals.get(code.co_name)
-            if getattr(module, "__code__", None) is code:
+            if _defined_as(frame.f_globals.get(code.co_name), code):
                 return frame, args
         return None, None
 
@@ -141,6 +140,20 @@ class _Recorder:
                 entry["written"].append(n)
         entry["read_back"] = {n: bool(before[n].abs().sum() != 0) if before[n].dtype != torch.bool
                               else bool(before[n].any()) for n in entry["written"]}
+
+
+def _defined_as(fn, code):
+    """Whether the module attribute `fn` runs `code`: itself, or through decorators that keep
+    what they wrap (`functools.wraps`: `@torch.no_grad()`, `@torch.inference_mode()`,
+    `torch.compiler.disable`, a file's own `ensure_contiguous`). Calling the attribute then
+    applies the decorators as the user's call did."""
+    seen = set()
+    while fn is not None and id(fn) not in seen:
+        if getattr(fn, "__code__", None) is code:
+            return True
+        seen.add(id(fn))
+        fn = getattr(fn, "__wrapped__", None) or getattr(fn, "_torchdynamo_orig_callable", None)
+    return False
 
 
 def _is_constexpr(p):

@@ -568,6 +568,20 @@ def _code_file(kernel):
     return os.path.realpath(path) if path else None
 
 
+def placed(names, args, kwargs, values):
+    """(args, kwargs) of a launch with `values` in place of what it passed: a parameter the
+    launch gave positionally (`kernel[grid](x, y, n, BLOCK)`) keeps its slot, one given by
+    name or not at all goes by name (launch options are keyword-only)."""
+    args, kwargs = list(args), dict(kwargs)
+    slots = {n: i for i, n in enumerate(names[:len(args)])}
+    for k, v in values.items():
+        if k in slots:
+            args[slots[k]] = v
+        else:
+            kwargs[k] = v
+    return tuple(args), kwargs
+
+
 class _injected:
     """While the file's own function runs, every launch of the task's kernel gets `config`:
     its values replace what the function passes (constexprs and launch options), and with
@@ -592,12 +606,13 @@ class _injected:
         spec = self.loaded.spec
         grid_code = _launch_code(self.loaded)[0]
         params = kernel_params(self.loaded.kernel)
+        names = [n for n, *_ in params]
         injected = self
 
         def run(fn, *args, grid, warmup, **kwargs):
             if not injected._mine(fn):
                 return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
-            kwargs.update(injected.config)
+            args, kwargs = placed(names, args, kwargs, injected.config)
             if grid_code is not None:
                 bound = dict(injected.call_values)
                 bound.update((n, d) for n, _, has, d in params if has)
@@ -635,7 +650,7 @@ class _injected:
                 under_tuner |= isinstance(below, Autotuner)
                 below = below.fn
             if injected._mine(level) and not under_tuner:
-                kwargs.update(injected.config)
+                args, kwargs = placed(level.arg_names, args, kwargs, injected.config)
             return original(level, *args, **kwargs)
         return run
 
