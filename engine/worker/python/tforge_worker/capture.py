@@ -201,7 +201,11 @@ def _describe_value(v):
     if v is None or isinstance(v, (bool, int, float, str)):
         return {"value": v}
     if isinstance(v, triton.language.constexpr):
-        return {"value": v.value}
+        return _describe_value(v.value)
+    if isinstance(v, triton.language.dtype):  # a dtype constexpr (`X_dtype=tl.float32`)
+        name = repr(v).rsplit(".", 1)[-1]
+        if getattr(triton.language, name, None) == v:
+            return {"tl_dtype": name}
     return {"opaque": type(v).__name__}
 
 
@@ -279,14 +283,16 @@ class _Symbols:
 
 def _check_size(v, keep):
     """A smaller size of the same power-of-two alignment (up to 128), at least about 96; sizes
-    that equal a fixed constexpr (a head dimension) stay."""
+    that equal a fixed constexpr (a head dimension) stay. It keeps the small odd factors of `v`
+    too (3, 5, 7, 9): a wrapper may assert that a fused width splits (`% (3 * heads) == 0`)."""
     if v <= 128 or v in keep:
         return v
     g = math.gcd(v, 128)
-    k = -(-96 // g)
+    odd = math.gcd(v, 3 * 3 * 5 * 7)
+    k = -(-96 // (g * odd))
     if g < 128 and k % 2 == 0:
         k += 1
-    return g * k
+    return min(v, g * odd * k)
 
 
 def _check_shape(tune, tensors, keep):
@@ -375,6 +381,8 @@ def _literal(desc):
         return repr(desc["value"])
     if "dtype_value" in desc:
         return desc["dtype_value"]
+    if "tl_dtype" in desc:
+        return f"tl.{desc['tl_dtype']}"
     return None
 
 
@@ -561,27 +569,47 @@ def _grid_launch(entry, symbols, tunable, blocks, constexprs, config, axes):
             tensors.append((n, d["stride"]))
             if n in written:
                 outputs.append(_output(n, d["dtype"], entry["read_back"].get(n)))
-    args, names, fixed = [], {}, {}
+    # Each value lands on its parameter: positional up to the first tuned constexpr (which a
+    # config gives by name), by name from there on; fixed constexprs go with the launch.
+    args, names, kwargs, by_name = [], {}, {}, False
     for p in entry["params"]:
         n, d = p["name"], entry["args"].get(p["name"], {})
         v = d.get("value")
+        if p["constexpr"] and n in tunable:
+            by_name = True
+            continue
         if d.get("tensor"):
-            args.append(n)
+            expr = n
         elif p["constexpr"]:
-            if n not in tunable:  # fixed constexprs go with the launch, tuned ones in configs
-                fixed[n] = repr(config[n]) if n in config else _literal(d) or "None"
+            expr = repr(config[n]) if n in config else _literal(d) or "None"
         elif isinstance(v, int) and not isinstance(v, bool):
             expr = (_stride_of(n, v, tensors) if "stride" in n else None) or \
-                symbols.by_value.get(v) or repr(v)
+                symbols.by_value.get(v) or _numel_of(v, entry) or repr(v)
             names[n] = expr
-            args.append(expr)
         else:
-            args.append(_literal(d) or "None")
-    formula, _ = _grid_formula(entry["grid"], _integer_args(entry, constexprs), blocks, axes)
+            expr = _literal(d) or "None"
+        if by_name:
+            kwargs[n] = expr
+        else:
+            args.append(expr)
+    # a grid may count what only a tensor's shape holds (rows of a 2-D input)
+    ints = dict(_integer_args(entry, constexprs))
+    ints.update({s: v for v, s in symbols.by_value.items() if s not in ints})
+    formula, _ = _grid_formula(entry["grid"], ints, blocks, axes)
     for n, e in names.items():
         if n != e:
             formula = _rename(formula, n, e)
-    return {"grid": formula, "args": args, "kwargs": fixed}, inputs, outputs, names
+    return {"grid": formula, "args": args, "kwargs": kwargs}, inputs, outputs, names
+
+
+def _numel_of(value, entry):
+    """`x.numel()` of the first tensor argument of `value` elements, of two dimensions or more
+    (a flattened elementwise launch over it), or None."""
+    for n, d in entry["args"].items():
+        if d.get("tensor") and len(d["shape"]) > 1 and value > 1 and \
+                math.prod(d["shape"]) == value:
+            return f"{n}.numel()"
+    return None
 
 
 def _task_for(entry, reference, irs):
@@ -649,7 +677,7 @@ def _signature_key(entry):
     shapes = tuple((n, tuple(d["shape"]), d["dtype"]) for n, d in sorted(entry["args"].items())
                    if d.get("tensor"))
     def flag(d):
-        v = d.get("value", d.get("dtype_value"))
+        v = d.get("value", d.get("dtype_value", d.get("tl_dtype")))
         return None if isinstance(v, (int, float)) and not isinstance(v, bool) else repr(v)
     flags = tuple((p["name"], flag(entry["args"].get(p["name"], {}))) for p in entry["params"]
                   if p["constexpr"])

@@ -739,6 +739,8 @@ def classify(exc):
     resources than the GPU has) or runtime. `fatal` says the CUDA context is probably lost.
     Under the interpreter, a failure that only its gaps cause starts "interpreter gap:"."""
     text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, AssertionError):
+        text = f"{_assertion(exc)}: {exc}" if str(exc) else _assertion(exc)
     if isinstance(exc, CompilationError):
         text = f"{_compile_reason(exc)}\n{text}"
     # a pass of Triton's MLIR pipeline that gives up is the compiler refusing the candidate
@@ -750,6 +752,46 @@ def classify(exc):
         text = f"{gap}. {text}"
     fatal = type(exc).__name__ == "AcceleratorError" or "CUDA error" in text
     return {"status": status, "message": text[:_MESSAGE_LIMIT], "fatal": fatal}
+
+
+def _library_dirs():
+    import sysconfig
+    dirs = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs |= {os.path.dirname(os.path.abspath(m.__file__)) for m in (torch, triton)}
+    dirs.add(os.path.dirname(os.path.abspath(__file__)))
+    return tuple(sorted(dirs))
+
+
+def _assertion(exc):
+    """"AssertionError at FILE:LINE: STATEMENT" for the innermost assert of the user's code
+    (a wrapper checking its inputs), the whole statement however many lines it spans."""
+    import ast
+    import linecache
+    library = _library_dirs()
+    where = last = None
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if os.path.isfile(name):
+            last = (name, tb.tb_lineno)
+            if not os.path.abspath(name).startswith(library):
+                where = last
+        tb = tb.tb_next
+    where = where or last  # a user's package installed among the libraries
+    if where is None:
+        return "AssertionError"
+    name, line = where
+    statement = linecache.getline(name, line).strip()
+    try:
+        tree = ast.parse("".join(linecache.getlines(name)))
+        node = next((n for n in ast.walk(tree) if isinstance(n, ast.Assert) and
+                     n.lineno <= line <= (n.end_lineno or n.lineno)), None)
+        if node is not None:
+            statement = " ".join(ast.get_source_segment(
+                "".join(linecache.getlines(name)), node).split())
+    except (SyntaxError, ValueError):
+        pass
+    return f"AssertionError at {name}:{line}: {statement}"
 
 
 def _compile_reason(exc):
