@@ -118,3 +118,20 @@ def test_a_failed_assertion_names_its_file_line_and_statement():
         qkv_split_heads.split_qkv_heads(torch.randn(480, 4, dtype=torch.float16).t(), 5)
     message = worker.classify(e.value)["message"]
     assert message.endswith("assert qkv.is_contiguous() and qkv.stride(-1) == 1"), message
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.randn(1, 8, 5, 6).to(memory_format=torch.channels_last),  # batch 1
+    lambda: torch.randn(7, 1, 5).transpose(0, 2),
+])
+def test_inputs_keep_a_recorded_dense_layout(make):
+    x = make()
+    spec = capture._input_spec("x", capture._describe_value(x), capture._Symbols({}), False)
+    spec.setdefault("scale", 1)
+    made = worker._make_tensor(dict(spec, shape=list(x.shape)), {}, torch.Generator(), "cpu",
+                               "x")
+    def strides(t):  # a dimension of size 1 has no stride that matters
+        return [s for s, n in zip(t.stride(), t.shape) if n > 1]
+    assert made.shape == x.shape and strides(made) == strides(x), spec
+    if x.dim() == 4:
+        assert made.is_contiguous(memory_format=torch.channels_last)

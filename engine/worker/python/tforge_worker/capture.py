@@ -315,18 +315,22 @@ _KEPT_VALUES = 4096
 
 def _order(desc):
     """The dimensions from the outermost in memory to the innermost, when the tensor is a dense
-    permutation other than row-major (a weight passed as `w.t()`), else None. Slices (a view
-    into a fused qkv) are not kept: their task tensors are contiguous."""
+    permutation other than row-major (a weight passed as `w.t()`, channels-last activations),
+    else None. A dimension of size 1 goes where its stride puts it (channels-last at batch 1):
+    a wrapper may assert the layout. Slices (a view into a fused qkv) are not kept: their task
+    tensors are contiguous."""
     shape, stride = desc["shape"], desc.get("stride")
-    if desc.get("contiguous", True) or not stride or len(shape) < 2 or min(shape) <= 1:
+    if desc.get("contiguous", True) or not stride or len(shape) < 2 or min(shape) < 1:
         return None
     order = sorted(range(len(shape)), key=lambda d: -stride[d])
     expect = 1
     for d in reversed(order):
+        if shape[d] == 1:
+            continue
         if stride[d] != expect:
             return None
         expect *= shape[d]
-    return order
+    return order if order != sorted(order) else None
 
 
 def _input_spec(name, desc, symbols, output_only):

@@ -715,8 +715,11 @@ def bind(loaded, inputs, config, shape):
     if isinstance(loaded.kernel, Autotuner):
         kwargs = fixed  # the pinned config carries the rest
     else:
-        names = {n for n, *_ in kernel_params(loaded.kernel)} | set(LAUNCH_OPTIONS)
-        kwargs = {**fixed, **{k: v for k, v in config.items() if k in names}}
+        params = [n for n, *_ in kernel_params(loaded.kernel)]
+        known = set(params) | set(LAUNCH_OPTIONS)
+        # a constexpr the task's launch.args gives positionally takes the config's value there
+        args, kwargs = placed(params, args, fixed,
+                              {k: v for k, v in config.items() if k in known})
     kernel = loaded.kernel[grid]
 
     def call():
