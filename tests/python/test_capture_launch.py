@@ -82,9 +82,14 @@ def test_a_launch_from_an_autograd_function_keeps_what_its_forward_computed(tmp_
     launch = json.load(open(t["task"]))["launch"]
     # the dtype constexpr between pointers, the rows per program the backward computed
     assert launch["args"][4] == "tl.float32" and launch["args"][-1] == "3", launch
-    fwd = tasks["_rms_norm_fwd_kernel"]["grid"]  # rms_norm(x, w, cfg) takes a dataclass
-    assert fwd["check"] == "ok", fwd.get("check_message")
-    assert any("rms_norm takes" in n for n in fwd["notes"])
+
+
+def test_a_function_taking_a_config_dataclass_is_called_with_it_made_again(tmp_path):
+    tasks = _tasks("rms_norm_module.py", tmp_path)["_rms_norm_fwd_kernel"]
+    t = tasks["call rms_norm_module:rms_norm"]  # rms_norm(x, w, cfg: NormConfig)
+    assert t["check"] == "ok", t.get("check_message")
+    launch = json.load(open(t["task"]))["launch"]
+    assert launch["kwargs"]["cfg"] == "NormConfig(eps=1e-06, casting_mode=1)", launch
 
 
 def test_a_wrapper_asserting_divisibility_passes_at_the_check_shape(tmp_path):

@@ -9,9 +9,11 @@ arguments, constexprs, launch options), with the innermost function of the user'
 to it and the arguments that function was called with (a profile hook records the calls of
 functions in the user's files). Each kernel and shape becomes one task.json (engine/task/
 TASK.md) that a user can read and edit:
-- launch: through that function (`launch.call`) when its arguments are tensors and plain values,
-  with the grid recomputed from the kernel's arguments when the function computed it from block
-  sizes it hard-codes; otherwise the kernel itself with the recorded grid as an expression;
+- launch: through that function (`launch.call`; the module's attribute, decorators included)
+  when its arguments are tensors, plain values and config objects of its module, with the grid
+  recomputed from the kernel's arguments when the function computed it from block sizes it
+  hard-codes; otherwise the kernel itself with the recorded grid as an expression, every value
+  on its parameter;
 - inputs: the function's (or kernel's) tensors, their sizes named by shape symbols; integer
   tensors drawn in the recorded range;
 - outputs: what the function returns, and tensors the kernel writes (found by comparing them
@@ -115,7 +117,7 @@ class _Recorder:
         if frame is not None:
             entry["caller"] = {"name": frame.f_code.co_name,
                                "file": os.path.abspath(frame.f_code.co_filename),
-                               "args": {n: _describe_value(v) for n, v in call_args.items()},
+                               "args": {n: _described_in(frame, v) for n, v in call_args.items()},
                                "arg_ids": {n: _tensor_ids(v) for n, v in call_args.items()},
                                "params": _signature(frame)}
             for item in self.stack:
@@ -140,6 +142,15 @@ class _Recorder:
                 entry["written"].append(n)
         entry["read_back"] = {n: bool(before[n].abs().sum() != 0) if before[n].dtype != torch.bool
                               else bool(before[n].any()) for n in entry["written"]}
+
+
+def _described_in(frame, v):
+    """An argument of the launching function; a config object only where its class is a name
+    of the function's module (the task's call evaluates it there)."""
+    d = _describe_value(v)
+    if "object" in d and frame.f_globals.get(type(v).__name__) is not type(v):
+        return {"opaque": type(v).__name__}
+    return d
 
 
 def _defined_as(fn, code):
@@ -206,7 +217,29 @@ def _describe_value(v):
         name = repr(v).rsplit(".", 1)[-1]
         if getattr(triton.language, name, None) == v:
             return {"tl_dtype": name}
-    return {"opaque": type(v).__name__}
+    return _describe_object(v) or {"opaque": type(v).__name__}
+
+
+def _describe_object(v):
+    """A config object as the expression that makes it again, where its class is a name of its
+    module: a dataclass of plain fields (`NormConfig(eps=1e-06)`), an enum member
+    (`Activation.GELU`). launch.call evaluates it among the names of the function's module."""
+    import dataclasses
+    import enum
+    cls = type(v)
+    if isinstance(v, enum.Enum):
+        return {"object": f"{cls.__name__}.{v.name}"}
+    if dataclasses.is_dataclass(v):
+        fields = []
+        for f in dataclasses.fields(v):
+            if not f.init:
+                continue
+            text = _literal(_describe_value(getattr(v, f.name)))
+            if text is None:
+                return None
+            fields.append(f"{f.name}={text}")
+        return {"object": f"{cls.__name__}({', '.join(fields)})"}
+    return None
 
 
 class _installed:
@@ -387,6 +420,11 @@ def _literal(desc):
         return desc["dtype_value"]
     if "tl_dtype" in desc:
         return f"tl.{desc['tl_dtype']}"
+    if "object" in desc:
+        return desc["object"]
+    if "sequence" in desc:
+        items = [_literal(d) for d in desc["sequence"]]
+        return None if None in items else f"({', '.join(items)}{',' if len(items) == 1 else ''})"
     return None
 
 

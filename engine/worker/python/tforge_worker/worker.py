@@ -671,7 +671,9 @@ class _injected:
 def _call(loaded, inputs, config, shape, injected=None):
     """The file's own function called on `inputs` with `config` in its kernel's launches;
     returns its return value."""
-    args, kwargs = _arguments(loaded, _launch_env(**shape, **inputs))
+    # a config object (`NormConfig(eps=1e-06)`) is made among the names of the function's module
+    names = getattr(inspect.unwrap(loaded.funcs["call"]), "__globals__", {})
+    args, kwargs = _arguments(loaded, {**names, **_launch_env(**shape, **inputs)})
     injected = injected or _injected(loaded, config)
     # a grid may count blocks of what the function takes but the kernel does not (max_seqlen)
     injected.call_values = {k: v for k, v in kwargs.items()
