@@ -234,6 +234,10 @@ def fused_add_rmsnorm():
     torch.testing.assert_close(fused_add_rmsnorm.scaled_silu(y, 0.5),
                                (torch.nn.functional.silu(y.float()) * 0.5).half(),
                                atol=2e-3, rtol=2e-3)
+    g, u = randn(*y.shape), randn(*y.shape)
+    torch.testing.assert_close(fused_add_rmsnorm.silu_mul(g, u),
+                               (torch.nn.functional.silu(g.float()).half() * u),
+                               atol=2e-3, rtol=2e-3)
 
 
 def rms_norm_module():
