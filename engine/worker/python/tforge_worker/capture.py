@@ -86,8 +86,9 @@ class _Recorder:
                 entry["returned_ids"] = _tensor_ids(arg)
 
     def caller(self):
-        """The innermost user function that can be called again by name: module level, or a
-        class's static method (not an autograd Function's forward: it takes a ctx)."""
+        """The innermost user function that can be called again by name: module level, the
+        module's attribute possibly a decorator's wrapper of it (not a method: an autograd
+        Function's forward takes a ctx, a Module's forward its instance)."""
         for frame, args, _ in reversed(self.stack):
             code = frame.f_code
             qual = getattr(code, "co_qualname", code.co_name)

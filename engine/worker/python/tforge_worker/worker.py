@@ -786,15 +786,14 @@ def _assertion(exc):
     if where is None:
         return "AssertionError"
     name, line = where
+    source = "".join(linecache.getlines(name))
     statement = linecache.getline(name, line).strip()
     try:
-        tree = ast.parse("".join(linecache.getlines(name)))
-        node = next((n for n in ast.walk(tree) if isinstance(n, ast.Assert) and
+        node = next((n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Assert) and
                      n.lineno <= line <= (n.end_lineno or n.lineno)), None)
         if node is not None:
-            statement = " ".join(ast.get_source_segment(
-                "".join(linecache.getlines(name)), node).split())
-    except (SyntaxError, ValueError):
+            statement = " ".join(ast.get_source_segment(source, node).split())
+    except (SyntaxError, ValueError):  # a file changed since: its line as it reads now
         pass
     return f"AssertionError at {name}:{line}: {statement}"
 
