@@ -254,6 +254,57 @@ def residual_add_bf16():
     want = (r.float() + x.float()).to(torch.bfloat16)
     torch.testing.assert_close(residual_add_bf16.residual_add_(x, r), want, atol=2e-2,
                                rtol=2e-2)
+def fused_add_rmsnorm():
+    import fused_add_rmsnorm
+    tokens, hidden = (4096, 8192) if GPU else (6, 200)
+    x, res, w = randn(tokens, hidden), randn(tokens, hidden), randn(hidden)
+    s = x.float() + res.float()
+    want = (s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()).half()
+    fused_add_rmsnorm.fused_add_rmsnorm(x, res, w)
+    torch.testing.assert_close(res, s.half(), atol=1e-3, rtol=1e-3)
+    torch.testing.assert_close(x, want, atol=1e-2, rtol=1e-2)
+    y = randn(*((8192, 14336) if GPU else (3, 700)))
+    torch.testing.assert_close(fused_add_rmsnorm.scaled_silu(y, 0.5),
+                               (torch.nn.functional.silu(y.float()) * 0.5).half(),
+                               atol=2e-3, rtol=2e-3)
+    g, u = randn(*y.shape), randn(*y.shape)
+    torch.testing.assert_close(fused_add_rmsnorm.silu_mul(g, u),
+                               (torch.nn.functional.silu(g.float()).half() * u),
+                               atol=2e-3, rtol=2e-3)
+
+
+def rms_norm_module():
+    import rms_norm_module as m
+    rows, cols = (4096, 4096) if GPU else (10, 96)
+    x = randn(rows, cols, dtype=torch.float32).requires_grad_(True)
+    w = randn(cols, dtype=torch.float32).requires_grad_(True)
+    x2, w2 = (t.detach().clone().requires_grad_(True) for t in (x, w))
+    y = m.rms_norm(x, w, m.NormConfig(eps=1e-6))
+    want = x2 * torch.rsqrt(x2.pow(2).mean(-1, keepdim=True) + 1e-6) * w2
+    dy = torch.randn_like(want)
+    y.backward(dy)  # the backward kernel, from RMSNormFunction.backward
+    want.backward(dy)
+    torch.testing.assert_close(y, want, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(x.grad, x2.grad, atol=1e-3, rtol=1e-3)
+    torch.testing.assert_close(w.grad, w2.grad, atol=1e-2, rtol=1e-3)
+    h = randn(cols, rows).t()  # not contiguous: ensure_contiguous copies it
+    w16 = w.detach().half()
+    want = (h.float() * torch.rsqrt(h.float().pow(2).mean(-1, keepdim=True) + 1e-6)).half() * w16
+    torch.testing.assert_close(m.rms_norm_inference(h, w16), want, atol=2e-2, rtol=2e-2)
+    width = 8192 if GPU else 300
+    a, s = randn(rows, width, dtype=torch.float32), randn(rows, dtype=torch.float32)
+    torch.testing.assert_close(m.RowScale(width)(a, s), a * s[:, None])
+
+
+def qkv_split_heads():
+    import qkv_split_heads
+    tokens, heads, head_dim = (8192, 40, 128) if GPU else (12, 5, 32)
+    qkv = randn(tokens, 3 * heads * head_dim)
+    q, k, v = qkv_split_heads.split_qkv_heads(qkv, heads)
+    wq, wk, wv = qkv.view(tokens, 3, heads, head_dim).unbind(1)
+    torch.testing.assert_close(q, (wq.float() / math.sqrt(head_dim)).half(), atol=1e-3, rtol=1e-3)
+    torch.testing.assert_close(k, wk)
+    torch.testing.assert_close(v, wv)
 
 
 ENTRIES = {f.__name__: f for f in (gemm_autotune, rms_norm_liger, matvec_heuristics,
@@ -262,7 +313,8 @@ ENTRIES = {f.__name__: f for f in (gemm_autotune, rms_norm_liger, matvec_heurist
                                    fused_xent, glu_act, geglu_autograd, moe_grouped_gemm,
                                    per_token_int8_quant, paged_decode_attention, rmsnorm_split,
                                    rope_logsoftmax, bp_linear, l2norm_gpu_only, normpkg_rmsnorm,
-                                   gelu_tl_alias, residual_add_bf16)}
+                                   gelu_tl_alias, residual_add_bf16, fused_add_rmsnorm,
+                                   rms_norm_module, qkv_split_heads)}
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--list"]:

@@ -9,9 +9,11 @@ arguments, constexprs, launch options), with the innermost function of the user'
 to it and the arguments that function was called with (a profile hook records the calls of
 functions in the user's files). Each kernel and shape becomes one task.json (engine/task/
 TASK.md) that a user can read and edit:
-- launch: through that function (`launch.call`) when its arguments are tensors and plain values,
-  with the grid recomputed from the kernel's arguments when the function computed it from block
-  sizes it hard-codes; otherwise the kernel itself with the recorded grid as an expression;
+- launch: through that function (`launch.call`; the module's attribute, decorators included)
+  when its arguments are tensors, plain values and config objects of its module, with the grid
+  recomputed from the kernel's arguments when the function computed it from block sizes it
+  hard-codes; otherwise the kernel itself with the recorded grid as an expression, every value
+  on its parameter;
 - inputs: the function's (or kernel's) tensors, their sizes named by shape symbols; integer
   tensors drawn in the recorded range;
 - outputs: what the function returns, and tensors the kernel writes (found by comparing them
@@ -91,15 +93,15 @@ class _Recorder:
                 entry["returned_ids"] = _tensor_ids(arg)
 
     def caller(self):
-        """The innermost user function that can be called again by name: module level, or a
-        class's static method (not an autograd Function's forward: it takes a ctx)."""
+        """The innermost user function that can be called again by name: module level, the
+        module's attribute possibly a decorator's wrapper of it (not a method: an autograd
+        Function's forward takes a ctx, a Module's forward its instance)."""
         for frame, args, _ in reversed(self.stack):
             code = frame.f_code
             qual = getattr(code, "co_qualname", code.co_name)
             if "<" in qual or "." in qual or code.co_name.startswith("_tforge"):
                 continue
-            module = frame.f_globals.get(code.co_name)
-            if getattr(module, "__code__", None) is code:
+            if _defined_as(frame.f_globals.get(code.co_name), code):
                 return frame, args
         return None, None
 
@@ -131,7 +133,7 @@ class _Recorder:
         if frame is not None:
             entry["caller"] = {"name": frame.f_code.co_name, "line": frame.f_code.co_firstlineno,
                                "file": os.path.abspath(frame.f_code.co_filename),
-                               "args": {n: _describe_value(v) for n, v in call_args.items()},
+                               "args": {n: _described_in(frame, v) for n, v in call_args.items()},
                                "arg_ids": {n: _tensor_ids(v) for n, v in call_args.items()},
                                "params": _signature(frame)}
             for item in self.stack:
@@ -156,6 +158,29 @@ class _Recorder:
                 entry["written"].append(n)
         entry["read_back"] = {n: bool(before[n].abs().sum() != 0) if before[n].dtype != torch.bool
                               else bool(before[n].any()) for n in entry["written"]}
+
+
+def _described_in(frame, v):
+    """An argument of the launching function; a config object only where its class is a name
+    of the function's module (the task's call evaluates it there)."""
+    d = _describe_value(v)
+    if "object" in d and frame.f_globals.get(type(v).__name__) is not type(v):
+        return {"opaque": type(v).__name__}
+    return d
+
+
+def _defined_as(fn, code):
+    """Whether the module attribute `fn` runs `code`: itself, or through decorators that keep
+    what they wrap (`functools.wraps`: `@torch.no_grad()`, `@torch.inference_mode()`,
+    `torch.compiler.disable`, a file's own `ensure_contiguous`). Calling the attribute then
+    applies the decorators as the user's call did."""
+    seen = set()
+    while fn is not None and id(fn) not in seen:
+        if getattr(fn, "__code__", None) is code:
+            return True
+        seen.add(id(fn))
+        fn = getattr(fn, "__wrapped__", None) or getattr(fn, "_torchdynamo_orig_callable", None)
+    return False
 
 
 def _is_constexpr(p):
@@ -203,8 +228,34 @@ def _describe_value(v):
     if v is None or isinstance(v, (bool, int, float, str)):
         return {"value": v}
     if isinstance(v, triton.language.constexpr):
-        return {"value": v.value}
-    return {"opaque": type(v).__name__}
+        return _describe_value(v.value)
+    if isinstance(v, triton.language.dtype):  # a dtype constexpr (`X_dtype=tl.float32`)
+        name = repr(v).rsplit(".", 1)[-1]
+        if getattr(triton.language, name, None) == v:
+            return {"tl_dtype": name}
+    return _describe_object(v) or {"opaque": type(v).__name__}
+
+
+def _describe_object(v):
+    """A config object as the expression that makes it again, where its class is a name of its
+    module: a dataclass of plain fields (`NormConfig(eps=1e-06)`), an enum member
+    (`Activation.GELU`). launch.call evaluates it among the names of the function's module."""
+    import dataclasses
+    import enum
+    cls = type(v)
+    if isinstance(v, enum.Enum):
+        return {"object": f"{cls.__name__}.{v.name}"}
+    if dataclasses.is_dataclass(v):
+        fields = []
+        for f in dataclasses.fields(v):
+            if not f.init:
+                continue
+            text = _literal(_describe_value(getattr(v, f.name)))
+            if text is None:
+                return None
+            fields.append(f"{f.name}={text}")
+        return {"object": f"{cls.__name__}({', '.join(fields)})"}
+    return None
 
 
 class _installed:
@@ -303,14 +354,16 @@ class _Symbols:
 
 def _check_size(v, keep):
     """A smaller size of the same power-of-two alignment (up to 128), at least about 96; sizes
-    that equal a fixed constexpr (a head dimension) stay."""
+    that equal a fixed constexpr (a head dimension) stay. It keeps the small odd factors of `v`
+    too (3, 5, 7, 9): a wrapper may assert that a fused width splits (`% (3 * heads) == 0`)."""
     if v <= 128 or v in keep:
         return v
     g = math.gcd(v, 128)
-    k = -(-96 // g)
+    odd = math.gcd(v, 3 * 3 * 5 * 7)
+    k = -(-96 // (g * odd))
     if g < 128 and k % 2 == 0:
         k += 1
-    return g * k
+    return min(v, g * odd * k)
 
 
 def _check_shape(tune, tensors, keep):
@@ -333,18 +386,22 @@ _KEPT_VALUES = 4096
 
 def _order(desc):
     """The dimensions from the outermost in memory to the innermost, when the tensor is a dense
-    permutation other than row-major (a weight passed as `w.t()`), else None. Slices (a view
-    into a fused qkv) are not kept: their task tensors are contiguous."""
+    permutation other than row-major (a weight passed as `w.t()`, channels-last activations),
+    else None. A dimension of size 1 goes where its stride puts it (channels-last at batch 1):
+    a wrapper may assert the layout. Slices (a view into a fused qkv) are not kept: their task
+    tensors are contiguous."""
     shape, stride = desc["shape"], desc.get("stride")
-    if desc.get("contiguous", True) or not stride or len(shape) < 2 or min(shape) <= 1:
+    if desc.get("contiguous", True) or not stride or len(shape) < 2 or min(shape) < 1:
         return None
     order = sorted(range(len(shape)), key=lambda d: -stride[d])
     expect = 1
     for d in reversed(order):
+        if shape[d] == 1:
+            continue
         if stride[d] != expect:
             return None
         expect *= shape[d]
-    return order
+    return order if order != sorted(order) else None
 
 
 def _input_spec(name, desc, symbols, output_only):
@@ -399,6 +456,13 @@ def _literal(desc):
         return repr(desc["value"])
     if "dtype_value" in desc:
         return desc["dtype_value"]
+    if "tl_dtype" in desc:
+        return f"tl.{desc['tl_dtype']}"
+    if "object" in desc:
+        return desc["object"]
+    if "sequence" in desc:
+        items = [_literal(d) for d in desc["sequence"]]
+        return None if None in items else f"({', '.join(items)}{',' if len(items) == 1 else ''})"
     return None
 
 
@@ -585,27 +649,47 @@ def _grid_launch(entry, symbols, tunable, blocks, constexprs, config, axes):
             tensors.append((n, d["stride"]))
             if n in written:
                 outputs.append(_output(n, d["dtype"], entry["read_back"].get(n)))
-    args, names, fixed = [], {}, {}
+    # Each value lands on its parameter: positional up to the first tuned constexpr (which a
+    # config gives by name), by name from there on; fixed constexprs go with the launch.
+    args, names, kwargs, by_name = [], {}, {}, False
     for p in entry["params"]:
         n, d = p["name"], entry["args"].get(p["name"], {})
         v = d.get("value")
+        if p["constexpr"] and n in tunable:
+            by_name = True
+            continue
         if d.get("tensor"):
-            args.append(n)
+            expr = n
         elif p["constexpr"]:
-            if n not in tunable:  # fixed constexprs go with the launch, tuned ones in configs
-                fixed[n] = repr(config[n]) if n in config else _literal(d) or "None"
+            expr = repr(config[n]) if n in config else _literal(d) or "None"
         elif isinstance(v, int) and not isinstance(v, bool):
             expr = (_stride_of(n, v, tensors) if "stride" in n else None) or \
-                symbols.by_value.get(v) or repr(v)
+                symbols.by_value.get(v) or _numel_of(v, entry) or repr(v)
             names[n] = expr
-            args.append(expr)
         else:
-            args.append(_literal(d) or "None")
-    formula, _ = _grid_formula(entry["grid"], _integer_args(entry, constexprs), blocks, axes)
+            expr = _literal(d) or "None"
+        if by_name:
+            kwargs[n] = expr
+        else:
+            args.append(expr)
+    # a grid may count what only a tensor's shape holds (rows of a 2-D input)
+    ints = dict(_integer_args(entry, constexprs))
+    ints.update({s: v for v, s in symbols.by_value.items() if s not in ints})
+    formula, _ = _grid_formula(entry["grid"], ints, blocks, axes)
     for n, e in names.items():
         if n != e:
             formula = _rename(formula, n, e)
-    return {"grid": formula, "args": args, "kwargs": fixed}, inputs, outputs, names
+    return {"grid": formula, "args": args, "kwargs": kwargs}, inputs, outputs, names
+
+
+def _numel_of(value, entry):
+    """`x.numel()` of the first tensor argument of `value` elements, of two dimensions or more
+    (a flattened elementwise launch over it), or None."""
+    for n, d in entry["args"].items():
+        if d.get("tensor") and len(d["shape"]) > 1 and value > 1 and \
+                math.prod(d["shape"]) == value:
+            return f"{n}.numel()"
+    return None
 
 
 def _task_for(entry, reference, irs):
@@ -762,7 +846,7 @@ def _signature_key(entry):
     shapes = tuple((n, tuple(d["shape"]), d["dtype"]) for n, d in sorted(entry["args"].items())
                    if d.get("tensor"))
     def flag(d):
-        v = d.get("value", d.get("dtype_value"))
+        v = d.get("value", d.get("dtype_value", d.get("tl_dtype")))
         return None if isinstance(v, (int, float)) and not isinstance(v, bool) else repr(v)
     flags = tuple((p["name"], flag(entry["args"].get(p["name"], {}))) for p in entry["params"]
                   if p["constexpr"])

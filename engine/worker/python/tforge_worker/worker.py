@@ -581,6 +581,20 @@ def _code_file(kernel):
     return os.path.realpath(path) if path else None
 
 
+def placed(names, args, kwargs, values):
+    """(args, kwargs) of a launch with `values` in place of what it passed: a parameter the
+    launch gave positionally (`kernel[grid](x, y, n, BLOCK)`) keeps its slot, one given by
+    name or not at all goes by name (launch options are keyword-only)."""
+    args, kwargs = list(args), dict(kwargs)
+    slots = {n: i for i, n in enumerate(names[:len(args)])}
+    for k, v in values.items():
+        if k in slots:
+            args[slots[k]] = v
+        else:
+            kwargs[k] = v
+    return tuple(args), kwargs
+
+
 class _injected:
     """While the file's own function runs, every launch of the task's kernel gets `config`:
     its values replace what the function passes (constexprs and launch options), and with
@@ -605,12 +619,13 @@ class _injected:
         spec = self.loaded.spec
         grid_code = _launch_code(self.loaded)[0]
         params = kernel_params(self.loaded.kernel)
+        names = [n for n, *_ in params]
         injected = self
 
         def run(fn, *args, grid, warmup, **kwargs):
             if not injected._mine(fn):
                 return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
-            kwargs.update(injected.config)
+            args, kwargs = placed(names, args, kwargs, injected.config)
             if grid_code is not None:
                 bound = dict(injected.call_values)
                 bound.update((n, d) for n, _, has, d in params if has)
@@ -648,7 +663,7 @@ class _injected:
                 under_tuner |= isinstance(below, Autotuner)
                 below = below.fn
             if injected._mine(level) and not under_tuner:
-                kwargs.update(injected.config)
+                args, kwargs = placed(level.arg_names, args, kwargs, injected.config)
             return original(level, *args, **kwargs)
         return run
 
@@ -669,7 +684,9 @@ class _injected:
 def _call(loaded, inputs, config, shape, injected=None):
     """The file's own function called on `inputs` with `config` in its kernel's launches;
     returns its return value."""
-    args, kwargs = _arguments(loaded, _launch_env(**shape, **inputs))
+    # a config object (`NormConfig(eps=1e-06)`) is made among the names of the function's module
+    names = getattr(inspect.unwrap(loaded.funcs["call"]), "__globals__", {})
+    args, kwargs = _arguments(loaded, {**names, **_launch_env(**shape, **inputs)})
     injected = injected or _injected(loaded, config)
     # a grid may count blocks of what the function takes but the kernel does not (max_seqlen)
     injected.call_values = {k: v for k, v in kwargs.items()
@@ -713,8 +730,11 @@ def bind(loaded, inputs, config, shape):
     if isinstance(loaded.kernel, Autotuner):
         kwargs = fixed  # the pinned config carries the rest
     else:
-        names = {n for n, *_ in kernel_params(loaded.kernel)} | set(LAUNCH_OPTIONS)
-        kwargs = {**fixed, **{k: v for k, v in config.items() if k in names}}
+        params = [n for n, *_ in kernel_params(loaded.kernel)]
+        known = set(params) | set(LAUNCH_OPTIONS)
+        # a constexpr the task's launch.args gives positionally takes the config's value there
+        args, kwargs = placed(params, args, fixed,
+                              {k: v for k, v in config.items() if k in known})
     kernel = loaded.kernel[grid]
 
     def call():
@@ -737,6 +757,8 @@ def classify(exc):
     resources than the GPU has) or runtime. `fatal` says the CUDA context is probably lost.
     Under the interpreter, a failure that only its gaps cause starts "interpreter gap:"."""
     text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, AssertionError):
+        text = f"{_assertion(exc)}: {exc}" if str(exc) else _assertion(exc)
     if isinstance(exc, CompilationError):
         text = f"{_compile_reason(exc)}\n{text}"
     # a pass of Triton's MLIR pipeline that gives up is the compiler refusing the candidate
@@ -748,6 +770,45 @@ def classify(exc):
         text = f"{gap}. {text}"
     fatal = type(exc).__name__ == "AcceleratorError" or "CUDA error" in text
     return {"status": status, "message": text[:_MESSAGE_LIMIT], "fatal": fatal}
+
+
+def _library_dirs():
+    import sysconfig
+    dirs = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs |= {os.path.dirname(os.path.abspath(m.__file__)) for m in (torch, triton)}
+    dirs.add(os.path.dirname(os.path.abspath(__file__)))
+    return tuple(sorted(dirs))
+
+
+def _assertion(exc):
+    """"AssertionError at FILE:LINE: STATEMENT" for the innermost assert of the user's code
+    (a wrapper checking its inputs), the whole statement however many lines it spans."""
+    import ast
+    import linecache
+    library = _library_dirs()
+    where = last = None
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if os.path.isfile(name):
+            last = (name, tb.tb_lineno)
+            if not os.path.abspath(name).startswith(library):
+                where = last
+        tb = tb.tb_next
+    where = where or last  # a user's package installed among the libraries
+    if where is None:
+        return "AssertionError"
+    name, line = where
+    source = "".join(linecache.getlines(name))
+    statement = linecache.getline(name, line).strip()
+    try:
+        node = next((n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Assert) and
+                     n.lineno <= line <= (n.end_lineno or n.lineno)), None)
+        if node is not None:
+            statement = " ".join(ast.get_source_segment(source, node).split())
+    except (SyntaxError, ValueError):  # a file changed since: its line as it reads now
+        pass
+    return f"AssertionError at {name}:{line}: {statement}"
 
 
 def _compile_reason(exc):
