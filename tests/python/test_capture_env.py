@@ -170,7 +170,7 @@ def test_the_report_says_what_was_inferred_and_where(tmp_path):
     assert block["line"] == f"{path}:{_line_of(path, 'BLOCK_SIZE: tl.constexpr')}"
     assert "launched with 512" in block["why"]
     (check,) = _by_what(explain, "check shape ")
-    assert "n_cols 300 -> 100" in check["why"]
+    assert "n_cols 300 -> 180" in check["why"]
 
 
 def test_the_report_says_why_a_kernel_is_launched_directly(tmp_path):

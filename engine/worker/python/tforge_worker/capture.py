@@ -833,7 +833,8 @@ def _explain_check(doc, keep):
     kept = sorted(n for n, v in tune.items() if v > 128 and v in keep)
     why = f"the recorded shape {json.dumps(tune)}"
     why += (": " + ", ".join(cut) + " (smaller sizes of the same power-of-two alignment, up to "
-            "128, for the interpreter)") if cut else ", small enough to check as it is"
+            "128, and small odd factors, for the interpreter)") if cut else \
+        ", small enough to check as it is"
     if kept:
         why += f"; kept: {', '.join(kept)} (a size the launch fixes)"
     return _item(f"check shape {json.dumps(check)}", why)
