@@ -1,0 +1,146 @@
+"""The space capture infers for a real file: what may vary (the file's own autotune configs say
+it), what must not (counts, strides, padded head counts), and grids recomputed from the blocks
+they count. The real test of a space is that its points compute the right answer: a few of each
+small space are run through the task's check."""
+
+import json
+import os
+import random
+import textwrap
+
+import pytest
+
+from conftest import FIXTURES
+from tforge_worker import analyze, capture, load_task, run_check
+
+REALISTIC = os.path.join(FIXTURES, "realistic")
+
+
+def _init(name, tmp_path):
+    got = capture.init(os.path.join(REALISTIC, name), str(tmp_path))
+    assert got["error"] is None
+    (t,) = {t["kernel"]: t for t in got["tasks"]}.values()
+    assert t["check"] == "ok", t.get("check_message")
+    for k, v in t["baseline"].items():  # the recorded config is a point of the space
+        if k in t["space"]["params"]:
+            assert v in t["space"]["params"][k], (k, v)
+    return t, json.load(open(t["task"]))
+
+
+def test_the_autotune_configs_vary_blocks_the_analysis_alone_would_fix(tmp_path):
+    # tutorial-06 attention: loads without masks (the wrapper asserts N_CTX % 128 == 0), so
+    # BLOCK_M and BLOCK_N are unmasked arange extents; the configs vary them all the same
+    t, doc = _init("attention_autotune.py", tmp_path)
+    params = t["space"]["params"]
+    assert {64, 128} <= set(params["BLOCK_M"]) and {32, 64} <= set(params["BLOCK_N"])
+    assert {3, 4} <= set(params["num_stages"]) and {4, 8} <= set(params["num_warps"])
+    assert "HEAD_DIM" not in params and "STAGE" not in params
+    assert doc["baseline"]["BLOCK_M"] == 64 and doc["baseline"]["BLOCK_N"] == 32
+
+
+def test_the_config_list_is_read_through_comprehensions_and_filters():
+    ir = analyze.analyze(os.path.join(REALISTIC, "attention_autotune.py"), "_attn_fwd")
+    (k,) = ir["kernels"]
+    by_name = {t["name"]: t for t in k["tunables"]}
+    # the list comprehension behind list(filter(keep, configs)), and the interpreter's one-config
+    # list too: every value either may hold
+    assert by_name["BLOCK_M"]["levels"] == [64, 128]
+    assert by_name["BLOCK_N"]["levels"] == [32, 64]
+    assert by_name["num_warps"]["levels"] == [4, 8]
+    assert "levels" not in by_name["HEAD_DIM"] and by_name["HEAD_DIM"]["kind"] == "fixed"
+
+
+def test_counts_strides_and_per_group_channels_are_not_tuned(tmp_path):
+    # a grouped convolution: stride, padding, dilation appear in the masks, the per-group
+    # channel count bounds a loop and a mask; none of them is a tile extent
+    t, doc = _init("conv1d_grouped.py", tmp_path)
+    params = t["space"]["params"]
+    for name in ("stride", "padding", "dilation", "weight_c", "weight_length", "HAS_BIAS"):
+        assert name not in params, (name, params)
+    assert {"BLOCK_NI_LO", "BLOCK_CI", "BLOCK_CO"} <= set(params)
+    # batch and positions flattened into one axis: the function's own text, over the kernel's
+    # arguments, recomputed from the config
+    assert doc["launch"]["grid"] == \
+        "(cdiv(in_n * out_length, BLOCK_NI_LO), cdiv(out_c, BLOCK_CO), groups)"
+
+
+def test_a_padded_head_count_is_not_tuned(tmp_path):
+    # BLOCK_H = max(16, next_power_of_2(group)): the output is allocated with BLOCK_H rows per
+    # KV head and stored without a head mask
+    t, doc = _init("gqa_decode.py", tmp_path)
+    params = t["space"]["params"]
+    assert "BLOCK_H" not in params and "HEAD_DIM" not in params
+    assert "BLOCK_N" in params
+    assert any("BLOCK_H (must fit the buffer" in n for n in t["notes"]), t["notes"]
+
+
+def test_a_host_allocation_sized_by_a_block_fixes_it(tmp_path):
+    # the same padding with a masked store: the wrapper still allocates and slices by it
+    path = tmp_path / "padded.py"
+    path.write_text(textwrap.dedent('''
+        import torch
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def _rows_kernel(x_ptr, o_ptr, n_heads, BLOCK_H: tl.constexpr):
+            offs = tl.arange(0, BLOCK_H)
+            x = tl.load(x_ptr + offs, mask=offs < n_heads, other=0.0)
+            tl.store(o_ptr + offs, x * 2, mask=offs < n_heads)
+
+        def rows(x):
+            BLOCK_H = max(16, triton.next_power_of_2(x.numel()))
+            o = torch.zeros(BLOCK_H, device=x.device, dtype=x.dtype)
+            _rows_kernel[(1,)](x, o, x.numel(), BLOCK_H=BLOCK_H)
+            return o[:x.numel()]
+    '''))
+    (k,) = analyze.analyze(str(path))["kernels"]
+    (t,) = [t for t in k["tunables"] if t["name"] == "BLOCK_H"]
+    assert t["kind"] == "fixed" and "sizes a tensor with it" in t["why"], t
+
+
+def test_a_split_k_grid_is_the_split_and_the_tile_counts(tmp_path):
+    # M = 48, N = 40, K = 64, blocks of 32, SPLIT_K = 2: cdiv(K, BLOCK_K) is 2 as well, and
+    # cdiv(K, BLOCK_K) squared 4 as the tile count: neither is what the program ids count
+    t, doc = _init("splitk_gemm.py", tmp_path)
+    assert doc["launch"]["grid"] == "(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N), 1, SPLIT_K)"
+    assert "SPLIT_K" not in t["space"]["params"]
+    assert {"BLOCK_M", "BLOCK_N", "BLOCK_K"} <= set(t["space"]["params"])
+
+
+def test_the_grid_formula_takes_no_coincidental_product():
+    # two counts of one size and one block are no tile count
+    axes = {0: {"BLOCK_M", "BLOCK_N"}, 2: {"BLOCK_K"}}
+    formula, _ = capture._grid_formula((4, 1, 2), {"M": 48, "N": 40, "K": 64},
+                                       {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, axes)
+    assert formula.startswith("(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N), 1,")
+
+
+def _points(task, shape, count, seed=0):
+    """The baseline with each tuned constexpr at its smallest and largest value, then random
+    points: those the space's constraints allow."""
+    base = dict(task["baseline"][0])
+    space = task["space"]["params"]
+    names = [n for n in space if n not in ("num_warps", "num_stages")]  # no effect on the CPU
+    points = [{**base, n: v} for n in names for v in (min(space[n]), max(space[n]))]
+    rng = random.Random(seed)
+    points += [{**base, **{n: rng.choice(space[n]) for n in names}} for _ in range(count)]
+    out = []
+    for p in points:
+        if p not in out and all(analyze._holds(c, {**shape, **p}) is not False
+                                for c in task["space"].get("constraints", [])):
+            out.append(p)
+    return out
+
+
+@pytest.mark.parametrize("name", ["attention_autotune.py", "conv1d_grouped.py",
+                                  "gqa_decode.py", "splitk_gemm.py"])
+def test_every_sampled_point_of_the_space_computes_the_right_answer(name, tmp_path):
+    t, _ = _init(name, tmp_path)
+    task = load_task(t["task"])
+    shape = task["shapes"]["check"][0]
+    points = _points(task, shape, 2)
+    assert len(points) > 2
+    for p in points:
+        got = run_check(task, p, shape, seed=1)
+        assert got["status"] == "ok", (p, got.get("message"))
