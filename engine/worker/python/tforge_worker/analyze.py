@@ -24,17 +24,29 @@ Tunable rules, in order, for each constexpr:
   1. set by @triton.heuristics: fixed;
   2. a dtype (default `tl.*` that is not a number, or DTYPE in the name): fixed;
   3. used as a tl.range `num_stages=`: kind `stages`;
-  4. none of arange, loop_step, shape, mask, dot among its uses: fixed (a flag when used in
-     conditions, a static loop count under tl.static_range, else not a size);
-  5. GROUP in the name: kind `group`;
-  6. an arange extent never masked and never a loop step: fixed, it must equal a size (a head
-     dimension);
-  7. a loop step: kind `step`; otherwise kind `block`;
-  8. then, a block, step or group that a launch passes as a name unpacked from (or indexed in) a
+  4. GROUP in the name (and no arange extent): kind `group`;
+  5. no tile extent, i.e. neither an arange extent nor a loop step nor the extent of a masked
+     tile (or of a block pointer's block_shape): fixed (a flag when used in conditions, a
+     static loop count under tl.static_range, else not a size; a bound in a mask, a shape or a
+     dot dimension alone is a count, a stride or a per-group size, not a tile);
+  6. an arange extent whose tiles are never masked and never a loop step: fixed, it must equal
+     a size (a head dimension);
+  7. the extent of a tile a store or atomic writes with no mask (or boundary_check) over that
+     axis, and no loop step: fixed, it must fit the buffer (a padded head count);
+  8. a loop step: kind `step`; otherwise kind `block`;
+  9. then, a block, step or group that a launch passes as a name unpacked from (or indexed in) a
      tensor's `.shape`, or through `**config` while the launching function reads
-     `config["NAME"]` itself (outside the grid): fixed, the host's layout or padding holds it.
+     `config["NAME"]` itself (outside the grid), or as a local the launching function also
+     sizes a tensor with (torch.empty/zeros/..., view, reshape, expand, pad): fixed, the host's
+     layout or padding holds it.
 Then `num_warps` (kind `warps`) and `num_stages` (kind `stages`; without loops it changes
 nothing, and its domain is the launched value alone).
+Last, the file's own @triton.autotune configs: a constexpr, num_warps or num_stages whose value
+differs across them gets `levels` (the values they use); one the rules above fixed (other than
+by heuristics or as a dtype) becomes kind `block` with `only_levels`: the configs are the file's
+word that those values keep the result. The config list is evaluated without running the file
+(_Static): literals, module-level names, list comprehensions, filter/list/slices taken as the
+whole list, both branches of a condition it cannot decide.
 
 Constraints (expression texts over the kernel's parameter names):
   - `X >= n` when `tl.arange(0, X)` itself (through names, not offset by a program id or a loop
@@ -50,8 +62,8 @@ of n: next_pow2(n), 2x, 4x (at most 65536); a dot block or step: powers of two 1
 next_pow2 of the size it is masked against); any other block or step: powers of two from a
 quarter to four times the launched value (16..65536, at most next_pow2 of its size); groups 1, 4,
 8, 16; num_warps 2, 4, 8, 16; num_stages 1..5 with loops, else the launched value alone (blocks
-launched under 16 range down to 1). Every
-domain holds the launched value. A constraint the launched config breaks is dropped (the
+launched under 16 range down to 1); a tunable with `levels` adds them, one with `only_levels`
+has them alone. Every domain holds the launched value. A constraint the launched config breaks is dropped (the
 estimate, not the launch, is wrong).
 
 `gemm`, per kernel (None unless every part below holds): the GEMM of Triton's tutorial 03, what

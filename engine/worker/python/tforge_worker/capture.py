@@ -11,7 +11,11 @@ functions in the user's files). Each kernel and shape becomes one task.json (eng
 TASK.md) that a user can read and edit:
 - launch: through that function (`launch.call`) when its arguments are tensors and plain values,
   with the grid recomputed from the kernel's arguments when the function computed it from block
-  sizes it hard-codes; otherwise the kernel itself with the recorded grid as an expression;
+  sizes it hard-codes; otherwise the kernel itself with the recorded grid as an expression. The
+  grid is the function's own text rewritten over the kernel's arguments where it gives the
+  recorded values, else found by matching values against block counts of the blocks the
+  program ids are multiplied by (_grid_formula); a tuned block the grid counts that neither
+  recomputes is fixed;
 - inputs: the function's (or kernel's) tensors, their sizes named by shape symbols; integer
   tensors drawn in the recorded range;
 - outputs: what the function returns, and tensors the kernel writes (found by comparing them
