@@ -144,3 +144,46 @@ def test_every_sampled_point_of_the_space_computes_the_right_answer(name, tmp_pa
     for p in points:
         got = run_check(task, p, shape, seed=1)
         assert got["status"] == "ok", (p, got.get("message"))
+
+
+def test_a_block_the_grid_counts_in_a_way_the_task_cannot_recompute_is_fixed(tmp_path):
+    # the grid counts row blocks of x.shape[0], a size the kernel never gets (it takes the
+    # element count): the task cannot recompute it, so BLOCK_ROWS keeps its value
+    path = tmp_path / "row_scale.py"
+    path.write_text(textwrap.dedent('''
+        import torch
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def _row_scale_kernel(x_ptr, s_ptr, o_ptr, n_elements, n_cols,
+                              BLOCK_ROWS: tl.constexpr, BLOCK_COLS: tl.constexpr):
+            rows = tl.program_id(0) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)
+            cols = tl.arange(0, BLOCK_COLS)
+            offs = rows[:, None] * n_cols + cols[None, :]
+            mask = (offs < n_elements) & (cols[None, :] < n_cols)
+            s = tl.load(s_ptr + rows, mask=rows * n_cols < n_elements, other=0.0)
+            x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+            tl.store(o_ptr + offs, x * s[:, None], mask=mask)
+
+        def row_scale(x, s):
+            o = torch.empty_like(x)
+            BLOCK_ROWS = 16
+            grid = (triton.cdiv(x.shape[0], BLOCK_ROWS),)
+            _row_scale_kernel[grid](x, s, o, x.numel(), x.shape[1], BLOCK_ROWS=BLOCK_ROWS,
+                                    BLOCK_COLS=triton.next_power_of_2(x.shape[1]))
+            return o
+
+        if __name__ == "__main__":
+            x, s = torch.randn(50, 24), torch.randn(50)
+            torch.testing.assert_close(row_scale(x, s), x * s[:, None])
+    '''))
+    got = capture.init(str(path), str(tmp_path / "tasks"))
+    (t,) = got["tasks"]
+    assert t["check"] == "ok", t.get("check_message")
+    assert "BLOCK_ROWS" not in t["space"]["params"] and "BLOCK_COLS" in t["space"]["params"]
+    assert any("BLOCK_ROWS (the grid counts its blocks" in n for n in t["notes"]), t["notes"]
+    task = load_task(t["task"])
+    shape = task["shapes"]["check"][0]
+    for p in _points(task, shape, 2):
+        assert run_check(task, p, shape, seed=1)["status"] == "ok", p
