@@ -187,3 +187,38 @@ def test_a_block_the_grid_counts_in_a_way_the_task_cannot_recompute_is_fixed(tmp
     shape = task["shapes"]["check"][0]
     for p in _points(task, shape, 2):
         assert run_check(task, p, shape, seed=1)["status"] == "ok", p
+
+
+def test_a_direct_launch_of_split_k_counts_the_split_not_a_k_block_count(tmp_path):
+    # launched from a script's function that takes a dict: the kernel is launched directly,
+    # with no grid text to read; the split is SPLIT_K's number, since the K loop strides by
+    # BLOCK_K * SPLIT_K, not cdiv(K, BLOCK_K), which has the same value here
+    script = tmp_path / "run_splitk.py"
+    script.write_text(textwrap.dedent(f'''
+        import sys, torch, triton
+        sys.path.insert(0, {REALISTIC!r})
+        import splitk_gemm
+
+        def run(a, b, opts):
+            (M, K), N = a.shape, b.shape[1]
+            c = torch.zeros(M, N, dtype=torch.float32)
+            grid = (triton.cdiv(M, opts["bm"]) * triton.cdiv(N, opts["bn"]), 1, opts["split"])
+            splitk_gemm._splitk_gemm_kernel[grid](
+                a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                c.stride(0), c.stride(1), BLOCK_M=opts["bm"], BLOCK_N=opts["bn"],
+                BLOCK_K=32, GROUP_M=8, SPLIT_K=opts["split"])
+            return c
+
+        a, b = torch.randn(48, 64, dtype=torch.float16), torch.randn(64, 40, dtype=torch.float16)
+        c = run(a, b, {{"bm": 32, "bn": 32, "split": 2}})
+        torch.testing.assert_close(c, a.float() @ b.float(), atol=1e-2, rtol=1e-3)
+    '''))
+    got = capture.capture(["python", str(script)], "tasks", cwd=str(tmp_path))
+    (t,) = got["tasks"]
+    assert t["launch"] == "grid" and t["check"] == "ok", t
+    doc = json.load(open(t["task"]))
+    assert doc["launch"]["grid"] == "(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N), 1, 2)"
+    task = load_task(t["task"])
+    shape = task["shapes"]["check"][0]
+    for p in _points(task, shape, 2):
+        assert run_check(task, p, shape, seed=1)["status"] == "ok", p

@@ -389,11 +389,11 @@ class _GridAxes(dict):
     itself."""
 
     def __init__(self, axes, given=None, values=None, by_name=False, depends=(),
-                 constexprs=()):
+                 constexprs=(), relates=None):
         super().__init__(axes)
         self.given, self.values = given or {}, values or {}
         self.by_name, self.depends = by_name, set(depends)
-        self.constexprs = set(constexprs)
+        self.constexprs, self.relates = set(constexprs), relates or {}
 
 
 def _grid_axes(ir, entry, by_call):
@@ -419,13 +419,15 @@ def _grid_axes(ir, entry, by_call):
     parsed = [p for p in (_site_dims(st, entry["file"], params, axes, set(outer))
                           for st in sites)
               if p and len(p[0]) == len(grid)]
+    splits = _split_axes(ir, grid, axes, {n: v for n, v in values.items() if n in constexprs})
+    # the sizes each block's tiles are masked against: the size it counts, first
+    relates = {t["name"]: set(t.get("relates_to", ())) for t in (ir or {}).get("tunables", [])}
     if len(parsed) != 1:
         depends = set() if by_call and entry["grid_callable"] else \
             {b for i, g in enumerate(grid) if g > 1 for b in axes.get(i, ())}
-        return _GridAxes(axes, values=values, by_name=by_call, depends=depends,
-                         constexprs=constexprs)
+        return _GridAxes(axes, splits, values, by_call, depends, constexprs, relates)
     dims, via_meta = parsed[0]
-    given, narrowed, depends = {}, {}, set()
+    given, narrowed, depends = dict(splits), {}, set()
     for i, (names, expr) in enumerate(dims):
         narrowed[i] = names & axes[i] if i in axes else names
         if expr is not None:
@@ -435,10 +437,28 @@ def _grid_axes(ir, entry, by_call):
         # id of that axis is multiplied by makes a stale count wrong: a persistent kernel's
         # programs stride over every tile whatever their number
         depends |= (names - via_meta if by_call else names) & axes.get(i, set())
-    return _GridAxes(narrowed, given, values, by_call, depends, constexprs)
+    return _GridAxes(narrowed, given, values, by_call, depends, constexprs, relates)
 
 
 _GRID_CALLS = {"cdiv", "min", "max", "int"}
+
+
+def _split_axes(ir, grid, axes, constexprs):
+    """{axis: C} for a grid dimension that splits a loop C ways: C a constexpr of the
+    dimension's value that a loop's range multiplies with a block the axis's program id is
+    multiplied by (split-K: `pid_z * BLOCK_K`, `range(0, tl.cdiv(K, BLOCK_K * SPLIT_K))`), not
+    a count of those blocks that happens to have the same value."""
+    out = {}
+    for i, g in enumerate(grid):
+        for c, v in constexprs.items():
+            if v != g or g <= 1 or c in axes.get(i, ()):
+                continue
+            for loop in (ir or {}).get("loops", []):
+                texts = [loop.get(k) or "" for k in ("start", "stop", "step")]
+                if any(re.search(rf"\b{b}\s*\*\s*{c}\b|\b{c}\s*\*\s*{b}\b", t)
+                       for b in axes.get(i, ()) for t in texts):
+                    out[i] = c
+    return out
 
 
 def _site_dims(site, path, params, axes, outer):
@@ -555,14 +575,17 @@ def _grid_formula(grid, ints, blocks, axes=None):
     (_axis_blocks, or _grid_axes) says which blocks each dimension may count, where the
     analysis knows: a value that both a block count and a head count match is then not taken
     for the wrong one, and a product of two counts must count two different blocks of two
-    different sizes (cdiv(K, BK) squared is a coincidence, not a tile count). A dimension whose
-    text the launching function gives (_grid_axes) is that text where it gives the value."""
+    different sizes (cdiv(K, BK) squared is a coincidence, not a tile count); counts of a
+    block over the size its tiles are masked against come first. A dimension whose text the
+    launching function gives (_grid_axes) is that text where it gives the value."""
     singles = [(s, sv) for s, sv in ints.items() if "stride" not in s]
     dims, uses_block = [], False
     for i, g in enumerate(grid):
         allowed = (axes or {}).get(i, blocks)
         terms = [(f"cdiv({s}, {b})", -(-sv // bv), s, b) for s, sv in singles
                  for b, bv in blocks.items() if bv > 0 and b in allowed]
+        relates = getattr(axes, "relates", {})
+        terms.sort(key=lambda t: t[2] not in relates.get(t[3], ()))
         # the function's own text first; else a block count of 1 says nothing about which
         # block it counts
         found = _given_dim(axes, i, g, blocks) or ("1" if g == 1 else None)
@@ -769,6 +792,10 @@ def _task_for(entry, reference, irs):
     for p in (ir or {}).get("params", []):
         if p.get("written_only") and p["name"] in entry["read_back"]:
             entry["read_back"][p["name"]] = False
+    # a tensor an atomic adds into is read, whatever it held (split-K's zeroed output)
+    for a in (ir or {}).get("atomics", []):
+        for n in _names(a.get("pointer")) & set(entry["written"]):
+            entry["read_back"][n] = True
     constexprs = {p["name"] for p in entry["params"] if p["constexpr"]}
     scalar_names = {}
     for n, v in _integer_args(entry, constexprs).items():
