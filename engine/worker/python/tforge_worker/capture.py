@@ -382,11 +382,12 @@ def _axis_blocks(ir):
 class _GridAxes(dict):
     """Per grid axis, the blocks its dimension may count (a dict, as _axis_blocks), with what
     the launching function's own grid text says (_grid_axes): `given`, axis -> that dimension's
-    text over the kernel's parameters; `values`, the launch's integer arguments and constexprs
-    (to check a given text against the recorded grid); `by_name`, whether the task's grid can
-    name a constexpr the space does not tune (a call launch: the function passes it);
-    `depends`, the constexprs the grid is computed from that the launch does not recompute by
-    itself."""
+    text over the kernel's parameters (or the constexpr a split axis is, _split_axes);
+    `values`, the launch's integer arguments and constexprs (to check a given text against the
+    recorded grid); `by_name`, whether the task's grid can name a constexpr the space does not
+    tune (a call launch: the function passes it); `depends`, the constexprs the grid is
+    computed from that the launch does not recompute by itself; `constexprs`, the kernel's;
+    `relates`, block -> the sizes its tiles are masked against."""
 
     def __init__(self, axes, given=None, values=None, by_name=False, depends=(),
                  constexprs=(), relates=None):
@@ -406,6 +407,7 @@ def _grid_axes(ir, entry, by_call):
     function's own lambda recomputes it; with one, on those of them its text names."""
     axes = _axis_blocks(ir)
     caller, grid = entry.get("caller"), entry["grid"]
+
     def ints(args):
         return {n: d["value"] for n, d in args.items()
                 if isinstance(d.get("value"), int) and not isinstance(d.get("value"), bool)}
@@ -495,9 +497,12 @@ def _site_dims(site, path, params, axes, outer):
     if not isinstance(node, (ast.Tuple, ast.List)):
         return None
     # what the launch passes, by its text: the kernel parameter it becomes
+    # positions count until the first *args (its length is not in the text)
+    starred = next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)),
+                   len(call.args))
     passed = {}
     for text, param in [(ast.unparse(a), params[i]) for i, a in enumerate(call.args)
-                        if i < len(params)] + \
+                        if i < min(len(params), starred)] + \
             [(ast.unparse(k.value), k.arg) for k in call.keywords if k.arg in params]:
         passed.setdefault(text, []).append(param)
     constexprs = {c["name"] for c in site["constexprs"]}
