@@ -222,3 +222,42 @@ def test_a_direct_launch_of_split_k_counts_the_split_not_a_k_block_count(tmp_pat
     shape = task["shapes"]["check"][0]
     for p in _points(task, shape, 2):
         assert run_check(task, p, shape, seed=1)["status"] == "ok", p
+
+
+def test_a_condition_the_analysis_cannot_decide_keeps_both_branches(tmp_path):
+    # tutorial 06 picks its stages by the backend; a config list made by a function call
+    # says nothing, and no level is made up
+    path = tmp_path / "tuned.py"
+    path.write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        def is_hip():
+            return triton.runtime.driver.active.get_current_target().backend == "hip"
+
+        def get_configs():
+            return [triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})]
+
+        configs = [triton.Config({"BLOCK": b}, num_stages=s, num_warps=4)
+                   for b in [64, 128] for s in ([1] if is_hip() else [3, 4])
+                   if b * s < 256]
+
+        @triton.autotune(configs, key=["n"])
+        @triton.jit
+        def scale(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+        @triton.autotune(get_configs(), key=["n"])
+        @triton.jit
+        def shift(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+    '''))
+    kernels = {k["name"]: {t["name"]: t for t in k["tunables"]}
+               for k in analyze.analyze(str(path))["kernels"]}
+    assert kernels["scale"]["BLOCK"]["levels"] == [64, 128]
+    # both branches of the backend test, each config through the filter: 4 stages never pass
+    assert kernels["scale"]["num_stages"]["levels"] == [1, 3]
+    assert all("levels" not in t for t in kernels["shift"].values())
+    assert kernels["shift"]["BLOCK"]["kind"] == "block"
