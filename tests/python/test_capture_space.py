@@ -261,3 +261,34 @@ def test_a_condition_the_analysis_cannot_decide_keeps_both_branches(tmp_path):
     assert kernels["scale"]["num_stages"]["levels"] == [1, 3]
     assert all("levels" not in t for t in kernels["shift"].values())
     assert kernels["shift"]["BLOCK"]["kind"] == "block"
+
+
+def test_expert_counts_and_top_k_are_not_tiles(tmp_path):
+    # a MoE router: softmax over the experts, then the top-k picked one at a time; the expert
+    # count bounds the mask of a block that covers it, top_k counts the picks
+    path = tmp_path / "router.py"
+    path.write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def topk_softmax_kernel(logits_ptr, weights_ptr, ids_ptr, stride_t,
+                                NUM_EXPERTS: tl.constexpr, TOP_K: tl.constexpr,
+                                BLOCK_E: tl.constexpr):
+            t = tl.program_id(0)
+            offs = tl.arange(0, BLOCK_E)
+            x = tl.load(logits_ptr + t * stride_t + offs, mask=offs < NUM_EXPERTS,
+                        other=-float("inf"))
+            p = tl.exp(x - tl.max(x, 0))
+            p = p / tl.sum(p, 0)
+            for k in tl.static_range(TOP_K):
+                best = tl.argmax(p, 0)
+                tl.store(weights_ptr + t * TOP_K + k, tl.max(p, 0))
+                tl.store(ids_ptr + t * TOP_K + k, best)
+                p = tl.where(offs == best, -1.0, p)
+    '''))
+    (k,) = analyze.analyze(str(path))["kernels"]
+    by_name = {t["name"]: t for t in k["tunables"]}
+    assert by_name["NUM_EXPERTS"]["kind"] == "fixed", by_name["NUM_EXPERTS"]
+    assert by_name["TOP_K"]["kind"] == "fixed"
+    assert by_name["BLOCK_E"]["kind"] == "block" and by_name["BLOCK_E"]["covers_row"]
