@@ -305,6 +305,43 @@ def qkv_split_heads():
     torch.testing.assert_close(q, (wq.float() / math.sqrt(head_dim)).half(), atol=1e-3, rtol=1e-3)
     torch.testing.assert_close(k, wk)
     torch.testing.assert_close(v, wv)
+def attention_autotune():
+    import attention_autotune
+    q, k, v = (randn(*((4, 32, 4096, 64) if GPU else (1, 2, 128, 32))) for _ in range(3))
+    sm_scale = 1 / math.sqrt(q.shape[-1])
+    o, _ = attention_autotune.attention_forward(q, k, v, True, sm_scale)
+    torch.testing.assert_close(o, causal_softmax_v(q, k, v, sm_scale), atol=2e-2, rtol=2e-2)
+
+
+def conv1d_grouped():
+    import conv1d_grouped
+    n, c_in, length, c_out, k, groups = (16, 256, 4096, 256, 3, 4) if GPU else \
+        (2, 24, 83, 20, 3, 2)
+    x, w, b = randn(n, c_in, length), randn(c_out, c_in // groups, k), randn(c_out)
+    want = torch.nn.functional.conv1d(x.float(), w.float(), b.float(), stride=2, padding=1,
+                                      groups=groups).half()
+    torch.testing.assert_close(conv1d_grouped.conv1d(x, w, b, stride=2, padding=1,
+                                                     groups=groups),
+                               want, atol=5e-2 if GPU else 2e-2, rtol=2e-2)
+
+
+def gqa_decode():
+    import gqa_decode
+    batch, heads, kv_heads, d, max_len = (32, 32, 8, 128, 4096) if GPU else (2, 8, 2, 32, 80)
+    q = randn(batch, heads, d)
+    k_cache, v_cache = (randn(batch, max_len, kv_heads, d) for _ in range(2))
+    seq_lens = torch.randint(1, max_len + 1, (batch,), device=DEVICE, dtype=torch.int32)
+    args = (q, k_cache, v_cache, seq_lens, d ** -0.5)
+    torch.testing.assert_close(gqa_decode.gqa_decode(*args), gqa_decode.torch_gqa_decode(*args),
+                               atol=2e-3, rtol=2e-3)
+
+
+def splitk_gemm():
+    import splitk_gemm
+    m, n, k = (512, 512, 16384) if GPU else (48, 40, 64)
+    a, b = randn(m, k), randn(k, n)
+    torch.testing.assert_close(splitk_gemm.matmul_splitk(a, b, split_k=4 if GPU else 2),
+                               a.float() @ b.float(), atol=1e-1 if GPU else 1e-2, rtol=1e-3)
 
 
 ENTRIES = {f.__name__: f for f in (gemm_autotune, rms_norm_liger, matvec_heuristics,
@@ -314,7 +351,8 @@ ENTRIES = {f.__name__: f for f in (gemm_autotune, rms_norm_liger, matvec_heurist
                                    per_token_int8_quant, paged_decode_attention, rmsnorm_split,
                                    rope_logsoftmax, bp_linear, l2norm_gpu_only, normpkg_rmsnorm,
                                    gelu_tl_alias, residual_add_bf16, fused_add_rmsnorm,
-                                   rms_norm_module, qkv_split_heads)}
+                                   rms_norm_module, qkv_split_heads, attention_autotune,
+                                   conv1d_grouped, gqa_decode, splitk_gemm)}
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--list"]:

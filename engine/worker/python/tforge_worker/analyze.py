@@ -24,17 +24,29 @@ Tunable rules, in order, for each constexpr:
   1. set by @triton.heuristics: fixed;
   2. a dtype (default `tl.*` that is not a number, or DTYPE in the name): fixed;
   3. used as a tl.range `num_stages=`: kind `stages`;
-  4. none of arange, loop_step, shape, mask, dot among its uses: fixed (a flag when used in
-     conditions, a static loop count under tl.static_range, else not a size);
-  5. GROUP in the name: kind `group`;
-  6. an arange extent never masked and never a loop step: fixed, it must equal a size (a head
-     dimension);
-  7. a loop step: kind `step`; otherwise kind `block`;
-  8. then, a block, step or group that a launch passes as a name unpacked from (or indexed in) a
+  4. GROUP in the name (and no arange extent): kind `group`;
+  5. no tile extent, i.e. neither an arange extent nor a loop step nor the extent of a masked
+     tile (or of a block pointer's block_shape): fixed (a flag when used in conditions, a
+     static loop count under tl.static_range, else not a size; a bound in a mask, a shape or a
+     dot dimension alone is a count, a stride or a per-group size, not a tile);
+  6. an arange extent whose tiles are never masked and never a loop step: fixed, it must equal
+     a size (a head dimension);
+  7. the extent of a tile a store or atomic writes with no mask (or boundary_check) over that
+     axis, and no loop step: fixed, it must fit the buffer (a padded head count);
+  8. a loop step: kind `step`; otherwise kind `block`;
+  9. then, a block, step or group that a launch passes as a name unpacked from (or indexed in) a
      tensor's `.shape`, or through `**config` while the launching function reads
-     `config["NAME"]` itself (outside the grid): fixed, the host's layout or padding holds it.
+     `config["NAME"]` itself (outside the grid), or as a local the launching function also
+     sizes a tensor with (torch.empty/zeros/..., view, reshape, expand, pad): fixed, the host's
+     layout or padding holds it.
 Then `num_warps` (kind `warps`) and `num_stages` (kind `stages`; without loops it changes
 nothing, and its domain is the launched value alone).
+Last, the file's own @triton.autotune configs: a constexpr, num_warps or num_stages whose value
+differs across them gets `levels` (the values they use); one the rules above fixed (other than
+by heuristics or as a dtype) becomes kind `block` with `only_levels`: the configs are the file's
+word that those values keep the result. The config list is evaluated without running the file
+(_Static): literals, module-level names, list comprehensions, filter/list/slices taken as the
+whole list, both branches of a condition it cannot decide.
 
 Constraints (expression texts over the kernel's parameter names):
   - `X >= n` when `tl.arange(0, X)` itself (through names, not offset by a program id or a loop
@@ -50,8 +62,8 @@ of n: next_pow2(n), 2x, 4x (at most 65536); a dot block or step: powers of two 1
 next_pow2 of the size it is masked against); any other block or step: powers of two from a
 quarter to four times the launched value (16..65536, at most next_pow2 of its size); groups 1, 4,
 8, 16; num_warps 2, 4, 8, 16; num_stages 1..5 with loops, else the launched value alone (blocks
-launched under 16 range down to 1). Every
-domain holds the launched value. A constraint the launched config breaks is dropped (the
+launched under 16 range down to 1); a tunable with `levels` adds them, one with `only_levels`
+has them alone. Every domain holds the launched value. A constraint the launched config breaks is dropped (the
 estimate, not the launch, is wrong).
 
 `gemm`, per kernel (None unless every part below holds): the GEMM of Triton's tutorial 03, what
@@ -476,6 +488,7 @@ class _Kernel:
                 self.parents[child] = node
         self.shapes = {}  # memo: local name -> its tile shape
         self._calls = None
+        self.autotune_levels = {}  # constexpr or launch option -> the values its configs use
 
     def _bind(self, target, value):
         if isinstance(target, ast.Name):
@@ -772,6 +785,7 @@ class _Kernel:
                          if (f.tl_attr(a.func) or "").startswith("atomic_")]
         pointers = set().union(*[m["_bases"] for m in memops] + atomics_bases)
         written_only = self._written_only(memops, atomics_bases)
+        self.unguarded = self._unguarded_writes(memops)
         for m in memops:
             for internal in [k for k in m if k.startswith("_")]:
                 del m[internal]
@@ -809,9 +823,11 @@ class _Kernel:
         for t in tunables:
             source = _shape_source(sites, t["name"])
             host = next((s for s in sites if t["name"] in s["host_keys"]), None)
+            sized = _host_sized(f, sites, t["name"])
             why = f"a size of an input ({source})" if source else \
                 f"{host['function']} uses {t['name']} of the dict it splats on the host too" \
-                if host else None
+                if host else f"the launching code sizes a tensor with it too ({sized})" \
+                if sized else None
             if why and t["kind"] in ("block", "step", "group"):
                 t.update(kind="fixed", why=why, domain="", relates_to=[], covers_row=None)
         for d in dots:
@@ -1326,6 +1342,41 @@ class _Kernel:
                     masked.add(dims[axis])
         return masked, sizes, rows
 
+    def _unguarded_writes(self, memops):
+        """The tile extents a store or atomic writes along with no mask (or boundary check) over
+        that axis: a larger block there writes past the buffer, a smaller one leaves it short."""
+        writes = [(m["_pointer"], m["_mask"], m["_check"] if m["block_pointer"] else None,
+                   m["block_pointer"]) for m in memops if m["op"] == "store" and
+                  not m["descriptor"] and m["_pointer"] is not None]
+        for c in self.calls():
+            name = self.f.tl_attr(c.func) or ""
+            if name.startswith("atomic_"):
+                writes.append((_keyword(c, "pointer", 0),
+                               _keyword(c, "mask", 3 if name == "atomic_cas" else 2), None, False))
+        out = set()
+        for pointer, mask, check, block in writes:
+            dims = self.shape(pointer) if pointer is not None else None
+            if not dims:
+                continue
+            if block:
+                axes = _literal(check) if check is not None else None
+                guarded = {dims[a] for a in axes if isinstance(a, int) and 0 <= a < len(dims)} \
+                    if isinstance(axes, list) else set()
+            else:
+                guarded = set(self.shape(mask) or ()) if mask is not None else set()
+            out |= {d for d in dims if d not in guarded and d != "1"}
+        return out
+
+    def _block_shapes(self):
+        """Names in the block_shape of a block pointer or descriptor: tile extents there."""
+        out = set()
+        for c in self.calls():
+            name = self.f.tl_attr(c.func)
+            if name in ("make_block_ptr", "make_tensor_descriptor"):
+                node = _keyword(c, "block_shape", 4 if name == "make_block_ptr" else 3)
+                out |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} if node else set()
+        return out
+
     def _uses(self):
         uses = {}
         for node in (n for stmt in self.fn.body for n in ast.walk(stmt)):
@@ -1393,6 +1444,8 @@ class _Kernel:
             out[name] = lit if lit is not None and name in ("reset_to_zero", "restore_value") \
                 else self.text(value)
         out["options"] = {k: self.text(v) for k, v in kw.items() if k not in _AUTOTUNE_KNOWN}
+        self.autotune_levels = _varied(_Static(self.f).configs(configs)) \
+            if configs is not None else {}
         return out
 
     def _config(self, c):
@@ -1417,6 +1470,8 @@ class _Kernel:
         set_by_heuristics = set(heuristics["values"]) if heuristics else set()
         stage_params = {lp["options"].get("num_stages") for lp in self.loops}
         steps = {n for n in self.constexprs if "loop_step" in uses.get(n, ())}
+        block_shapes = self._block_shapes()
+        levels = self.autotune_levels
         tunables, constraints = [], []
         for p in params:
             if p["kind"] != "constexpr":
@@ -1435,11 +1490,17 @@ class _Kernel:
                 t.update(kind="stages", domain="1..5")
             elif "GROUP" in n.upper() and "arange" not in u:
                 t.update(kind="group", domain="1, 4, 8, 16")
-            elif not u & {"arange", "loop_step", "shape", "mask", "dot"}:
+            elif not (u & {"arange", "loop_step"} or n in self.masked or n in block_shapes):
+                # a bound in a mask, a tile shape or a dot dimension alone is no tile extent:
+                # a count (experts, groups, a stride) whose change changes the result
                 t["why"] = "a flag (used in conditions)" if "condition" in u else \
-                    "a static loop count (a problem size)" if "static_range" in u else "not a size"
-            elif "arange" in u and "mask" not in u and "loop_step" not in u:
+                    "a static loop count (a problem size)" if "static_range" in u else \
+                    "not a size" if not u & {"shape", "mask", "dot"} else \
+                    "not a tile extent (a bound or a shape, never a masked tl.arange extent)"
+            elif "arange" in u and n not in self.masked and "loop_step" not in u:
                 t["why"] = "must equal a size (an unmasked tl.arange extent)"
+            elif n in self.unguarded and "loop_step" not in u:
+                t["why"] = "must fit the buffer (a store along it has no mask)"
             else:
                 t["kind"] = "step" if "loop_step" in u else "block"
                 t["relates_to"] = sorted(sizes.get(n, ()))
@@ -1454,6 +1515,12 @@ class _Kernel:
                     t["domain"] = "powers of two 16..256"
                 else:
                     t["domain"] = "powers of two from 1/4 to 4x the launched value, 16..65536"
+            if n in levels and n not in set_by_heuristics and t["why"] != "a dtype":
+                # the file's own autotune configs vary it: they say which values keep the result
+                if t["kind"] == "fixed":
+                    t.update(kind="block", why="", relates_to=[], covers_row=None,
+                             domain="the values of the autotune configs", only_levels=True)
+                t["levels"] = levels[n]
             tunables.append(t)
         tunables.append({"name": "num_warps", "kind": "warps", "why": "", "domain": "2, 4, 8, 16",
                          "relates_to": [], "covers_row": None, "dot": False})
@@ -1462,6 +1529,9 @@ class _Kernel:
                              "why": "" if self.loops else "no loops: num_stages changes nothing",
                              "domain": "1..5" if self.loops else "the launched value",
                              "relates_to": [], "covers_row": None, "dot": False})
+        for t in tunables[-2:]:
+            if t["name"] in levels:
+                t["levels"] = levels[t["name"]]
         smem = self._smem()
         if smem:
             constraints.append(smem)
@@ -2062,6 +2132,197 @@ def _shape_source(sites, name):
     return None
 
 
+_ALLOCATIONS = {"empty", "zeros", "ones", "full", "randn", "rand", "empty_strided", "new_empty",
+                "new_zeros", "new_ones", "new_full", "view", "reshape", "expand", "pad"}
+
+
+def _host_sized(f, sites, name):
+    """The statement of a launching function that sizes a tensor (allocates, views, reshapes,
+    pads it) with the local name it passes for constexpr `name` (a head count padded to a power
+    of two): the kernel's value must match what the host made; else None."""
+    functions = {q: fn for q, fn in f.functions}
+    for site in sites:
+        fn = functions.get(site["qualname"])
+        passed = next((c["value"] for c in site["constexprs"] if c["name"] == name), None)
+        if fn is None or not passed or not passed.isidentifier():
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) \
+                    and getattr(node.func, "attr", getattr(node.func, "id", None)) in _ALLOCATIONS:
+                if any(isinstance(x, ast.Name) and x.id == passed
+                       for a in [*node.args, *(k.value for k in node.keywords)]
+                       for x in ast.walk(a)):
+                    return f.text(node)
+    return None
+
+
+class _Unknown(Exception):
+    """A value the static evaluation cannot know."""
+
+
+class _Static:
+    """The configs an autotune list may hold, evaluated without running the file: literals,
+    names assigned at module level (every assignment of a list: each is a list the file may
+    use), list comprehensions, `+` and `*`, `list(..)` / `tuple(..)` / `sorted(..)`,
+    `filter(f, xs)` and slices (both taken as all of xs), `range`, and `triton.Config` as a
+    dict of its kwargs, num_warps and num_stages. A condition it cannot decide keeps both
+    branches (or the element): the result holds every config the list may hold."""
+
+    _LIMIT = 1 << 14  # elements: a list built larger than this is not evaluated
+
+    def __init__(self, f):
+        self.f = f
+
+    def configs(self, node):
+        try:
+            v = self.value(node, {}, frozenset())
+        except (_Unknown, RecursionError, TypeError, ValueError, ZeroDivisionError):
+            return []
+        return [c for c in v if isinstance(c, dict)] if isinstance(v, list) else []
+
+    def value(self, e, env, seen):
+        if isinstance(e, ast.Constant):
+            return e.value
+        if isinstance(e, (ast.List, ast.Tuple)):
+            return [self.value(x, env, seen) for x in e.elts]
+        if isinstance(e, ast.Name):
+            return env[e.id] if e.id in env else self.module_value(e.id, seen)
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp)):
+            out = []
+            self.comprehension(e.elt, e.generators, env, seen, out)
+            return out
+        if isinstance(e, ast.BinOp):
+            a, b = self.value(e.left, env, seen), self.value(e.right, env, seen)
+            if isinstance(e.op, ast.Mult) and isinstance(a, list) and isinstance(b, int) and \
+                    len(a) * b > self._LIMIT:
+                raise _Unknown
+            op = {ast.Add: lambda x, y: x + y, ast.Sub: lambda x, y: x - y,
+                  ast.Mult: lambda x, y: x * y, ast.FloorDiv: lambda x, y: x // y,
+                  ast.Pow: lambda x, y: x ** y if abs(y) < 64 else None,
+                  ast.LShift: lambda x, y: x << y if y < 64 else None}.get(type(e.op))
+            out = op(a, b) if op else None
+            if out is None:
+                raise _Unknown
+            return out
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+            return -self.value(e.operand, env, seen)
+        if isinstance(e, ast.IfExp):
+            test = self.test(e.test, env, seen)
+            if test is not None:
+                return self.value(e.body if test else e.orelse, env, seen)
+            a, b = self.value(e.body, env, seen), self.value(e.orelse, env, seen)
+            if isinstance(a, list) and isinstance(b, list):
+                return a + b
+            raise _Unknown
+        if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice):
+            return list(self.value(e.value, env, seen))
+        if isinstance(e, ast.Dict) and None not in e.keys:
+            return {self.value(k, env, seen): self.value(v, env, seen)
+                    for k, v in zip(e.keys, e.values)}
+        if isinstance(e, ast.Call):
+            return self.call(e, env, seen)
+        raise _Unknown
+
+    def call(self, e, env, seen):
+        if self.f.is_config(e.func):
+            kwargs = _keyword(e, "kwargs", 0)
+            config = self.value(kwargs, env, seen) if kwargs is not None else None
+            if not isinstance(config, dict):
+                raise _Unknown
+            for k in e.keywords:
+                if k.arg in ("num_warps", "num_stages"):
+                    try:
+                        config[k.arg] = self.value(k.value, env, seen)
+                    except _Unknown:
+                        pass
+            return config
+        name = e.func.id if isinstance(e.func, ast.Name) else None
+        if name in ("list", "tuple", "sorted") and len(e.args) == 1:
+            return list(self.value(e.args[0], env, seen))
+        if name == "filter" and len(e.args) == 2:
+            return list(self.value(e.args[1], env, seen))
+        if name == "range" and 1 <= len(e.args) <= 3:
+            r = range(*[self.value(a, env, seen) for a in e.args])
+            if len(r) > self._LIMIT:
+                raise _Unknown
+            return list(r)
+        raise _Unknown
+
+    def module_value(self, name, seen):
+        if name in seen:
+            raise _Unknown
+        values = []
+        for st in self.f.module_assigns.get(name, []):
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                    isinstance(st.targets[0], ast.Name):
+                try:
+                    values.append(self.value(st.value, {}, seen | {name}))
+                except _Unknown:
+                    pass
+        if len(values) == 1:
+            return values[0]
+        if values and all(isinstance(v, list) for v in values):
+            return [x for v in values for x in v]
+        raise _Unknown
+
+    def test(self, e, env, seen):
+        """True/False when `e` can be decided, else None."""
+        try:
+            if isinstance(e, ast.Compare) and len(e.ops) == 1:
+                a, b = self.value(e.left, env, seen), self.value(e.comparators[0], env, seen)
+                op = {ast.Lt: a.__lt__, ast.LtE: a.__le__, ast.Gt: a.__gt__, ast.GtE: a.__ge__,
+                      ast.Eq: a.__eq__, ast.NotEq: a.__ne__}.get(type(e.ops[0]))
+                out = op(b) if op else NotImplemented
+                return None if out is NotImplemented else bool(out)
+            if isinstance(e, ast.BoolOp):
+                parts = [self.test(v, env, seen) for v in e.values]
+                if isinstance(e.op, ast.And):
+                    return False if False in parts else None if None in parts else True
+                return True if True in parts else None if None in parts else False
+            if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+                inner = self.test(e.operand, env, seen)
+                return None if inner is None else not inner
+            return bool(self.value(e, env, seen))
+        except (_Unknown, TypeError, ValueError, ZeroDivisionError):
+            return None
+
+    def comprehension(self, elt, generators, env, seen, out):
+        if not generators:
+            if len(out) >= self._LIMIT:
+                raise _Unknown
+            out.append(self.value(elt, env, seen))
+            return
+        g = generators[0]
+        items = self.value(g.iter, env, seen)
+        if not isinstance(items, list):
+            raise _Unknown
+        for item in items:
+            inner = dict(env)
+            self.bind(g.target, item, inner)
+            if all(self.test(c, inner, seen) is not False for c in g.ifs):
+                self.comprehension(elt, generators[1:], inner, seen, out)
+
+    def bind(self, target, item, env):
+        if isinstance(target, ast.Name):
+            env[target.id] = item
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(item, (list, tuple)) and \
+                len(item) == len(target.elts):
+            for t, x in zip(target.elts, item):
+                self.bind(t, x, env)
+        else:
+            raise _Unknown
+
+
+def _varied(configs):
+    """{name: sorted values} of the integer config entries that differ across `configs`."""
+    levels = {}
+    for c in configs:
+        for k, v in c.items():
+            if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool):
+                levels.setdefault(k, set()).add(v)
+    return {k: sorted(v) for k, v in levels.items() if len(v) > 1}
+
+
 def infer_space(ir_kernel, bound):
     """{"params": {NAME: [values]}, "constraints": [expr], "fixed": {NAME: why}} around the
     launch `bound` (see the module's docstring for the rules)."""
@@ -2079,7 +2340,9 @@ def infer_space(ir_kernel, bound):
             continue
         caps = [_size_value(s, bound) for s in t["relates_to"]]
         cap = _next_pow2(max(c for c in caps if c)) if any(caps) else 65536
-        if kind == "group":
+        if t.get("only_levels"):
+            values = t["levels"]
+        elif kind == "group":
             values = [1, 4, 8, 16]
         elif kind == "warps":
             values = [2, 4, 8, 16]
@@ -2095,7 +2358,8 @@ def infer_space(ir_kernel, bound):
             floor = 1 if v < 16 else 16
             lo, hi = max(floor, _next_pow2(v) // 4), min(65536, _next_pow2(v) * 4, max(16, cap))
             values = [1 << i for i in range(17) if lo <= 1 << i <= hi]
-        params[name] = sorted(set(values) | {v})
+        # the file's autotune configs use these values: they belong to the space
+        params[name] = sorted(set(values) | set(t.get("levels", ())) | {v})
     constraints = [c["expr"] for c in ir_kernel["constraints"] if _holds(c["expr"], bound)
                    is not False]
     return {"params": params, "constraints": constraints, "fixed": fixed}

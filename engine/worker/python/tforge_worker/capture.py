@@ -13,7 +13,10 @@ TASK.md) that a user can read and edit:
   when its arguments are tensors, plain values and config objects of its module, with the grid
   recomputed from the kernel's arguments when the function computed it from block sizes it
   hard-codes; otherwise the kernel itself with the recorded grid as an expression, every value
-  on its parameter;
+  on its parameter. The grid is the function's own text rewritten over the kernel's arguments
+  where it gives the recorded values, else found by matching values against block counts of the
+  blocks the program ids are multiplied by (_grid_formula); a tuned block the grid counts that
+  neither recomputes is fixed;
 - inputs: the function's (or kernel's) tensors, their sizes named by shape symbols; integer
   tensors drawn in the recorded range;
 - outputs: what the function returns, and tensors the kernel writes (found by comparing them
@@ -32,6 +35,7 @@ failure that stems from what the interpreter lacks is reported as an interpreter
 user's line (`error_kind`, `gap`, `error_at`).
 """
 
+import ast
 import inspect
 import json
 import math
@@ -475,26 +479,232 @@ def _axis_blocks(ir):
     return axes
 
 
+class _GridAxes(dict):
+    """Per grid axis, the blocks its dimension may count (a dict, as _axis_blocks), with what
+    the launching function's own grid text says (_grid_axes): `given`, axis -> that dimension's
+    text over the kernel's parameters (or the constexpr a split axis is, _split_axes);
+    `values`, the launch's integer arguments and constexprs (to check a given text against the
+    recorded grid); `by_name`, whether the task's grid can name a constexpr the space does not
+    tune (a call launch: the function passes it); `depends`, the constexprs the grid is
+    computed from that the launch does not recompute by itself; `constexprs`, the kernel's;
+    `relates`, block -> the sizes its tiles are masked against."""
+
+    def __init__(self, axes, given=None, values=None, by_name=False, depends=(),
+                 constexprs=(), relates=None):
+        super().__init__(axes)
+        self.given, self.values = given or {}, values or {}
+        self.by_name, self.depends = by_name, set(depends)
+        self.constexprs, self.relates = set(constexprs), relates or {}
+
+
+def _grid_axes(ir, entry, by_call):
+    """_GridAxes for a launch: the analysis' program-id blocks per axis, narrowed by the grid
+    the launching function writes (a tuple, a name bound to one, or a lambda returning one),
+    where the analysis found that launch site: a dimension counts only the blocks its own text
+    names (a head count equal to a block count is no block count), and its text, rewritten
+    over the kernel's parameters, is taken as it is where it gives the recorded value. Without
+    a site, the grid depends on the blocks the program ids are multiplied by, unless the
+    function's own lambda recomputes it; with one, on those of them its text names."""
+    axes = _axis_blocks(ir)
+    caller, grid = entry.get("caller"), entry["grid"]
+
+    def ints(args):
+        return {n: d["value"] for n, d in args.items()
+                if isinstance(d.get("value"), int) and not isinstance(d.get("value"), bool)}
+    # a call launch's grid may name the function's own integer arguments (max_seqlen)
+    outer = ints(caller["args"]) if by_call else {}
+    values = {**outer, **ints(entry["args"])}
+    sites = [st for st in (ir or {}).get("launch_sites", []) if caller and
+             st["function"] == caller["name"] and caller["file"] == entry["file"]]
+    params = [p["name"] for p in entry["params"]]
+    constexprs = {p["name"] for p in entry["params"] if p["constexpr"]}
+    parsed = [p for p in (_site_dims(st, entry["file"], params, axes, set(outer))
+                          for st in sites)
+              if p and len(p[0]) == len(grid)]
+    splits = _split_axes(ir, grid, axes, {n: v for n, v in values.items() if n in constexprs})
+    # the sizes each block's tiles are masked against: the size it counts, first
+    relates = {t["name"]: set(t.get("relates_to", ())) for t in (ir or {}).get("tunables", [])}
+    if len(parsed) != 1:
+        depends = set() if by_call and entry["grid_callable"] else \
+            {b for i, g in enumerate(grid) if g > 1 for b in axes.get(i, ())}
+        return _GridAxes(axes, splits, values, by_call, depends, constexprs, relates)
+    dims, via_meta = parsed[0]
+    given, narrowed, depends = dict(splits), {}, set()
+    for i, (names, expr) in enumerate(dims):
+        narrowed[i] = names & axes[i] if i in axes else names
+        if expr is not None:
+            given[i] = expr
+        # the function's lambda computes a META name from the config itself; a local it
+        # closes over, or a tuple's, stays what the function set. Only a block the program
+        # id of that axis is multiplied by makes a stale count wrong: a persistent kernel's
+        # programs stride over every tile whatever their number
+        depends |= (names - via_meta if by_call else names) & axes.get(i, set())
+    return _GridAxes(narrowed, given, values, by_call, depends, constexprs, relates)
+
+
+_GRID_CALLS = {"cdiv", "min", "max", "int"}
+
+
+def _split_axes(ir, grid, axes, constexprs):
+    """{axis: C} for a grid dimension that splits a loop C ways: C a constexpr of the
+    dimension's value that a loop's range multiplies with a block the axis's program id is
+    multiplied by (split-K: `pid_z * BLOCK_K`, `range(0, tl.cdiv(K, BLOCK_K * SPLIT_K))`), not
+    a count of those blocks that happens to have the same value."""
+    out = {}
+    for i, g in enumerate(grid):
+        for c, v in constexprs.items():
+            if v != g or g <= 1 or c in axes.get(i, ()):
+                continue
+            for loop in (ir or {}).get("loops", []):
+                texts = [loop.get(k) or "" for k in ("start", "stop", "step")]
+                if any(re.search(rf"\b{b}\s*\*\s*{c}\b|\b{c}\s*\*\s*{b}\b", t)
+                       for b in axes.get(i, ()) for t in texts):
+                    out[i] = c
+    return out
+
+
+def _site_dims(site, path, params, axes, outer):
+    """([(constexprs a dimension is computed from, its text over the kernel's parameters (and
+    the function's own `outer` ones) or None)], names read from the lambda's META) of the grid
+    a launch site writes in file `path`: a tuple, a lambda returning one, or a local name bound
+    to either, the locals in it followed to their assignments before the launch; None when it
+    is none of those. A local passed as several constexprs (BLOCK_M=BLOCK, BLOCK_N=BLOCK) is,
+    in a dimension, the one the program ids of that axis are multiplied by (`axes`)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    span, fspan = site["span"], site["function_span"]
+    fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef,
+              ast.AsyncFunctionDef)) and n.lineno == fspan["line"]), None)
+    call = next((n for n in ast.walk(fn) if isinstance(n, ast.Call) and
+                 n.lineno == span["line"] and n.col_offset == span["col"]), None) if fn else None
+    if call is None or not isinstance(call.func, ast.Subscript):
+        return None
+    assigns = analysis._assignments(fn.body)
+
+    def value_of(name):
+        st = analysis._assigned_before(assigns, name, call.lineno)
+        return st.value if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+            isinstance(st.targets[0], ast.Name) else None
+    node = call.func.slice
+    if isinstance(node, ast.Name):
+        node = value_of(node.id)
+    meta = None
+    if isinstance(node, ast.Lambda) and len(node.args.args) == 1:
+        meta, node = node.args.args[0].arg, node.body
+    if not isinstance(node, (ast.Tuple, ast.List)):
+        return None
+    # what the launch passes, by its text: the kernel parameter it becomes
+    # positions count until the first *args (its length is not in the text)
+    starred = next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)),
+                   len(call.args))
+    passed = {}
+    for text, param in [(ast.unparse(a), params[i]) for i, a in enumerate(call.args)
+                        if i < min(len(params), starred)] + \
+            [(ast.unparse(k.value), k.arg) for k in call.keywords if k.arg in params]:
+        passed.setdefault(text, []).append(param)
+    constexprs = {c["name"] for c in site["constexprs"]}
+    via_meta = set()
+
+    class Rewrite(ast.NodeTransformer):
+        """The dimension over the kernel's parameters; `names` collects the constexprs."""
+
+        def __init__(self, prefer):
+            self.names, self.whole, self.seen, self.prefer = set(), True, set(), prefer
+
+        def visit(self, x):
+            if not isinstance(x, ast.expr):
+                return self.generic_visit(x)
+            key = ast.unparse(x)
+            if key in passed:
+                self.names |= set(passed[key]) & constexprs
+                chosen = [p for p in passed[key] if p in self.prefer] or passed[key]
+                return ast.Name(chosen[0], ast.Load())
+            if isinstance(x, ast.Subscript) and isinstance(x.value, ast.Name) and \
+                    x.value.id == meta and isinstance(x.slice, ast.Constant) and \
+                    isinstance(x.slice.value, str):
+                self.names.add(x.slice.value)
+                via_meta.add(x.slice.value)
+                return ast.Name(x.slice.value, ast.Load())
+            if isinstance(x, ast.Attribute) and x.attr == "cdiv":
+                return ast.Name("cdiv", ast.Load())
+            if isinstance(x, ast.Name) and x.id not in self.seen and \
+                    x.id not in _GRID_CALLS | outer:
+                v = value_of(x.id)
+                if v is not None:  # a local: its value, rewritten
+                    self.seen.add(x.id)
+                    out = self.visit(v)
+                    self.seen.discard(x.id)
+                    return out
+                self.whole = False
+            return self.generic_visit(x)
+    dims = []
+    for i, elt in enumerate(node.elts):
+        rw = Rewrite(axes.get(i, set()))
+        expr = rw.visit(elt)
+        text = ast.unparse(expr)
+        known = set(params) | _GRID_CALLS | outer
+        ok = rw.whole and _names(text) <= known and all(
+            isinstance(c.func, ast.Name) for c in ast.walk(expr) if isinstance(c, ast.Call))
+        dims.append((rw.names, text if ok else None))
+    return dims, via_meta
+
+
+def _given_dim(axes, i, g, blocks):
+    """Axis i's text from the launching function (_grid_axes), when it gives the recorded
+    value `g`; constexprs the task cannot name (a direct launch passes only the tuned ones)
+    become their numbers."""
+    text = getattr(axes, "given", {}).get(i)
+    if text is None:
+        return None
+    values = getattr(axes, "values", {})
+    try:
+        got = eval(compile(text, "<grid>", "eval"),
+                   {"__builtins__": {}, "cdiv": triton.cdiv, "min": min, "max": max, "int": int},
+                   dict(values))
+    except Exception:  # a tensor's size or anything else the values lack
+        return None
+    if got != g:
+        return None
+    if not getattr(axes, "by_name", False):
+        fixed = {n: values[n] for n in _names(text) & axes.constexprs if n not in blocks}
+        text = substitute(text, fixed) if fixed else text
+    return text
+
+
 def _grid_formula(grid, ints, blocks, axes=None):
     """Each grid dimension as cdiv(S, B) products over the kernel's integer arguments `ints`
     and block constexprs `blocks` (name -> value), or a plain argument, or a number. `axes`
-    (_axis_blocks) says which blocks each dimension may count, where the analysis knows: a
-    value that both a block count and a head count match is then not taken for the wrong one."""
+    (_axis_blocks, or _grid_axes) says which blocks each dimension may count, where the
+    analysis knows: a value that both a block count and a head count match is then not taken
+    for the wrong one, and a product of two counts must count two different blocks of two
+    different sizes (cdiv(K, BK) squared is a coincidence, not a tile count); counts of a
+    block over the size its tiles are masked against come first. A dimension whose text the
+    launching function gives (_grid_axes) is that text where it gives the value."""
     singles = [(s, sv) for s, sv in ints.items() if "stride" not in s]
     dims, uses_block = [], False
     for i, g in enumerate(grid):
         allowed = (axes or {}).get(i, blocks)
-        terms = [(f"cdiv({s}, {b})", -(-sv // bv)) for s, sv in singles
+        terms = [(f"cdiv({s}, {b})", -(-sv // bv), s, b) for s, sv in singles
                  for b, bv in blocks.items() if bv > 0 and b in allowed]
-        # a block count of 1 says nothing about which block it counts
-        found = "1" if g == 1 else next((t for t, v in terms if v == g and v > 1), None)
+        relates = getattr(axes, "relates", {})
+        terms.sort(key=lambda t: t[2] not in relates.get(t[3], ()))
+        # the function's own text first; else a block count of 1 says nothing about which
+        # block it counts
+        found = _given_dim(axes, i, g, blocks) or ("1" if g == 1 else None)
         if found is None:
-            found = next((f"{a} * {b}" for j, (a, av) in enumerate(terms) for b, bv in terms[j:]
-                          if av * bv == g and av > 1 and bv > 1), None)
+            found = next((t for t, v, *_ in terms if v == g and v > 1), None)
         if found is None:
-            found = next((f"{a} * {s}" for a, av in terms for s, sv in singles
+            found = next((f"{a} * {b}" for j, (a, av, sa, ba) in enumerate(terms)
+                          for b, bv, sb, bb in terms[j + 1:]
+                          if av * bv == g and av > 1 and bv > 1 and sa != sb and ba != bb),
+                         None)
+        if found is None:
+            found = next((f"{a} * {s}" for a, av, *_ in terms for s, sv in singles
                           if av * sv == g and av > 1 and sv > 1), None)
-        uses_block |= found not in (None, "1")
+        uses_block |= found is not None and any(b in _names(found) for b in blocks)
         if found is None:
             found = next((s for s, sv in singles if sv == g), None)
         if found is None:  # batch times heads
@@ -503,6 +713,10 @@ def _grid_formula(grid, ints, blocks, axes=None):
                          str(g))
         dims.append(found)
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")", uses_block
+
+
+def _names(expr):
+    return set(re.findall(r"[A-Za-z_]\w*", expr or ""))
 
 
 def _kernel_ir(path, kernel, cache):
@@ -514,15 +728,19 @@ def _kernel_ir(path, kernel, cache):
     return next((k for k in cache[path].get("kernels", []) if k.get("name") == kernel), None)
 
 
-def _space(ir, entry, config, symbols, names):
+def _space(ir, entry, config, symbols, names, forced=None):
     """The inferred space. Its constraints name kernel arguments: each becomes the expression
-    the task passes for it (`names`), else the shape symbol of its value, else its value."""
+    the task passes for it (`names`), else the shape symbol of its value, else its value.
+    `forced`: parameters to keep at their launched values, with why."""
     if ir is None:
         return {"params": {}, "constraints": []}, {}
     bound = {n: d["value"] for n, d in entry["args"].items()
              if isinstance(d.get("value"), int) and not isinstance(d.get("value"), bool)}
     bound.update(config)
     inferred = analysis.infer_space(ir, bound)
+    for n, why in (forced or {}).items():
+        if inferred["params"].pop(n, None) is not None:
+            inferred["fixed"][n] = why
     rename, values = {}, {}
     for n, v in bound.items():
         if n in config:
@@ -699,6 +917,10 @@ def _task_for(entry, reference, irs):
     for p in (ir or {}).get("params", []):
         if p.get("written_only") and p["name"] in entry["read_back"]:
             entry["read_back"][p["name"]] = False
+    # a tensor an atomic adds into is read, whatever it held (split-K's zeroed output)
+    for a in (ir or {}).get("atomics", []):
+        for n in _names(a.get("pointer")) & set(entry["written"]):
+            entry["read_back"][n] = True
     constexprs = {p["name"] for p in entry["params"] if p["constexpr"]}
     scalar_names = {}
     for n, v in _integer_args(entry, constexprs).items():
@@ -710,26 +932,36 @@ def _task_for(entry, reference, irs):
     options = {"num_warps": entry["options"].get("num_warps", 4),
                "num_stages": entry["options"].get("num_stages", 3), **entry["options"]}
     launched = {**config, **options}
-    tunable = set(_space(ir, entry, launched, symbols, {})[0]["params"])
-    # only the constexprs the space tunes may appear in a recomputed grid
-    blocks = {n: v for n, v in config.items() if n in tunable and v > 1}
     caller, notes = entry["caller"], []
     by_call = caller is not None and \
         all(d.get("tensor") or _literal(d) is not None for d in caller["args"].values()) and \
         any(d.get("tensor") for d in caller["args"].values())
-    if by_call:
-        launch, inputs, outputs, names = _call_launch(entry, symbols, tunable, blocks,
-                                                      constexprs, _axis_blocks(ir))
-    else:
-        if caller is not None:
-            notes.append(f"{caller['name']} takes arguments that are neither tensors nor plain "
-                         "values: the kernel is launched directly")
-        launch, inputs, outputs, names = _grid_launch(entry, symbols, tunable, blocks,
-                                                      constexprs, config, _axis_blocks(ir))
+    if caller is not None and not by_call:
+        notes.append(f"{caller['name']} takes arguments that are neither tensors nor plain "
+                     "values: the kernel is launched directly")
+    axes = _grid_axes(ir, entry, by_call)
+    forced = {}  # blocks the grid counts in a way the task's launch cannot recompute
+    while True:
+        tunable = set(_space(ir, entry, launched, symbols, {}, forced)[0]["params"])
+        # only the constexprs the space tunes may appear in a recomputed grid
+        blocks = {n: v for n, v in config.items() if n in tunable and v > 1}
+        if by_call:
+            launch, inputs, outputs, names = _call_launch(entry, symbols, tunable, blocks,
+                                                          constexprs, axes)
+        else:
+            launch, inputs, outputs, names = _grid_launch(entry, symbols, tunable, blocks,
+                                                          constexprs, config, axes)
+        # a tuned block the grid is computed from must be in the grid the task recomputes
+        missed = (axes.depends & tunable) - _names(launch.get("grid"))
+        if not missed:
+            break
+        forced.update({b: "the grid counts its blocks in a way the task cannot recompute "
+                       f"(launch.grid {launch.get('grid') or 'kept by ' + caller['name']})"
+                       for b in missed})
     if not outputs:
         notes.append("no output found: the kernel wrote none of its tensors")
     _index_bounds(inputs, symbols)
-    space, fixed_why = _space(ir, entry, launched, symbols, names)
+    space, fixed_why = _space(ir, entry, launched, symbols, names, forced)
     if not space["params"]:
         notes.append("the analysis found nothing to tune")
     if fixed_why:
