@@ -10,7 +10,7 @@ import torch
 
 from conftest import FIXTURES
 from tforge_worker import capture, load_task, run_check
-from tforge_worker.worker import compare, poisoned_elements, _poison
+from tforge_worker import worker
 
 REALISTIC = os.path.join(FIXTURES, "realistic")
 
@@ -88,8 +88,9 @@ def test_an_output_the_reference_wrote_nothing_of_is_wrong(tmp_path):
 
 
 def test_compare_leaves_out_what_was_not_written():
+    compare, poisoned_elements = worker.compare, worker.poisoned_elements
     expected = torch.tensor([1.0, 2.0, 3.0, 4.0])
-    _poison(expected[2:])
+    worker._poison(expected[2:])
     written = ~poisoned_elements(expected)
     assert written.tolist() == [True, True, False, False]
     got = compare(torch.tensor([1.0, 2.0, 9.0, float("nan")]), expected, 0, 0, written)
@@ -148,3 +149,16 @@ def test_a_store_the_launch_does_not_reach_is_no_output(tmp_path):
     assert t["check"] == "ok", t.get("check_message")
     doc = json.load(open(t["task"]))
     assert [o["name"] for o in doc["outputs"]] == ["y_ptr"]
+
+
+def test_a_table_too_large_to_keep_is_drawn_at_the_tune_shape(tmp_path, monkeypatch):
+    # past the integers a task keeps, the table is drawn in its recorded range: valid only
+    # at the sizes it was recorded with, so the check keeps them
+    monkeypatch.setattr(capture, "_KEPT_VALUES", 4096)  # the table holds 6 x 1024
+    t = _tasks("decode_attention_stages.py", tmp_path, kernel="_fwd_kernel_stage1")[
+        "_fwd_kernel_stage1"]
+    inputs = _inputs(t)
+    assert inputs["req_to_token"]["init"] == "randint:0:383"
+    assert inputs["b_seq_len"]["init"] == "values"
+    assert any(n.startswith("req_to_token: drawn at random") for n in t["notes"]), t["notes"]
+    assert t["check_shape"] == t["shape"] and t["check"] == "ok", t.get("check_message")

@@ -13,9 +13,13 @@ TASK.md) that a user can read and edit:
   with the grid recomputed from the kernel's arguments when the function computed it from block
   sizes it hard-codes; otherwise the kernel itself with the recorded grid as an expression;
 - inputs: the function's (or kernel's) tensors, their sizes named by shape symbols; integer
-  tensors drawn in the recorded range;
+  tensors drawn in the recorded range, below the size they index, or, where random values
+  would break the kernel (lengths, offsets, tables and slots into a larger pool), kept as
+  recorded (the task then checks at its tune shape: the values fix the sizes they index);
 - outputs: what the function returns, and tensors the kernel writes (found by comparing them
-  before and after the launch; one it also reads is marked `poison: false`);
+  before and after the launch, and from the stores in the kernel's code: values an autotuner's
+  benchmark wrote first, or an in-place update to the same values; one it also reads is marked
+  `poison: false`);
 - reference: the user's function given with `reference`, else the kernel's own output with the
   recorded config (`"baseline"`);
 - baseline: the recorded config; space: inferred by the static analysis (analyze.py);
@@ -146,12 +150,14 @@ class _Recorder:
         entry["read_back"] = {n: bool(before[n].abs().sum() != 0) if before[n].dtype != torch.bool
                               else bool(before[n].any()) for n in entry["written"]}
         params = {p["name"]: p for p in self._ir(entry).get("params", [])}
-        unseen = [n for n in before if n not in entry["written"] and params.get(n, {}).get("stored")]
+        unseen = [n for n, v in bound.items() if isinstance(v, torch.Tensor) and
+                  n not in entry["written"] and params.get(n, {}).get("stored")]
         for n in unseen:
-            if not params[n].get("written_only"):
+            # in place, or too large to snapshot and copy: the kernel's code is the word
+            if not params[n].get("written_only") or n not in before:
                 entry["written"].append(n)
-                entry["read_back"][n] = True
-        poisoned = [n for n in unseen if params[n].get("written_only") and
+                entry["read_back"][n] = not params[n].get("written_only")
+        poisoned = [n for n in unseen if n in before and params[n].get("written_only") and
                     before[n].dtype != torch.bool]
         if poisoned:
             for n, t in replay(poisoned).items():
@@ -418,9 +424,9 @@ def _kept(inputs):
     crowded = []
     for i, spec in enumerate(inputs):
         desc = spec.pop("_recorded", None)
-        if desc is None or not re.match(r"^randint:-?\d+:\d+$", spec["init"]):
-            continue  # not recorded, or a valid index at every shape (bounded by a symbol)
-        if len(desc["values"]) <= room:
+        if spec["dtype"] == "bool" or not re.match(r"^randint:-?\d+:\d+$", spec["init"]):
+            continue  # a valid index at every shape (bounded by a symbol), or no integer
+        if desc is not None and len(desc["values"]) <= room:
             inputs[i] = _values_spec(spec["name"], desc)
             room -= len(desc["values"])
         else:
@@ -713,8 +719,9 @@ def _task_for(entry, reference, irs):
     _index_bounds(inputs, symbols)
     crowded = _kept(inputs)
     if crowded:
-        notes.append(f"{', '.join(crowded)}: drawn at random, past the {_KEPT_VALUES} recorded "
-                     "integers a task keeps: a smaller check shape may take them out of range")
+        notes.append(f"{', '.join(crowded)}: drawn at random in the recorded range, past the "
+                     f"{_KEPT_VALUES} recorded integers a task keeps: the check keeps the tune "
+                     "shape, and the values may not be valid indices")
     space, fixed_why = _space(ir, entry, launched, symbols, names)
     if not space["params"]:
         notes.append("the analysis found nothing to tune")
@@ -722,7 +729,9 @@ def _task_for(entry, reference, irs):
         notes.append("fixed: " + "; ".join(f"{k} ({v})" for k, v in sorted(fixed_why.items())))
     tune = symbols.tune_shape() or {"ONE": 1}  # a task names one symbol at least
     keep = {v for k, v in config.items() if isinstance(v, int) and k not in tunable}
-    if any(i["init"] == "values" for i in inputs):  # recorded offsets fix every size
+    # recorded values (and a range of fixed numbers) fix the sizes they index or bound: which
+    # those are the numbers do not say, so none shrinks
+    if crowded or any(i["init"] == "values" for i in inputs):
         keep |= set(tune.values())
     doc = {"description": f"captured launch of {entry['kernel']}", "source": entry["file"],
            "kernel": entry["kernel"], "launch": launch, "inputs": inputs, "outputs": outputs,

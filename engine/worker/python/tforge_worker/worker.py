@@ -967,9 +967,12 @@ def run_check(task, config, shape, seed=0):
             problems.append(f"{n}: the reference ({spec['reference']}) wrote none of its "
                             f"{total} elements")
         elif c["bad"]:
-            why = c.get("shape") or (f"{c['bad']} of {c['compared']} compared elements (of "
-                                     f"{total}) outside atol={o['atol']} rtol={o['rtol']} (max "
-                                     f"abs err {c['max_abs_err']}, {c['nonfinite']} not finite)")
+            of = f"{total} elements" if c["compared"] == total else \
+                f"{c['compared']} compared elements (of {total}; the rest the reference " \
+                "did not write)"
+            why = c.get("shape") or (f"{c['bad']} of {of} outside atol={o['atol']} "
+                                     f"rtol={o['rtol']} (max abs err {c['max_abs_err']}, "
+                                     f"{c['nonfinite']} not finite)")
             problems.append(f"{n}: {why}")
         elif c["compared"] < total:
             partial.append(f"{n}: compared the {c['compared']} of {total} elements the reference "
