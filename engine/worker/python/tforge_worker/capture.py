@@ -771,7 +771,7 @@ def _write_tasks(rec, out, reference, kernel, check):
         last.pop(key, None)
         last[key] = entry
         counts[key] = counts.get(key, 0) + 1
-    seen, written, irs = {}, [], {}
+    seen, written, irs = {}, [], rec.irs  # the analyses the recording made
     for key in last:  # in the order of their last launches
         entry = last[key]
         index = sum(1 for k in seen if k[1] == entry["kernel"])
