@@ -172,7 +172,7 @@ static int check_one(tforge_worker *w, cJSON *t, int timeout_ms)
     }
     cJSON_ReplaceItemInObject(t, "check", cJSON_CreateString(status));
     cJSON_DeleteItemFromObject(t, "check_message");
-    if (strcmp(status, "ok") != 0)
+    if (strcmp(status, "ok") != 0 || message[0]) /* an ok one may say what it compared */
         cJSON_AddStringToObject(t, "check_message", message);
     cJSON_Delete(doc);
     free(response);
@@ -232,7 +232,8 @@ static int report(const cli_command *c, const char *result, int json)
                "  check: %s%s%s\n",
                text_of(t, "task"), text_of(t, "kernel"), shape ? shape : "?",
                text_of(t, "launch"), base ? base : "?", cJSON_GetArraySize(params),
-               text_of(t, "check"), ok ? "" : ": ", text_of(t, "check_message"));
+               text_of(t, "check"), *text_of(t, "check_message") ? ": " : "",
+               text_of(t, "check_message"));
         print_explain(cJSON_GetObjectItemCaseSensitive(t, "explain"));
         const cJSON *note;
         cJSON_ArrayForEach(note, cJSON_GetObjectItemCaseSensitive(t, "notes"))
@@ -467,7 +468,7 @@ static int run_check(const cli_command *c, int argc, char **argv)
         printf("%s: %sbaseline %s at %s (%s): %s%s%s\n", argv[first],
                a.n_sets ? "the variant of --set with the " : "", config ? config : "?",
                shape ? shape : "?", text_of(doc, "where"), text_of(doc, "status"),
-               ok ? "" : ": ", text_of(doc, "message"));
+               *text_of(doc, "message") ? ": " : "", text_of(doc, "message"));
         const cJSON *w;
         cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(doc, "warnings"))
             if (cJSON_IsString(w))

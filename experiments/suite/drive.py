@@ -342,6 +342,52 @@ def splitk_gemm():
     a, b = randn(m, k), randn(k, n)
     torch.testing.assert_close(splitk_gemm.matmul_splitk(a, b, split_k=4 if GPU else 2),
                                a.float() @ b.float(), atol=1e-1 if GPU else 1e-2, rtol=1e-3)
+def decode_attention_stages():
+    import decode_attention_stages as das
+    if GPU:
+        lens, heads, kv_heads, d, splits, reqs, ctx, pool = (
+            torch.randint(1, 8192, (64,)).tolist(), 32, 8, 128, 8, 256, 8192, 1 << 19)
+    else:
+        lens, heads, kv_heads, d, splits, reqs, ctx, pool = [5, 300, 77], 4, 2, 32, 8, 6, 1024, 2048
+    k_buf, v_buf = (randn(pool, kv_heads, d) for _ in range(2))
+    req_to_token = torch.zeros(reqs, ctx, dtype=torch.int32, device=DEVICE)
+    req_idx = torch.randperm(reqs, device=DEVICE)[:len(lens)].to(torch.int32)
+    start = 1  # slots handed out from 1 up
+    for b, n in enumerate(lens):
+        req_to_token[int(req_idx[b]), :n] = torch.arange(start, start + n, dtype=torch.int32)
+        start += n
+    seq_lens = torch.tensor(lens, dtype=torch.int32, device=DEVICE)
+    q = randn(len(lens), heads, d)
+    o = torch.empty_like(q)
+    logits = torch.empty(len(lens), heads, splits, d + 1, device=DEVICE)
+    das.decode_attention_fwd(q, k_buf, v_buf, o, req_to_token, req_idx, seq_lens, logits, splits,
+                             1 / math.sqrt(d))
+    torch.testing.assert_close(o, das.torch_decode_attention(q, k_buf, v_buf, req_to_token, req_idx,
+                                                             seq_lens, 1 / math.sqrt(d)),
+                               atol=2e-3, rtol=2e-3)
+
+
+def gelu_loss_autotune():
+    import gelu_loss_autotune
+    x = torch.randn(*((8192, 8192) if GPU else (19, 300)), device=DEVICE, requires_grad=True)
+    loss = gelu_loss_autotune.GeluSumLoss.apply(x)
+    loss.backward()  # grad_output 1.0: the in-place scaling leaves the gradient as it was
+    xr = x.detach().clone().requires_grad_(True)
+    want = torch.nn.functional.gelu(xr, approximate="tanh").sum()
+    want.backward()
+    torch.testing.assert_close(loss, want, atol=1e-2 if GPU else 1e-3, rtol=1e-4)
+    torch.testing.assert_close(x.grad, xr.grad, atol=1e-5, rtol=1e-5)
+
+
+def varlen_pad():
+    import varlen_pad
+    lens = torch.randint(1, 4096, (32,)).tolist() if GPU else [37, 5, 90, 64]
+    hidden = 4096 if GPU else 96
+    cu = torch.tensor([0] + lens, device=DEVICE).cumsum(0).to(torch.int32)
+    x = randn(sum(lens), hidden)
+    out = varlen_pad.pad_varlen(x, cu, max(lens))
+    for b, n in enumerate(lens):  # the rows past a length are the consumer's to mask
+        torch.testing.assert_close(out[b, :n], x[int(cu[b]):int(cu[b]) + n], atol=0, rtol=0)
 
 
 ENTRIES = {f.__name__: f for f in (gemm_autotune, rms_norm_liger, matvec_heuristics,
@@ -352,7 +398,8 @@ ENTRIES = {f.__name__: f for f in (gemm_autotune, rms_norm_liger, matvec_heurist
                                    rope_logsoftmax, bp_linear, l2norm_gpu_only, normpkg_rmsnorm,
                                    gelu_tl_alias, residual_add_bf16, fused_add_rmsnorm,
                                    rms_norm_module, qkv_split_heads, attention_autotune,
-                                   conv1d_grouped, gqa_decode, splitk_gemm)}
+                                   conv1d_grouped, gqa_decode, splitk_gemm,
+                                   decode_attention_stages, gelu_loss_autotune, varlen_pad)}
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--list"]:

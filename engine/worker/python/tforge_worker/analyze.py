@@ -9,7 +9,10 @@ node carries a span {line, col, end_line, end_col}: lines from 1, columns in UTF
 
 Parameter kinds: `constexpr` when annotated `tl.constexpr`; `pointer` when it is the base of the
 address of a load, store, atomic, block pointer or descriptor (offsets are products, so in
-`X + row * stride` only X is a base), or its name ends in `ptr`; else `scalar`.
+`X + row * stride` only X is a base), or its name ends in `ptr`; else `scalar`. A pointer has
+`written_only` when the kernel stores through it and never reads it, `stored` when a store or an
+atomic reaches it at all, `bounding_loads` when the values loaded from it bound a loop or an
+ordering comparison (lengths and offsets: `seq_lens`, `cu_seqlens`), as no mere index does.
 
 Constexpr uses, from the nearest enclosing construct of each occurrence: `arange` (an argument of
 tl.arange), `loop_step` / `loop_bound` (step / start or stop of range or tl.range),
@@ -213,6 +216,13 @@ def _keyword(call, name, index=None):
     if index is not None and index < len(call.args):
         return call.args[index]
     return None
+
+
+def _constant(e):
+    """A literal number (or its negation)."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    return isinstance(e, ast.Constant) and isinstance(e.value, (int, float))
 
 
 def _is_main_guard(node):
@@ -667,6 +677,50 @@ class _Kernel:
         stored = set().union(*[m["_bases"] for m in memops if m["op"] == "store"])
         return stored - read - handed
 
+    def _bounding_loads(self):
+        """The pointer parameters whose loaded values bound something: a loop's range, or an
+        ordering comparison with something other than a constant (`offs < seq_len`, `if start
+        >= end: return`). Lengths and offsets (`seq_lens`, `b_seq_len`, `cu_seqlens`) do; an
+        index used only to address memory (a block table's page, a label) does not, and a
+        sentinel test (`slot < 0`) says nothing of a size."""
+        carries = {}  # local name -> parameters whose loaded values it holds
+
+        def loaded(e):
+            found, todo = set(), [e]
+            while todo:
+                x = todo.pop()
+                if isinstance(x, ast.Call) and self.f.tl_attr(x.func) == "load":
+                    pointer = _keyword(x, "pointer", 0)
+                    found |= self.pointer_bases(pointer) if pointer is not None else set()
+                    continue  # its mask and `other` are not what it loads
+                if isinstance(x, ast.Name):
+                    found |= carries.get(x.id, set())
+                todo.extend(ast.iter_child_nodes(x))
+            return found
+        grew = True
+        while grew:
+            grew = False
+            for name, values in self.assigns.items():
+                got = set().union(*(loaded(v) for v in values))
+                if not got <= carries.get(name, set()):
+                    carries[name] = carries.get(name, set()) | got
+                    grew = True
+        bound = set()
+        for n in ast.walk(self.fn):
+            if isinstance(n, ast.Compare) and all(isinstance(op, (ast.Lt, ast.LtE, ast.Gt,
+                                                                  ast.GtE)) for op in n.ops):
+                sides = [n.left, *n.comparators]
+                if all(_constant(s) for s in sides[1:]) or _constant(sides[0]):
+                    continue
+                for s in sides:
+                    bound |= loaded(s)
+            elif isinstance(n, ast.Call) and (
+                    (isinstance(n.func, ast.Name) and n.func.id == "range") or
+                    self.f.tl_attr(n.func) in ("range", "static_range")):
+                for a in n.args:
+                    bound |= loaded(a)
+        return bound & set(self.names)
+
     def _helper_math(self):
         """The math calls in the jit helpers the kernel calls, through helpers of helpers (a tanh
         written with tl.exp, as Liger's and Unsloth's files write it), each once: rewriting one
@@ -786,6 +840,9 @@ class _Kernel:
         pointers = set().union(*[m["_bases"] for m in memops] + atomics_bases)
         written_only = self._written_only(memops, atomics_bases)
         self.unguarded = self._unguarded_writes(memops)
+        stored = set().union(*[m["_bases"] for m in memops if m["op"] == "store"],
+                             *atomics_bases)
+        bounding = self._bounding_loads()
         for m in memops:
             for internal in [k for k in m if k.startswith("_")]:
                 del m[internal]
@@ -803,6 +860,10 @@ class _Kernel:
                 p["uses"] = sorted(uses.get(a.arg, ()))
             if a.arg in written_only:
                 p["written_only"] = True
+            if a.arg in stored:
+                p["stored"] = True  # stores or atomics reach it: a tensor it writes
+            if a.arg in bounding:
+                p["bounding_loads"] = True
             params.append(p)
         self.default_nodes = dict(zip(self.names, defaults))
         autotune, heuristics, jit_options, decorators = None, None, {}, []

@@ -18,9 +18,13 @@ TASK.md) that a user can read and edit:
   blocks the program ids are multiplied by (_grid_formula); a tuned block the grid counts that
   neither recomputes is fixed;
 - inputs: the function's (or kernel's) tensors, their sizes named by shape symbols; integer
-  tensors drawn in the recorded range;
+  tensors drawn in the recorded range, below the size they index, or, where random values
+  would break the kernel (lengths, offsets, tables and slots into a larger pool), kept as
+  recorded (the task then checks at its tune shape: the values fix the sizes they index);
 - outputs: what the function returns, and tensors the kernel writes (found by comparing them
-  before and after the launch; one it also reads is marked `poison: false`);
+  before and after the launch, and from the stores in the kernel's code: values an autotuner's
+  benchmark wrote first, or an in-place update to the same values; one it also reads is marked
+  `poison: false`);
 - reference: the user's function given with `reference`, else the kernel's own output with the
   recorded config (`"baseline"`);
 - baseline: the recorded config; space: inferred by the static analysis (analyze.py);
@@ -52,7 +56,7 @@ import triton
 from . import analyze as analysis
 from . import gaps, loader, standin
 from .task import DTYPES, FLOAT_DTYPES, LAUNCH_OPTIONS, substitute
-from .worker import hooked_runs, load_task, run_check
+from .worker import _poison, hooked_runs, load_task, poisoned_elements, run_check
 
 _TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-8,
               "float8_e4m3fn": 1.25e-1, "float8_e5m2": 2.5e-1}
@@ -76,6 +80,7 @@ class _Recorder:
         self.stack = []  # [frame, arguments, launches made] of user functions being run
         self.library = _library_dirs()
         self.user = {}
+        self.irs = {}  # kernel file -> its static analysis (what each kernel stores to)
 
     def _is_user(self, filename):
         known = self.user.get(filename)
@@ -150,18 +155,60 @@ class _Recorder:
         self.launches.append(entry)
         return entry, bound, before
 
-    def written(self, entry, bound, before):
+    def written(self, entry, bound, before, replay):
+        """The tensors the launch wrote (entry["written"]) and whether their earlier values
+        were read (entry["read_back"]). A tensor that holds the same values after the launch
+        may still be written: an autotuner's benchmark runs wrote them first, or an in-place
+        update left them as they were (a gradient times 1). Those the kernel's code stores to
+        count too: one it also loads is written in place (its values are read back); one it
+        only stores to is found by `replay(poisoned)`, the launch run again on copies with
+        those tensors poisoned, so that a store a flag turns off is no output."""
         if torch.cuda.is_available():
             torch.cuda.synchronize()
         for n, old in before.items():
-            new = bound[n]
-            changed = not torch.equal(old, new) if old.dtype != torch.bool else \
-                not bool((old == new).all())
-            if changed and not (old.is_floating_point() and
-                                bool((torch.isnan(old) & torch.isnan(new)).all())):
+            if not _same_bits(old, bound[n]):
                 entry["written"].append(n)
         entry["read_back"] = {n: bool(before[n].abs().sum() != 0) if before[n].dtype != torch.bool
                               else bool(before[n].any()) for n in entry["written"]}
+        params = {p["name"]: p for p in self._ir(entry).get("params", [])}
+        unseen = [n for n, v in bound.items() if isinstance(v, torch.Tensor) and
+                  n not in entry["written"] and params.get(n, {}).get("stored")]
+        for n in unseen:
+            # in place, or too large to snapshot and copy: the kernel's code is the word
+            if not params[n].get("written_only") or n not in before:
+                entry["written"].append(n)
+                entry["read_back"][n] = not params[n].get("written_only")
+        poisoned = [n for n in unseen if n in before and params[n].get("written_only") and
+                    before[n].dtype != torch.bool]
+        if poisoned:
+            for n, t in replay(poisoned).items():
+                if bool((~poisoned_elements(t)).any()):
+                    entry["written"].append(n)
+                    entry["read_back"][n] = False
+
+    def _ir(self, entry):
+        """The analysis of the launched kernel ({} when its file cannot be analysed), without
+        the profile hook (the analysis is no user code)."""
+        profile = sys.getprofile()
+        sys.setprofile(None)
+        try:
+            return _kernel_ir(entry["file"], entry["kernel"], self.irs) or {}
+        finally:
+            sys.setprofile(profile)
+
+
+_BITS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _same_bits(old, new):
+    """Whether a tensor holds what it held: bit for bit, so that the NaNs `torch.empty` may
+    leave in memory the kernel does not touch compare equal."""
+    if old.dtype == torch.bool:
+        return bool((old == new).all())
+    if old.is_floating_point() and old.element_size() in _BITS:
+        view = _BITS[old.element_size()]
+        return torch.equal(old.view(view), new.view(view))
+    return torch.equal(old, new)
 
 
 def _described_in(frame, v):
@@ -222,8 +269,10 @@ def _describe_value(v):
             d["min"], d["max"] = int(v.min()), int(v.max())
             if d["min"] < 0 <= d["max"]:  # a sentinel (ignore_index -100, padding -1)?
                 d["negatives"] = v[v < 0].unique().numel()
-            if v.dim() == 1 and 2 <= v.numel() <= _KEPT_VALUES and bool((v[1:] >= v[:-1]).all()):
-                d["values"] = v.tolist()  # offsets (cu_seqlens, indptr): no random stand-in
+            if v.dtype != torch.bool and v.numel() <= _KEPT_VALUES:
+                # what an index or a length holds, should a random stand-in not do (_kept)
+                d["values"] = v.detach().flatten().to("cpu", torch.int64)
+                d["sorted"] = v.dim() == 1 and v.numel() >= 2 and bool((v[1:] >= v[:-1]).all())
         return d
     if isinstance(v, torch.dtype):
         return {"dtype_value": str(v)}
@@ -281,7 +330,25 @@ class _installed:
                 except BaseException as e:
                     entry["failed"] = f"{type(e).__name__}: {e}"
                     raise
-                rec.written(entry, bound, before)
+
+                def replay(poisoned):
+                    """The launch again, every tensor a copy (the user's own are left as they
+                    are), those named poisoned; returns those copies."""
+                    names = [p["name"] for p in entry["params"]]
+                    # what the kernel stores to is copied; what it only reads can be shared
+                    stored = {p["name"] for p in rec._ir(entry).get("params", [])
+                              if p.get("stored")}
+                    copies = {n: v.clone() for n, v in bound.items()
+                              if isinstance(v, torch.Tensor) and n in stored}
+                    for n in poisoned:
+                        _poison(copies[n])
+                    again = [copies.get(n, a) for n, a in zip(names, args)]
+                    again_kw = {k: copies.get(k, v) for k, v in kwargs.items()}
+                    original(fn, *again, grid=grid, warmup=False, **again_kw)
+                    if torch.cuda.is_available():
+                        torch.cuda.synchronize()
+                    return {n: copies[n] for n in poisoned}
+                rec.written(entry, bound, before, replay)
                 return out
             return run
         self.hooks = hooked_runs(recording)
@@ -385,7 +452,7 @@ def _check_shape(tune, tensors, keep):
     return shape
 
 
-_KEPT_VALUES = 4096
+_KEPT_VALUES = 1 << 18  # the integers a task file keeps, at most (in all its inputs)
 
 
 def _order(desc):
@@ -413,14 +480,16 @@ def _input_spec(name, desc, symbols, output_only):
     the kernel only writes zeros. Integers that look like indices (labels, ids) are drawn where
     an index is valid: without the one or two negative sentinels (ignore_index) the range holds,
     since a value between a sentinel and 0 is no index at all; and below the size they index
-    (`_index_bounds`), so that the smaller check shapes keep them in range. A short sorted
-    integer vector (the offsets of a packed batch) keeps its recorded values: random ones would
-    point anywhere, and the task then keeps its shape for the checks too."""
+    (`_index_bounds`), so that the smaller check shapes keep them in range. Integers whose
+    values a random stand-in cannot be trusted with keep them (`_kept`): sorted offsets of a
+    packed batch, lengths the kernel's loops or masks run to (`bounding`, from the analysis)."""
     dtype = desc["dtype"]
-    if "values" in desc and not output_only:
-        return {"name": name, "shape": list(desc["shape"]), "dtype": dtype, "init": "values",
-                "values": desc["values"]}
+    recorded = "values" in desc and not output_only
+    if recorded and (desc["sorted"] or desc.get("bounding")):
+        return _values_spec(name, desc)
     spec = {"name": name, "shape": [symbols.of(d) for d in desc["shape"]], "dtype": dtype}
+    if recorded:
+        spec["_recorded"] = desc  # for _kept, dropped from the task
     order = _order(desc)
     if order:
         spec["order"] = order
@@ -434,6 +503,36 @@ def _input_spec(name, desc, symbols, output_only):
         lo = 0 if desc.get("negatives", 3) <= 2 else desc["min"]
         spec["init"] = f"randint:{lo}:{desc['max'] + 1}"
     return spec
+
+
+def _values_spec(name, desc):
+    return {"name": name, "shape": list(desc["shape"]), "dtype": desc["dtype"], "init": "values",
+            "values": desc["values"]}
+
+
+def _kept(inputs):
+    """Integer inputs keep their recorded values where random ones would break the kernel:
+    offsets and lengths (so from `_input_spec`), and indices whose range `_index_bounds` tied
+    to no size of the shape (slots of a paged cache, blocks times their size; token ids padded
+    with a sentinel; a request-to-token table): drawn between fixed numbers they point past a
+    smaller check shape's tensors, and drawn at all they lose what the recording holds
+    (distinct slots, the rows a length fills). At most _KEPT_VALUES numbers in all, offsets and
+    lengths first; returns the names of those left random for want of room."""
+    room = _KEPT_VALUES - sum(len(s["values"]) for s in inputs if s["init"] == "values")
+    crowded = []
+    for i, spec in enumerate(inputs):
+        desc = spec.pop("_recorded", None)
+        if spec["dtype"] == "bool" or not re.match(r"^randint:-?\d+:\d+$", spec["init"]):
+            continue  # a valid index at every shape (bounded by a symbol), or no integer
+        if desc is not None and len(desc["values"]) <= room:
+            inputs[i] = _values_spec(spec["name"], desc)
+            room -= len(desc["values"])
+        else:
+            crowded.append(spec["name"])
+    for spec in inputs:
+        if spec["init"] == "values" and isinstance(spec["values"], torch.Tensor):
+            spec["values"] = spec["values"].tolist()
+    return crowded
 
 
 def _index_bounds(inputs, symbols):
@@ -921,6 +1020,16 @@ def _task_for(entry, reference, irs):
     for a in (ir or {}).get("atomics", []):
         for n in _names(a.get("pointer")) & set(entry["written"]):
             entry["read_back"][n] = True
+    # integers whose values the kernel runs its loops or masks to (lengths) keep them: the
+    # kernel's own argument, and the function's that became it
+    bounding = {entry["ids"][p["name"]] for p in (ir or {}).get("params", [])
+                if p.get("bounding_loads") and p["name"] in entry["ids"]}
+    for n, d in entry["args"].items():
+        if entry["ids"].get(n) in bounding:
+            d["bounding"] = True
+    for n, d in (entry["caller"] or {}).get("args", {}).items():
+        if (entry["caller"]["arg_ids"].get(n) or [None])[0] in bounding:
+            d["bounding"] = True
     constexprs = {p["name"] for p in entry["params"] if p["constexpr"]}
     scalar_names = {}
     for n, v in _integer_args(entry, constexprs).items():
@@ -961,6 +1070,11 @@ def _task_for(entry, reference, irs):
     if not outputs:
         notes.append("no output found: the kernel wrote none of its tensors")
     _index_bounds(inputs, symbols)
+    crowded = _kept(inputs)
+    if crowded:
+        notes.append(f"{', '.join(crowded)}: drawn at random in the recorded range, past the "
+                     f"{_KEPT_VALUES} recorded integers a task keeps: the check keeps the tune "
+                     "shape, and the values may not be valid indices")
     space, fixed_why = _space(ir, entry, launched, symbols, names, forced)
     if not space["params"]:
         notes.append("the analysis found nothing to tune")
@@ -968,7 +1082,9 @@ def _task_for(entry, reference, irs):
         notes.append("fixed: " + "; ".join(f"{k} ({v})" for k, v in sorted(fixed_why.items())))
     tune = symbols.tune_shape() or {"ONE": 1}  # a task names one symbol at least
     keep = {v for k, v in config.items() if isinstance(v, int) and k not in tunable}
-    if any(i["init"] == "values" for i in inputs):  # recorded offsets fix every size
+    # recorded values (and a range of fixed numbers) fix the sizes they index or bound: which
+    # those are the numbers do not say, so none shrinks
+    if crowded or any(i["init"] == "values" for i in inputs):
         keep |= set(tune.values())
     doc = {"description": f"captured launch of {entry['kernel']}", "source": entry["file"],
            "kernel": entry["kernel"], "launch": launch, "inputs": inputs, "outputs": outputs,
@@ -1098,7 +1214,7 @@ def _write_tasks(rec, out, reference, kernel, check):
         last.pop(key, None)
         last[key] = entry
         counts[key] = counts.get(key, 0) + 1
-    seen, written, irs = {}, [], {}
+    seen, written, irs = {}, [], rec.irs  # the analyses the recording made
     for key in last:  # in the order of their last launches
         entry = last[key]
         index = sum(1 for k in seen if k[1] == entry["kernel"])
@@ -1110,8 +1226,7 @@ def _write_tasks(rec, out, reference, kernel, check):
             explain += _launcher_path(doc, entry, folder)
         path = os.path.join(folder, "task.json")
         with open(path, "w") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
+            f.write(_dumps(doc) + "\n")
         report = {"task": path, "kernel": entry["kernel"], "launch": (
             "call " + doc["launch"]["call"]) if "call" in doc["launch"] else "grid",
             "shape": doc["shapes"]["tune"][0], "check_shape": doc["shapes"]["check"][0],
@@ -1144,6 +1259,20 @@ def _launcher_path(doc, entry, folder):
     return [_item(f"python_path {doc['python_path']}", f"{caller['name']} is in another folder "
                   f"than the kernel file: imported as {module} from {root}",
                   f"{caller['file']}:{caller['line']}")]
+def _dumps(doc):
+    """The task as JSON, indented, each input's recorded values on one line (a table of
+    thousands of numbers is not thousands of lines)."""
+    values, inputs = {}, []
+    for i, spec in enumerate(doc["inputs"]):
+        if "values" in spec:
+            mark = f"@values{i}@"
+            values[json.dumps(mark)] = json.dumps(spec["values"], separators=(",", ":"))
+            spec = dict(spec, values=mark)
+        inputs.append(spec)
+    text = json.dumps(dict(doc, inputs=inputs), indent=2)
+    for mark, numbers in values.items():
+        text = text.replace(mark, numbers, 1)
+    return text
 
 
 def _check(report, path, shape):
@@ -1152,8 +1281,11 @@ def _check(report, path, shape):
         spec = load_task(path)
         result = run_check(spec, spec["baseline"][0], shape, seed=1)
         report["check"] = result["status"]
-        if result["status"] != "ok":
+        if result["message"]:
             report["check_message"] = result["message"]
+        if "compared" in result:  # elements compared of each output's, and its size
+            report["check_compared"] = {n: [c, result["elements"][n]]
+                                        for n, c in result["compared"].items()}
     except Exception as e:
         report["check"] = "task"
         report["check_message"] = f"{type(e).__name__}: {e}"

@@ -828,12 +828,35 @@ def _compile_reason(exc):
     return f"CompilationError{where}: {exc.error_message or 'refused'}"
 
 
+# A quiet NaN with a payload of its own, per float type (as the bits of the integer type of its
+# width): what a kernel computes is the canonical NaN, so an element still holding this one is
+# one nothing wrote. The 8-bit float types have no NaN payload to spare: their NaN then.
+_POISON_BITS = {torch.float16: (torch.int16, 0x7EA5), torch.bfloat16: (torch.int16, 0x7FA5),
+                torch.float32: (torch.int32, 0x7FD5A5A5),
+                torch.float64: (torch.int64, 0x7FFA5A5A5A5A5A5A)}
+
+
 def _poison(t):
-    if t.dtype.is_floating_point:
+    if t.dtype in _POISON_BITS:
+        view, bits = _POISON_BITS[t.dtype]
+        t.view(view).fill_(bits)
+    elif t.dtype.is_floating_point:
         t.fill_(float("nan"))
     elif t.dtype != torch.bool:
         # The most negative value: a kernel that forgets to store leaves an absurd number.
         t.fill_(torch.iinfo(t.dtype).min if t.dtype != torch.uint8 else 0xA5)
+
+
+def poisoned_elements(t):
+    """Where `t` still holds what `_poison` put there (a bool tensor: nowhere)."""
+    if t.dtype in _POISON_BITS:
+        view, bits = _POISON_BITS[t.dtype]
+        return t.view(view) == bits
+    if t.dtype.is_floating_point:
+        return torch.isnan(t)
+    if t.dtype == torch.bool:
+        return torch.zeros_like(t)
+    return t == (torch.iinfo(t.dtype).min if t.dtype != torch.uint8 else 0xA5)
 
 
 def _returned(loaded, value):
@@ -897,6 +920,11 @@ def _reference(loaded, inputs, shape):
     names = [o["name"] for o in spec["outputs"]]
     if spec["reference"] == "baseline":
         copies = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+        # poisoned as the candidate's are: what the baseline leaves unwritten (rows past a
+        # length, splits a short sequence does not reach) is then known, and not compared
+        for o in spec["outputs"]:
+            if o["poison"] and isinstance(copies.get(o["name"]), torch.Tensor):
+                _poison(copies[o["name"]])
         config = _baselines_at(loaded, shape)[0]
         try:  # the kernel as the file has it, whatever variant is being checked
             with _poisoned_allocations(), variants.suspended():
@@ -937,22 +965,27 @@ def _check_reference_shapes(loaded, expected, outputs):
                              f"{tuple(want.shape)}"])
 
 
-def compare(actual, expected, atol, rtol):
-    """{max_abs_err, bad, nonfinite}: an element passes when |a - e| <= atol + rtol * |e| or
-    a == e (infinities); NaN never passes."""
+def compare(actual, expected, atol, rtol, written=None):
+    """{max_abs_err, bad, nonfinite, compared}: an element passes when |a - e| <= atol + rtol *
+    |e| or a == e (infinities); NaN never passes. Only the elements `written` (a bool tensor)
+    holds are compared, when given: those the reference wrote."""
     if actual.shape != expected.shape:
-        return {"max_abs_err": None, "bad": actual.numel(), "nonfinite": 0,
+        return {"max_abs_err": None, "bad": actual.numel(), "nonfinite": 0, "compared": 0,
                 "shape": f"expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}"}
     # float32 holds every value of the narrower float types; integers and float64 need float64.
     narrow = all(t.is_floating_point and t.itemsize <= 4 for t in (actual.dtype, expected.dtype))
     work = torch.float32 if narrow else torch.float64
     a = actual.detach().to(work)
     e = expected.detach().to(device=a.device, dtype=work)
+    if written is not None:
+        written = written.to(a.device)
+        a, e = a[written], e[written]
     err = (a - e).abs()
     ok = (err <= atol + rtol * e.abs()) | (a == e)
     finite = torch.isfinite(err)
     return {"max_abs_err": float(err[finite].max()) if bool(finite.any()) else None,
-            "bad": int((~ok).sum()), "nonfinite": int((~torch.isfinite(a)).sum())}
+            "bad": int((~ok).sum()), "nonfinite": int((~torch.isfinite(a)).sum()),
+            "compared": a.numel()}
 
 
 def _interpreting():
@@ -963,7 +996,9 @@ def _interpreting():
 def run_check(task, config, shape, seed=0):
     """Run `config` once on fresh inputs for `shape` and compare with the reference.
     Returns {status: ok|wrong|runtime|compile|unsupported, message, max_abs_err: {output: x},
-    bad: {output: n}, fatal}."""
+    bad: {output: n}, compared: {output: elements compared}, elements: {output: its size},
+    fatal}; an output compared in part (what the reference left unwritten is not) is said in
+    the message, whatever the status."""
     loaded = get(task)
     spec = loaded.spec
     if not torch.cuda.is_available() and not _interpreting():
@@ -987,20 +1022,38 @@ def run_check(task, config, shape, seed=0):
     except Exception as e:
         return classify(e)
     _check_reference_shapes(loaded, expected, actual)
-    result = {"status": "ok", "message": "", "fatal": False, "max_abs_err": {}, "bad": {}}
-    problems = []
+    result = {"status": "ok", "message": "", "fatal": False, "max_abs_err": {}, "bad": {},
+              "compared": {}, "elements": {}}
+    problems, partial = [], []
     for o in spec["outputs"]:
-        c = compare(actual[o["name"]], expected[o["name"]], o["atol"], o["rtol"])
-        result["max_abs_err"][o["name"]] = c["max_abs_err"]
-        result["bad"][o["name"]] = c["bad"]
-        if c["bad"]:
-            why = c.get("shape") or (f"{c['bad']} of {actual[o['name']].numel()} elements "
-                                     f"outside atol={o['atol']} rtol={o['rtol']} (max abs err "
-                                     f"{c['max_abs_err']}, {c['nonfinite']} not finite)")
-            problems.append(f"{o['name']}: {why}")
+        n = o["name"]
+        total = actual[n].numel()
+        # where the reference left its poison, it wrote nothing: a kernel that writes only the
+        # rows or splits a length reaches is compared there alone
+        written = ~poisoned_elements(expected[n]) if o["poison"] and \
+            expected[n].shape == actual[n].shape else None
+        c = compare(actual[n], expected[n], o["atol"], o["rtol"], written)
+        result["max_abs_err"][n] = c["max_abs_err"]
+        result["bad"][n] = c["bad"]
+        result["compared"][n] = c["compared"]
+        result["elements"][n] = total
+        if total and not c["compared"] and not c.get("shape"):
+            problems.append(f"{n}: the reference ({spec['reference']}) wrote none of its "
+                            f"{total} elements")
+        elif c["bad"]:
+            of = f"{total} elements" if c["compared"] == total else \
+                f"{c['compared']} compared elements (of {total}; the rest the reference " \
+                "did not write)"
+            why = c.get("shape") or (f"{c['bad']} of {of} outside atol={o['atol']} "
+                                     f"rtol={o['rtol']} (max abs err {c['max_abs_err']}, "
+                                     f"{c['nonfinite']} not finite)")
+            problems.append(f"{n}: {why}")
+        elif c["compared"] < total:
+            partial.append(f"{n}: compared the {c['compared']} of {total} elements the reference "
+                           "wrote")
     if problems:
         result["status"] = "wrong"
-        result["message"] = "; ".join(problems)
+    result["message"] = "; ".join(problems + partial)
     return result
 
 
@@ -1014,4 +1067,5 @@ def check_task(path, config=None, variant=None):
     result = run_check(spec, config, shape, seed=1, variant=variant)
     where = "GPU" if torch.cuda.is_available() else "Triton's CPU interpreter"
     return {"status": result["status"], "message": result["message"], "config": config,
-            "shape": shape, "where": where, "warnings": spec["warnings"]}
+            "shape": shape, "where": where, "warnings": spec["warnings"],
+            **{k: result[k] for k in ("compared", "elements") if k in result}}
