@@ -839,7 +839,7 @@ class _Kernel:
                          if (f.tl_attr(a.func) or "").startswith("atomic_")]
         pointers = set().union(*[m["_bases"] for m in memops] + atomics_bases)
         written_only = self._written_only(memops, atomics_bases)
-        self.unguarded = self._unguarded_writes(memops)
+        self.unguarded = self._unguarded_writes(memops, self._heuristic_names())
         stored = set().union(*[m["_bases"] for m in memops if m["op"] == "store"],
                              *atomics_bases)
         bounding = self._bounding_loads()
@@ -1403,12 +1403,33 @@ class _Kernel:
                     masked.add(dims[axis])
         return masked, sizes, rows
 
-    def _unguarded_writes(self, memops):
+    def _heuristic_names(self):
+        """The constexprs a @triton.heuristics decorator sets (from its dict's literal keys)."""
+        names = set()
+        for d in self.fn.decorator_list:
+            if self.f.decorator_kind(d) == "heuristics" and isinstance(d, ast.Call) and d.args \
+                    and isinstance(d.args[0], ast.Dict):
+                names |= {k.value for k in d.args[0].keys if isinstance(k, ast.Constant)}
+        return names
+
+    def _under_flag(self, node, flags):
+        """Whether `node` lies in a branch of an `if` that tests one of `flags`."""
+        while node in self.parents:
+            node = self.parents[node]
+            if isinstance(node, ast.If) and any(isinstance(n, ast.Name) and n.id in flags
+                                                for n in ast.walk(node.test)):
+                return True
+        return False
+
+    def _unguarded_writes(self, memops, flags):
         """The tile extents a store or atomic writes along with no mask (or boundary check) over
-        that axis: a larger block there writes past the buffer, a smaller one leaves it short."""
+        that axis: a larger block there writes past the buffer, a smaller one leaves it short.
+        A store in a branch on a flag that @triton.heuristics sets (`if EVEN_N:`) is left out:
+        the heuristic is worked out again from each config's blocks."""
         writes = [(m["_pointer"], m["_mask"], m["_check"] if m["block_pointer"] else None,
                    m["block_pointer"]) for m in memops if m["op"] == "store" and
-                  not m["descriptor"] and m["_pointer"] is not None]
+                  not m["descriptor"] and m["_pointer"] is not None and
+                  not self._under_flag(m["_pointer"], flags)]
         for c in self.calls():
             name = self.f.tl_attr(c.func) or ""
             if name.startswith("atomic_"):
