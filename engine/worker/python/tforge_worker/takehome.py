@@ -108,14 +108,15 @@ def launch_hook(task, config, text=None):
     """{text, at}: the Python that best_variant.py holds at byte `at` of `text` (the variant;
     None: the kernel file) so that the user's launches of the kernel run `config` as the tune
     did: before a top-level `if __name__ == "__main__":` (a demo run as a script then runs it
-    too), else at the end. Its text is "" when the file's own launch already does (a grid
-    launch, or a wrapper given the config, of a kernel without an autotuner)."""
+    too), else at the end. Its text is "" when the config is empty or the file's own launch
+    already gives it (a grid launch, or a wrapper given the config, of a kernel without an
+    autotuner)."""
     loaded = get(task)
     spec = loaded.spec
     name = spec["kernel"]
     call = spec["launch"].get("call")
-    if not call and not _has_autotuner(loaded.kernel):
-        return {"text": "", "at": 0}
+    if not config or not call and not _has_autotuner(loaded.kernel):
+        return {"text": "", "at": 0}  # nothing to give, or the file's launch gives it
     grid, why_not = (None, None)
     if call:
         grid, why_not = _grid_function(spec, {n for n, *_ in kernel_params(loaded.kernel)}, name)
@@ -259,9 +260,10 @@ def _dropped(kernel, launches, config):
     jit = unwrap(kernel)
     mine = [dict(zip(jit.arg_names, args), **kwargs) for fn, args, kwargs in launches
             if fn is jit]
-    if not mine:
-        return []
-    return sorted(k for k in config if any(k not in b or b[k] != config[k] for b in mine))
+    # a key of the file's own (a wrapper's setting it turns into others) is not the kernel's
+    names = set(jit.arg_names) | set(LAUNCH_OPTIONS)
+    return sorted(k for k in config if k in names and
+                  any(k not in b or b[k] != config[k] for b in mine))
 
 
 def verify(out, task, config, shape, seed=2):
