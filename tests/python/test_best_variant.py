@@ -20,8 +20,9 @@ CHECK = {"T": 120, "H": 2, "D": 32, "B1": 4, "L": 40}
 
 
 def fresh(code, *argv):
-    """`code` run by a python of its own (the interpreter on); its stdout."""
-    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=WORKER)
+    """`code` run by a python of its own (in the interpreter unless TRITON_INTERPRET=0 says
+    the GPU); its stdout."""
+    env = dict(os.environ, PYTHONPATH=WORKER)
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *argv], env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -58,7 +59,7 @@ def verify(folder, task, config, shape):
 
 # observes each launch below every wrapper of the file (set before it is imported)
 OBSERVE = """
-    import sys, torch, triton
+    import os, sys, torch, triton
     from triton.runtime.interpreter import InterpretedFunction
     seen = []
     for cls in (triton.runtime.JITFunction, InterpretedFunction):
@@ -68,6 +69,7 @@ OBSERVE = """
         cls.run = observing
     sys.path.insert(0, sys.argv[1])
     import best_variant
+    DEV = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
 """
 
 
@@ -82,8 +84,8 @@ def test_a_function_that_hard_codes_its_options_runs_the_winners(tmp_path):
     assert verify(tmp_path, VARLEN, config, CHECK) == {"status": "ok", "message": "",
                                                        "dropped": []}
     out = fresh(OBSERVE + """
-    cu = torch.tensor([0, 40, 57, 90], dtype=torch.int32)
-    q, k, v = (torch.randn(90, 2, 32, dtype=torch.float16) for _ in range(3))
+    cu = torch.tensor([0, 40, 57, 90], dtype=torch.int32, device=DEV)
+    q, k, v = (torch.randn(90, 2, 32, dtype=torch.float16, device=DEV) for _ in range(3))
     o = best_variant.attention_varlen(q, k, v, cu, 40)
     err = (o.float() - best_variant.reference(q, k, v, cu).float()).abs().max().item()
     print(err, [(kw["num_warps"], kw.get("maxnreg")) for n, kw in seen if n == "_fwd_varlen"])
@@ -101,7 +103,7 @@ def test_a_hard_coded_block_gets_the_grid_recomputed(tmp_path):
     assert "def _tforge_grid(bound):" in hook["text"]
     assert verify(tmp_path, task, config, {"N": 3000})["status"] == "ok"
     out = fresh(OBSERVE + """
-    a, b = torch.randn(3000), torch.randn(3000)
+    a, b = torch.randn(3000, device=DEV), torch.randn(3000, device=DEV)
     assert torch.equal(best_variant.add(a, b), a + b)
     print([(kw["BLOCK"], kw["grid"]) for n, kw in seen if n == "_add_kernel"])
     """, str(tmp_path))
@@ -161,7 +163,8 @@ def test_an_autotuner_runs_the_winner_alone(tmp_path):
     assert verify(tmp_path, task, config, {"M": 100, "K": 72, "N": 90}) == \
         {"status": "ok", "message": "", "dropped": []}
     out = fresh(OBSERVE + """
-    a, b = torch.randn(100, 72, dtype=torch.float16), torch.randn(72, 90, dtype=torch.float16)
+    a = torch.randn(100, 72, dtype=torch.float16, device=DEV)
+    b = torch.randn(72, 90, dtype=torch.float16, device=DEV)
     best_variant.matmul(a, b)
     print([(kw["BLOCK_SIZE_M"], kw["num_warps"]) for n, kw in seen if n == "matmul_kernel"])
     """, str(tmp_path))
@@ -183,3 +186,26 @@ def test_a_file_that_does_not_import_is_refused(tmp_path, name):
         f.write("\nimport a_module_nobody_has\n")
     verdict = verify(tmp_path, VARLEN, config, CHECK)
     assert verdict["status"] == "import" and "a_module_nobody_has" in verdict["message"]
+
+
+def test_a_file_in_a_package_imports_as_part_of_it(tmp_path):
+    """pkg/ops.py imports `.utils`: best_variant.py stands in for it inside its package, as a
+    user drops it there, so its relative import resolves; the hook gives its launch the
+    winner's num_warps in place of the one calculate_settings picks."""
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps({
+        "source": os.path.join(FIXTURES, "realistic", "pkg", "ops.py"),
+        "kernel": "_layer_norm_fwd",
+        "inputs": [{"name": "x", "shape": ["R", "C"], "dtype": "float32", "init": "randn"},
+                   {"name": "w", "shape": ["C"], "dtype": "float32", "init": "randn"},
+                   {"name": "b", "shape": ["C"], "dtype": "float32", "init": "randn"}],
+        "outputs": [{"name": "y", "atol": 1e-4, "rtol": 1e-4}],
+        "launch": {"call": "ops:layer_norm", "args": ["x", "w", "b"], "returns": ["y"]},
+        "reference": "baseline",
+        "shapes": {"tune": [{"R": 9, "C": 200}], "check": [{"R": 9, "C": 200}]}}))
+    out = tmp_path / "out"
+    out.mkdir()
+    config = {"num_warps": 2}
+    take_home(out, str(task), config)
+    assert verify(out, str(task), config, {"R": 9, "C": 200}) == \
+        {"status": "ok", "message": "", "dropped": []}

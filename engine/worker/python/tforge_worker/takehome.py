@@ -17,6 +17,7 @@ Triton's ordinary launch path, and compare with the reference at `shape`.
 import ast
 import contextlib
 import importlib
+import importlib.util
 import os
 import sys
 
@@ -197,14 +198,26 @@ def _observed(launches):
 
 
 def _import(out, source):
-    """best_variant and best_config imported from `out` as a user imports them, the kernel
-    file's folder importable too (best_variant stands in for the file beside its neighbours)."""
-    for d in (os.path.dirname(source), out):
+    """best_variant and best_config imported from `out` as a user imports them: the kernel
+    file's folder importable too (best_variant stands in for the file beside its neighbours),
+    and for a file in a package, best_variant a module of that package (dropped into it), so
+    that the file's relative imports resolve as they do for the file."""
+    package, top = loader._package_of(os.path.dirname(source))
+    for d in (top, os.path.dirname(source), out):
         if d not in sys.path:
             sys.path.insert(0, d)
     for name in ("best_variant", "best_config"):
         sys.modules.pop(name, None)
-    return importlib.import_module("best_variant"), importlib.import_module("best_config")
+    best_config = importlib.import_module("best_config")
+    if not package:
+        return importlib.import_module("best_variant"), best_config
+    importlib.import_module(package)
+    name = f"{package}.best_variant"
+    spec = importlib.util.spec_from_file_location(name, os.path.join(out, "best_variant.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module, best_config
 
 
 def _user_function(spec, module, ref):
