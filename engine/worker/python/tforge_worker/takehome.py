@@ -1,8 +1,8 @@
 """What a tune leaves for the user to take home (best_variant.py, best_config.py), run the way
 the user runs it.
 
-launch_hook(task, config): the block best_variant.py ends with when the tune launched the kernel
-in a way the file's own code does not: through the file's own function (launch.call), whose
+launch_hook(task, config, text): the block best_variant.py holds (and where) when the tune
+launched the kernel in a way the file's own code does not: through the file's own function (launch.call), whose
 launches got the config in place of what the function passes (launch options included, and the
 grid recomputed from launch.grid), or through an autotuner pinned to the one config. The block
 does the same for the user's calls, with Triton's public API alone, so that they run what was
