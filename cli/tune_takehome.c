@@ -132,10 +132,10 @@ int cli_takehome_verify(cli_takehome *th, const char *dir, const tforge_task *ta
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(verdict, "status"),
                 *message = cJSON_GetObjectItemCaseSensitive(verdict, "message"),
                 *dropped = cJSON_GetObjectItemCaseSensitive(verdict, "dropped");
-    /* a worker that crashed or timed out on them is a verdict too */
+    /* a worker that crashed, timed out or raised on them is a verdict too */
     const char *why = cJSON_IsString(message) ? message->valuestring
                                               : tforge_error_last()->message;
-    const char *state = cJSON_IsString(status) ? status->valuestring : "crashed";
+    const char *state = cJSON_IsString(status) ? status->valuestring : "error";
     const char *how = rewrites && rewrites[o->best] ? rewrites[o->best] : NULL;
     cJSON *refused = cJSON_GetObjectItemCaseSensitive(th->result, "refused");
     int rc = 0;
@@ -172,17 +172,19 @@ int cli_takehome_verify(cli_takehome *th, const char *dir, const tforge_task *ta
             th->report ? "\n" : "", o->best + 1, task->check_shapes[0],
             verified ? "ok" : "failed (above), and no other candidate is left to name");
         if (o->best != th->first_best && verified)
-            say(th, "The search's winner (evaluation %ld) was refused: this one is named instead; "
-                    "its time is the search's median (the final re-timing was the refused "
-                    "one's).\n", th->first_best + 1);
+            say(th, "The search's winner (evaluation %ld) was refused: %s.\n", th->first_best + 1,
+                o->best == o->baseline ? "the baseline is named instead"
+                                       : "this one is named instead; its time is the search's "
+                                         "median (the final re-timing was the refused one's)");
         free(th->dropped);
         th->dropped = NULL;
         size_t len = 0;
         for (const cJSON *d = cJSON_IsArray(dropped) ? dropped->child : NULL; d; d = d->next)
-            len += strlen(d->valuestring) + 2;
+            len += cJSON_IsString(d) ? strlen(d->valuestring) + 2 : 0;
         if (len && (th->dropped = calloc(len, 1))) {
             for (const cJSON *d = dropped->child; d; d = d->next)
-                strcat(strcat(th->dropped, d->valuestring), d->next ? ", " : "");
+                if (cJSON_IsString(d))
+                    strcat(strcat(th->dropped, d->valuestring), d->next ? ", " : "");
             cJSON_AddItemToObject(th->result, "dropped", cJSON_Duplicate(dropped, 1));
             say(th, "\nThe file's own launch does not pass %s to the kernel: the tune ran (and "
                     "timed) the winner without them, whatever its config says.\n", th->dropped);
