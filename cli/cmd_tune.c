@@ -9,6 +9,7 @@
 #include "backend.h"
 #include "loop.h"
 #include "tune_report.h"
+#include "tune_takehome.h"
 #include "recording.h"
 #include "registry.h"
 #include "replay.h"
@@ -67,7 +68,8 @@ static const char help[] =
     "                     --options`), repeatable: refuse=1 runs as if counters were refused\n"
     "  --transforms IDS   source transforms whose parameters join the space: all (default,\n"
     "                     every transform plugin that applies; none with the replay backend,\n"
-    "                     whose recordings hold no rewrites), none, or ID,ID (`tforge plugins`)\n"
+    "                     whose recordings hold no rewrites unless made with them: name them),\n"
+    "                     none, or ID,ID (`tforge plugins`)\n"
     "  --transform-option ID.K=V  an option of transform ID (repeatable)\n"
     "  --option K=V       a setting of the strategy (repeatable)\n"
     "  --budget N         candidates to evaluate, baselines not counted (default 50)\n"
@@ -643,7 +645,7 @@ static char *diff_of(const char *path, const char *variant)
 }
 
 static int winner_variant(won *w, tforge_backend *b, const tforge_task *t,
-                          const tforge_loop_outcome *o, const cli_common *common)
+                          const tforge_loop_outcome *o, const cli_common *common, int ablate)
 {
     if (!(w->rewrites = calloc(o->n_evals + 1, sizeof *w->rewrites)))
         return tforge_error_set(TFORGE_ENOMEM, "out of memory");
@@ -655,6 +657,8 @@ static int winner_variant(won *w, tforge_backend *b, const tforge_task *t,
         return 0;
     if (!(w->diff = diff_of(t->ir->path, w->variant)))
         return TFORGE_ERROR;
+    if (!ablate)
+        return 0;
     if (common->verbosity >= 0 && !common->json)
         fprintf(stderr, "tforge: what each of the winner's transforms is worth (each left out, "
                         "checked, re-timed interleaved)\n");
@@ -792,6 +796,39 @@ static const char *default_strategy(const settings *s, const tforge_registry *re
     return "bo";
 }
 
+/* Writes every file of the results folder, the take-home verdict so far included; returns
+ * result.json's document, or NULL with the error set. */
+static cJSON *write_results(const settings *s, const tforge_registry *reg, const tforge_task *task,
+                            const tforge_loop_outcome *o, const won *w, const tforge_forge *forge,
+                            int counters, double busy, const seconds_split *split,
+                            const cli_takehome *th, const char *dir)
+{
+    cJSON *result = result_json(s, reg, task, o, dir);
+    add_seconds_split(result, split);
+    if (!isnan(busy))
+        cJSON_AddNumberToObject(result, "runner_busy_after_first_batch", busy);
+    if (task->transforms)
+        add_transform_results(result, task, o, w);
+    if (forge)
+        add_profile_results(result, forge, task, o, counters);
+    if (th->result)
+        cJSON_AddItemToObject(result, "take_home", cJSON_Duplicate(th->result, 1));
+    char *result_text = cJSON_Print(result);
+    tforge_report_tune report = {s->task,      s->backend_text, backend_note(s), s->strategy,
+                                 s->seed,      task->kernel,    task->path,      task->source,
+                                 o,            result_text,     task->transforms, w->rewrites,
+                                 w->variant,   w->diff,         w->ablation,     w->n_ablation,
+                                 forge,        task->space,     th->hook,        th->hook_at,
+                                 th->dropped,  th->report};
+    int rc = tforge_report_write_tune(dir, &report);
+    free(result_text);
+    if (rc) {
+        cJSON_Delete(result);
+        return NULL;
+    }
+    return result;
+}
+
 static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
                       const cli_common *common, tforge_registry *reg, tforge_task *task,
                       const char *env, const char *dir)
@@ -807,9 +844,10 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     tforge_forge *forge = NULL;
     const char **families = NULL;
     won won = {0};
+    cli_takehome th = {0};
     char *set = NULL, db[4200];
     cJSON *result = NULL;
-    int exit_code = TFORGE_EXIT_OK, lock = -1, rc;
+    int exit_code = TFORGE_EXIT_OK, lock = -1;
 
     char recorded[4096];
     choose_backend(&s, task, strstr(env, "\"gpu\"") != NULL, recorded, sizeof recorded);
@@ -822,7 +860,9 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     if (!s.batch)
         s.batch = s.backend == &tforge_backend_replay ? 1 : s.workers < 4 ? s.workers : 4;
     s.lookahead = s.lookahead && s.backend->prepare; /* nothing to start ahead otherwise */
-    if (s.backend != &tforge_backend_replay && use_transforms(&s, reg, task))
+    /* a recording holds rewrites only when it was made with them: named transforms alone */
+    if ((s.backend != &tforge_backend_replay || strcmp(s.transforms, "all") != 0) &&
+        use_transforms(&s, reg, task))
         goto failed;
     hold_rewrites(&s, task, strategy_plugin);
     if (!(set = settings_json(&s)))
@@ -887,28 +927,32 @@ static int tune_shape(shape_outcome *so, const cli_command *command, settings s,
     if (forge && outcome.best >= 0 &&
         tforge_forge_profile_eval(forge, &outcome, (size_t)outcome.best, NULL))
         goto failed;
-    if (task->transforms && winner_variant(&won, &backend, task, &outcome, common))
-        goto failed;
     /* the first batch: the baselines and the first proposals (they wait for their compile) */
     double busy = runner_busy(&outcome, task->n_baseline + s.batch - 1);
+    /* the winner, re-run as the user runs it: its files written, imported in a fresh worker and
+     * launched through their own entry point; refused, and the next candidate's written, when
+     * they fail; written once more with the verdict */
+    th.gpu = s.backend == &tforge_backend_cuda;
+    th.timeout_ms = s.timeout ? timeout_ms(s.timeout) : 600000;
+    for (int pass = 0, verdict = 1; verdict == 1; pass++) {
+        if (pass) { /* a refused winner's: the next one's variant and files in their place */
+            won_dispose(&won, outcome.n_evals);
+            won = (struct won){0};
+        }
+        cJSON_Delete(result);
+        result = NULL;
+        if ((task->transforms &&
+             winner_variant(&won, &backend, task, &outcome, common, pass == 0)) ||
+            cli_takehome_hook(&th, task, &outcome, won.variant) ||
+            !(result = write_results(&s, reg, task, &outcome, &won, forge, fo.counters, busy,
+                                     &split, &th, dir)) ||
+            (verdict = cli_takehome_verify(&th, dir, task, &outcome, won.rewrites)) < 0)
+            goto failed;
+    }
+    cJSON_Delete(result); /* once more, with the verdict and the seconds it took */
     split.winner = tforge_clock_s() - loop_end;
-    result = result_json(&s, reg, task, &outcome, dir);
-    add_seconds_split(result, &split);
-    if (!isnan(busy))
-        cJSON_AddNumberToObject(result, "runner_busy_after_first_batch", busy);
-    if (task->transforms)
-        add_transform_results(result, task, &outcome, &won);
-    if (forge)
-        add_profile_results(result, forge, task, &outcome, fo.counters);
-    char *result_text = cJSON_Print(result);
-    tforge_report_tune report = {s.task,       s.backend_text, backend_note(&s), s.strategy,
-                                 s.seed,       task->kernel,   task->path,       task->source,
-                                 &outcome,     result_text,    task->transforms, won.rewrites,
-                                 won.variant,  won.diff,       won.ablation,     won.n_ablation,
-                                 forge,        task->space};
-    rc = tforge_report_write_tune(dir, &report);
-    free(result_text);
-    if (rc)
+    if (!(result = write_results(&s, reg, task, &outcome, &won, forge, fo.counters, busy, &split,
+                                 &th, dir)))
         goto failed;
     if (common->json) {
         char *text = cJSON_Print(result);
@@ -961,6 +1005,7 @@ failed:
 cleanup:
     so->exit_code = exit_code;
     cJSON_Delete(result);
+    cli_takehome_dispose(&th);
     won_dispose(&won, outcome.n_evals);
     tforge_forge_free(forge);
     free(families);

@@ -4,6 +4,7 @@
 #include "tune_report.h"
 
 #include "plot.h"
+#include "file.h"
 #include "tforge/error.h"
 
 #include <cjson/cJSON.h>
@@ -77,15 +78,24 @@ static FILE *open_out(const char *dir, const char *name, char *path, size_t size
 }
 
 /* best_variant.py: the winner's variant (or the kernel file) with the config to launch it
- * with; best_variant.diff beside it when the source was rewritten. */
+ * with, its launch hook at r->hook_at; best_variant.diff beside it when the source was
+ * rewritten. */
 static int write_variant(const char *dir, const tforge_report_tune *r, const char *best)
 {
-    char path[4096];
+    char path[4096], *own = NULL;
+    size_t size = 0;
+    const char *text = r->variant;
+    if (!text) {
+        int rc = tforge_file_read(&own, &size, r->source);
+        if (rc)
+            return rc;
+        text = own;
+    } else {
+        size = strlen(text);
+    }
     FILE *f = open_out(dir, "best_variant.py", path, sizeof path);
-    FILE *in = r->variant ? NULL : fopen(r->source, "r");
     if (!f) {
-        if (in)
-            fclose(in);
+        free(own);
         return TFORGE_EIO;
     }
     fputs("# ", f);
@@ -97,13 +107,24 @@ static int write_variant(const char *dir, const tforge_report_tune *r, const cha
         write_triton_config(f, best);
     else
         fputs("(no timed candidate)", f);
+    const char *hook = best ? r->launch_hook : NULL;
+    if (hook) {
+        fputs("\n# (the tforge block below gives every launch of ", f);
+        write_escaped(f, r->kernel);
+        fputs(" that config, as the tune launched it)", f);
+    }
+    if (best && r->dropped) {
+        fputs("\n# Note: the file's own launch of the kernel does not pass ", f);
+        write_escaped(f, r->dropped);
+        fputs(": the tune ran (and timed) the kernel without them, whatever the config says.", f);
+    }
     fputs("\n\n", f);
-    if (r->variant)
-        fputs(r->variant, f);
-    for (int ch; in && (ch = fgetc(in)) != EOF;)
-        fputc(ch, f);
-    if (in)
-        fclose(in);
+    size_t at = hook && r->hook_at < size ? r->hook_at : size;
+    fwrite(text, 1, at, f);
+    if (hook)
+        fputs(hook, f);
+    fwrite(text + at, 1, size - at, f);
+    free(own);
     fclose(f);
     if (!r->variant || !r->diff)
         return 0;
@@ -329,6 +350,8 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
                 o->evals[o->baseline].config, o->baseline_ms, best, o->best_ms, o->speedup);
     if (has_time)
         fputs("![best so far](convergence.svg)\n\n", f);
+    if (r->take_home)
+        fprintf(f, "## The take-home files, run as you run them\n\n%s\n", r->take_home);
     write_transforms(f, r);
     write_profile(f, r);
     size_t counts[6] = {0};

@@ -28,6 +28,13 @@ typedef struct tforge_report_tune {
     /* the profile-guided loop's profiles: NULL when nothing steered the search */
     const tforge_forge *forge;
     const tforge_space *space; /* the dimensions' names */
+    /* the take-home files run as the user runs them: NULL and 0 when nothing was checked */
+    const char *launch_hook;  /* Python for best_variant.py: the winner's config on the
+                                 kernel's launches, as the tune made them; NULL: none needed */
+    size_t hook_at;           /* where it goes: a byte offset into the variant (or the file) */
+    const char *dropped;      /* config keys the file's own launch does not pass ("maxnreg"),
+                                 or NULL */
+    const char *take_home;    /* report.md's lines on that run (markdown), or NULL */
 } tforge_report_tune;
 
 /* Writes best_config.py, best_variant.py (and best_variant.diff when the winner rewrites the

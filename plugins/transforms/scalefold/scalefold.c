@@ -73,14 +73,15 @@ static int add_guard(scalefold_state *s, const char *params)
         "%s    def run(*args, grid, warmup=False, **kwargs):\n"
         "%s        if warmup:\n"
         "%s            return folded(*args, grid=grid, warmup=True, **kwargs)\n"
-        "%s        return launch(lambda a, kw, g: folded(*a, grid=g, **kw), args, kwargs, grid)\n\n"
+        "%s        return launch(lambda a, kw, g: folded(*a, grid=g, warmup=False, **kw), "
+        "args,\n%s                      kwargs, grid)\n\n"
         "%s    kernel.run = run\n"
         "%s    kernel.tforge_launch = launch  # how tforge's launches of the variant run\n"
         "%s    return kernel\n\n\n",
         in, (int)(jit->span.end - jit->span.start), src + jit->span.start, in, s->unfolded,
-        (int)(k->span.end - name_end), src + name_end, in, s->hook, in, in, params, in,
+        (int)(k->span.end - name_end), src + name_end, in, s->hook, in, in, in, params,
         s->unfolded, in, in, in, in, in, params, in, in, s->unfolded, in, in, in, in, in, in, in,
-        in);
+        in, in);
     uint32_t use = xf_line_start(src, jit->span.start);
     return rc ? rc : xf_edit(e, use, use, "%s@%s\n", in, s->hook);
 }

@@ -85,14 +85,15 @@ static int add_hook(splitk_state *s, const char *split)
         "%s    def run(*args, grid, warmup=False, **kwargs):\n"
         "%s        if warmup:\n"
         "%s            return unsplit(*args, grid=grid, warmup=True, **kwargs)\n"
-        "%s        return launch(lambda a, kw, g: unsplit(*a, grid=g, **kw), args, kwargs, grid)\n\n"
+        "%s        return launch(lambda a, kw, g: unsplit(*a, grid=g, warmup=False, **kw), "
+        "args,\n%s                      kwargs, grid)\n\n"
         "%s    kernel.run = run\n"
         "%s    kernel.tforge_launch = launch  # how tforge's launches of the variant run\n"
         "%s    return kernel\n\n\n",
         in, s->hook, in, split, in, in, in, split, in, in, in, in, g->m, g->n,
         bound(rows, sizeof rows, g->c.stride_row), bound(cols, sizeof cols, g->c.stride_col), in,
         g->c.base, in, in, in, in, g->c.base, in, g->c.base, in, in, in, split, in, in, in, in,
-        in, in, in, in, in, in, in, in);
+        in, in, in, in, in, in, in, in, in);
     uint32_t jit = xf_line_start(src, xf_jit_decorator(k)->span.start);
     return rc ? rc : xf_edit(e, jit, jit, "%s@%s\n", in, s->hook);
 }

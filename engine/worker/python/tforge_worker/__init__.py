@@ -6,6 +6,9 @@ Entry points (plain functions over JSON-able values, for the C engine):
     compile(task, config, shape) -> {status, registers, spills, shared_bytes, ...}
     time(task, config, shape, ...) -> {status, median_ms, min_ms, iqr_ms, spread, n, ...}
     profile(task, config, shape, ...) -> {status, counters, note, metrics, grid_blocks, ...}
+    takehome.launch_hook(task, config, text) -> {text, at}: best_variant.py's launch hook
+    takehome.verify(out, task, config, shape) -> {status, message, dropped}: the take-home
+        files in `out` imported and launched as the user does, in a fresh process
 `task` is the dict load_task returned (or the task file's path).
 """
 
