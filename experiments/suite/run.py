@@ -14,6 +14,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DRIVE = os.path.join(HERE, "drive.py")
+RERUN = os.path.join(HERE, "rerun.py")
 
 BUDGET, TIME = os.environ.get("BUDGET", "50"), os.environ.get("TIME", "2m")
 SEED, BACKEND = os.environ.get("SEED", "1"), os.environ.get("BACKEND")
@@ -70,7 +71,30 @@ def tune(tforge, out, name, task):
                                                   for h in history),
             "rewrites": (r.get("transforms") or {}).get("winner") or "-",
             "busy": r.get("runner_busy_after_first_batch"), "split": r.get("seconds_split"),
-            "status": "ok"}
+            "take_home": take_home(r.get("take_home")), "status": "ok",
+            **(rerun(runs) if r["timed"] else {})}
+
+
+def take_home(verdict):
+    """The tune's own check of best_variant.py run as the user runs it: ok, or refused N."""
+    if not verdict:
+        return "-"
+    refused = len(verdict.get("refused") or [])
+    return ("ok" if verdict.get("verified") else "FAILED") + (f", {refused} refused"
+                                                              if refused else "")
+
+
+def rerun(runs):
+    """The winner re-run from best_variant.py in a fresh process and timed against the file's
+    own launch (rerun.py): {rerun_file_ms, rerun_winner_ms} or {rerun_error}."""
+    rc, stdout, stderr = run([sys.executable, RERUN, runs], 600)
+    try:
+        got = json.loads(stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        got = {"error": f"rerun.py ({rc}): {reason(stderr)}"}
+    if "error" in got:
+        return {"rerun_error": got["error"]}
+    return {"rerun_file_ms": got["file_ms"], "rerun_winner_ms": got["winner_ms"]}
 
 
 def split(row):
@@ -113,6 +137,15 @@ def entry_rows(tforge, out, name):
     return rows
 
 
+def rerun_cell(row):
+    if "rerun_error" in row:
+        return row["rerun_error"]
+    if "rerun_file_ms" not in row:
+        return "-"
+    a, b = row["rerun_file_ms"], row["rerun_winner_ms"]
+    return f"{a:.4f}, {b:.4f}, {speedup(a / b)}"
+
+
 def fmt(value, spec):
     return "-" if value is None else format(value, spec)
 
@@ -124,16 +157,18 @@ def speedup(value):
 
 def table(rows, header=True):
     head = ["| entry | kernel | shape | baseline | baseline ms | best ms | speedup | evals (ok) "
-            "| tune s | seconds: where | winner's rewrites | GPU busy | status |", "|---" * 13 + "|"]
+            "| tune s | seconds: where | winner's rewrites | GPU busy | take-home | re-run: file "
+            "ms, winner ms, speedup | status |", "|---" * 15 + "|"]
     lines = []
     for r in rows:
         cells = [r["entry"], r.get("kernel", "-"), r.get("shape", "-"), r.get("baseline", "-")]
         if "evals" in r:
             cells += [fmt(r["base_ms"], ".4f"), fmt(r["best_ms"], ".4f"), speedup(r["speedup"]),
                       f"{r['evals']} ({r['ok']})", f"{r['seconds']:.0f}", split(r), r["rewrites"],
-                      fmt(r["busy"] if r["timed"] else None, ".2f")]
+                      fmt(r["busy"] if r["timed"] else None, ".2f"), r["take_home"],
+                      rerun_cell(r)]
         else:
-            cells += ["-"] * 8
+            cells += ["-"] * 10
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells + [r["status"]]) + " |")
     return "\n".join((head if header else []) + lines)
 
@@ -143,11 +178,13 @@ def summary(rows):
     if not tuned:
         return "no task tuned"
     longest = max(r["seconds"] for r in tuned)
+    home = (f"best_variant.py ran as the user runs it in "
+            f"{sum(r['take_home'].startswith('ok') for r in tuned)} of {len(tuned)}")
     if not all(r["timed"] for r in tuned):
         return (f"interpret: correctness only (no times, no speedups). {len(tuned)} of "
                 f"{len(rows)} tasks tuned, {sum(r['ok'] for r in tuned)} of "
                 f"{sum(r['evals'] for r in tuned)} candidates passed their check, longest tune "
-                f"{longest:.0f} s.")
+                f"{longest:.0f} s; {home}.")
     scored = [r for r in tuned if r["speedup"]]
     if not scored:
         return "no task has a speedup"
@@ -157,7 +194,17 @@ def summary(rows):
             f"minimum {slowest['speedup']:.3f}x ({slowest['entry']} {slowest['kernel']})"
             f"{', SLOWER THAN ITS BASELINE' if slowest['speedup'] < 1 else ''}; longest tune "
             f"{longest:.0f} s; winner passed in {sum(r['winner_ok'] for r in tuned)} of "
-            f"{len(tuned)}.")
+            f"{len(tuned)}; {home}{rerun_summary(tuned)}.")
+
+
+def rerun_summary(tuned):
+    """The geometric mean of the re-runs' speedups: best_variant.py against the file's launch."""
+    pairs = [(r["rerun_file_ms"], r["rerun_winner_ms"]) for r in tuned if "rerun_file_ms" in r]
+    if not pairs:
+        return ""
+    geomean = math.exp(sum(math.log(a / b) for a, b in pairs) / len(pairs))
+    return (f"; re-run from best_variant.py in a fresh process against the file's own launch: "
+            f"geomean {geomean:.3f}x over {len(pairs)}")
 
 
 def main():
