@@ -35,11 +35,12 @@ import traceback
 
 import torch
 import triton
+from triton.runtime.autotuner import Autotuner
 
 from . import analyze as analysis
 from . import loader
 from .task import DTYPES, FLOAT_DTYPES, LAUNCH_OPTIONS, substitute
-from .worker import hooked_runs, load_task, run_check
+from .worker import hooked_runs, layers, load_task, run_check, unwrap
 
 _TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-8,
               "float8_e4m3fn": 1.25e-1, "float8_e5m2": 2.5e-1}
@@ -112,6 +113,7 @@ class _Recorder:
             "args": {n: _describe_value(v) for n, v in bound.items()},
             "options": options, "grid": [int(g) for g in grid_value],
             "grid_callable": grid_callable, "caller": None, "written": [], "read_back": {},
+            "config_keys": _config_keys(fn),
         }
         if frame is not None:
             entry["caller"] = {"name": frame.f_code.co_name,
@@ -141,6 +143,16 @@ class _Recorder:
                 entry["written"].append(n)
         entry["read_back"] = {n: bool(before[n].abs().sum() != 0) if before[n].dtype != torch.bool
                               else bool(before[n].any()) for n in entry["written"]}
+
+
+def _config_keys(fn):
+    """The constexprs the autotuner over `fn` (as its module binds it) sets in its configs: a
+    pinned config must set them all, those the space does not tune included."""
+    outer = getattr(fn.fn, "__globals__", {}).get(fn.fn.__name__)
+    if outer is None or unwrap(outer) is not fn:
+        return []
+    return sorted({k for t in layers(outer) if isinstance(t, Autotuner)
+                   for c in t.configs for k in c.kwargs})
 
 
 def _is_constexpr(p):
@@ -622,7 +634,10 @@ def _task_for(entry, reference, irs):
            "reference": reference or "baseline",
            "shapes": {"tune": [tune], "check": [_check_shape(tune, [i["shape"] for i in inputs],
                                                              keep)]},
-           "baseline": {k: v for k, v in launched.items() if k in tunable or k in options},
+           # what the autotuner's config set, fixed values included: the pinned config is all
+           # the kernel gets
+           "baseline": {k: v for k, v in launched.items() if k in tunable or k in options or
+                        k in entry["config_keys"]},
            "space": space}
     if any(o.get("poison") is False for o in outputs):
         doc["writes_inputs"] = True  # what TASK.md infers; said here for the reader

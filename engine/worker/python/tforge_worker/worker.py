@@ -19,6 +19,7 @@ from triton.compiler.errors import CompilationError
 from triton.runtime.autotuner import Autotuner, Config, Heuristics
 from triton.runtime.errors import OutOfResources, PTXASError
 from triton.runtime.interpreter import InterpretedFunction
+from triton.runtime.jit import KernelInterface
 
 from . import loader, standin, variants
 from .gaps import describe as interpreter_gap, interpreter_warnings
@@ -57,11 +58,26 @@ class _Loaded:
         return name if name and os.path.isfile(name) else self.spec["source"]
 
 
-def unwrap(kernel):
-    """The @triton.jit function under @triton.autotune / @triton.heuristics wrappers."""
-    while isinstance(kernel, (Autotuner, Heuristics)):
+def layers(kernel):
+    """The wrappers of a kernel from the outermost in, the @triton.jit function last:
+    @triton.autotune, @triton.heuristics, and any other triton.KernelInterface that keeps what
+    it wraps in `.fn` (a library's launch cache such as FlagGems' @libentry())."""
+    out = [kernel]
+    while not isinstance(kernel, JIT_CLASSES) and isinstance(kernel, KernelInterface) and \
+            isinstance(getattr(kernel, "fn", None), KernelInterface) and len(out) < 64:
         kernel = kernel.fn
-    return kernel
+        out.append(kernel)
+    return out
+
+
+def unwrap(kernel):
+    """The @triton.jit function under its wrappers (`layers`)."""
+    return layers(kernel)[-1]
+
+
+def autotuner(kernel):
+    """The outermost @triton.autotune of a kernel's wrappers, or None."""
+    return next((k for k in layers(kernel) if isinstance(k, Autotuner)), None)
 
 
 def kernel_params(kernel):
@@ -118,8 +134,8 @@ def _resolve(spec, ref, module, extra):
 
 def _default_baseline(spec, kernel, params):
     """The baseline a task that names none starts from, and where it came from."""
-    if isinstance(kernel, Autotuner):
-        return [_config_dict(c) for c in kernel.configs], "autotune"
+    if autotuner(kernel) is not None:
+        return [_config_dict(c) for c in autotuner(kernel).configs], "autotune"
     if "grid" not in spec["launch"] or "call" in spec["launch"]:
         return [{}], "wrapper"  # the file's own function applies its own choices
     baseline = {n: _scalar(d) for n, c, has, d in params if c and has}
@@ -131,7 +147,7 @@ def _check_semantics(p, spec, kernel):
     """Checks that need the imported kernel: configs and launch names."""
     params = kernel_params(kernel)
     names = [n for n, *_ in params]
-    autotuned = isinstance(kernel, Autotuner)
+    autotuned = autotuner(kernel) is not None
     if "wrapper" in spec["launch"]:
         return
     allowed = f"a constexpr parameter of kernel '{spec['kernel']}' " \
@@ -225,8 +241,9 @@ def load_task(path):
         _default_baseline(spec, kernel, kernel_params(kernel))[1]
     spec = dict(spec, baseline=plans[0]["baseline"], baseline_from=source, plans=plans,
                 dropped=dropped, files=files, warnings=interpreter_warnings(spec),
-                kernel_kind=("autotune" if isinstance(kernel, Autotuner) else
-                             "heuristics" if isinstance(kernel, Heuristics) else "jit"),
+                kernel_kind=("autotune" if autotuner(kernel) is not None else
+                             "heuristics" if any(isinstance(k, Heuristics) for k in
+                                                 layers(kernel)) else "jit"),
                 kernel_params=[{"name": n, "constexpr": c, **({"default": _scalar(d)} if h else {})}
                                for n, c, h, d in kernel_params(kernel)],
                 analysis=kernel_analysis(loaded))
@@ -481,18 +498,30 @@ def _inputs_from_function(loaded, shape, seed, dev):
                      f"{type(failure).__name__}: {failure}"]) from None
 
 
-class _pinned:
-    """Runs an autotuned kernel with exactly one config: ours (its hooks still apply)."""
+def _fixed_values(loaded):
+    """The plain values of the task's first baseline config: what a candidate keeps for the
+    parameters it does not set."""
+    given = loaded.baseline
+    first = given[0] if isinstance(given, list) and given else {}
+    return {k: v for k, v in first.items() if not isinstance(v, dict)}
 
-    def __init__(self, kernel, config):
-        self.tuners = []
-        while isinstance(kernel, (Autotuner, Heuristics)):
-            if isinstance(kernel, Autotuner):
-                self.tuners.append(kernel)
-            kernel = kernel.fn
+
+class _pinned:
+    """Runs an autotuned kernel with exactly one config: ours (its hooks still apply). A
+    constexpr the autotuner's configs set that `config` lacks (one the space does not tune,
+    such as a flag) keeps the value of `fixed` (the task's baseline), else of the first config
+    setting it: the kernel has no other source for it."""
+
+    def __init__(self, kernel, config, fixed=None):
+        self.tuners = [k for k in layers(kernel) if isinstance(k, Autotuner)]
         opts = {k: config[k] for k in LAUNCH_OPTIONS if k in config}
-        self.config = Config({k: v for k, v in config.items() if k not in LAUNCH_OPTIONS},
-                             num_warps=opts.get("num_warps", DEFAULT_NUM_WARPS),
+        kwargs = {k: v for k, v in config.items() if k not in LAUNCH_OPTIONS}
+        for tuner in self.tuners:
+            for c in tuner.configs:
+                for k, v in c.kwargs.items():
+                    if k not in kwargs:
+                        kwargs[k] = (fixed or {}).get(k, v)
+        self.config = Config(kwargs, num_warps=opts.get("num_warps", DEFAULT_NUM_WARPS),
                              num_stages=opts.get("num_stages", DEFAULT_NUM_STAGES),
                              num_ctas=opts.get("num_ctas", 1), maxnreg=opts.get("maxnreg"))
 
@@ -581,7 +610,7 @@ class _injected:
     def __init__(self, loaded, config):
         self.loaded = loaded
         self.config = dict(config)
-        self.pinned = _pinned(loaded.kernel, config).config
+        self.pinned = _pinned(loaded.kernel, config, _fixed_values(loaded)).config
         self.launches = []
         self.call_values = {}  # the function's integer arguments, for launch.grid (_call)
 
@@ -630,10 +659,7 @@ class _injected:
         def run(level, *args, **kwargs):
             # Under an autotuner the pinned config carries the values: passing them here too
             # would give them twice.
-            below, under_tuner = level.fn, False
-            while isinstance(below, (Autotuner, Heuristics)):
-                under_tuner |= isinstance(below, Autotuner)
-                below = below.fn
+            under_tuner = autotuner(level.fn) is not None
             if injected._mine(level) and not under_tuner:
                 kwargs.update(injected.config)
             return original(level, *args, **kwargs)
@@ -684,8 +710,8 @@ def bind(loaded, inputs, config, shape):
             for inner, args, kwargs, grid in launches:
                 inner(*args, grid=grid, warmup=False, **kwargs)
         return replay
-    pinned = _pinned(loaded.kernel, config)
     if "wrapper" in spec["launch"]:
+        pinned = _pinned(loaded.kernel, config, _fixed_values(loaded))
         wrapper, cfg = loaded.funcs["wrapper"], dict(config)
 
         def call():
@@ -697,8 +723,11 @@ def bind(loaded, inputs, config, shape):
     grid = _evaluate(spec, "launch.grid", spec["launch"]["grid"], grid_code, env)
     grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
     args, fixed = _arguments(loaded, env)
-    if isinstance(loaded.kernel, Autotuner):
-        kwargs = fixed  # the pinned config carries the rest
+    # what the launch passes itself is the value a config setting it lacks
+    pinned = _pinned(loaded.kernel, config, {**_fixed_values(loaded), **fixed})
+    if autotuner(loaded.kernel) is not None:
+        # the pinned config carries the rest, and what it sets is not passed twice
+        kwargs = {k: v for k, v in fixed.items() if k not in pinned.config.kwargs}
     else:
         names = {n for n, *_ in kernel_params(loaded.kernel)} | set(LAUNCH_OPTIONS)
         kwargs = {**fixed, **{k: v for k, v in config.items() if k in names}}
