@@ -368,10 +368,18 @@ def _tolerance(dtype):
     return {"atol": tol, "rtol": tol}
 
 
+def _value_expr(v):
+    """A plain value as a Python expression: `repr` but for the floats it writes as names
+    (inf, nan), which no expression can read back."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return f'float("{v}")'
+    return repr(v)
+
+
 def _literal(desc):
     """A captured plain value as a Python expression, or None."""
     if "value" in desc:
-        return repr(desc["value"])
+        return _value_expr(desc["value"])
     if "dtype_value" in desc:
         return desc["dtype_value"]
     return None
@@ -568,7 +576,7 @@ def _grid_launch(entry, symbols, tunable, blocks, constexprs, config, axes):
             args.append(n)
         elif p["constexpr"]:
             if n not in tunable:  # fixed constexprs go with the launch, tuned ones in configs
-                fixed[n] = repr(config[n]) if n in config else _literal(d) or "None"
+                fixed[n] = _value_expr(config[n]) if n in config else _literal(d) or "None"
         elif isinstance(v, int) and not isinstance(v, bool):
             expr = (_stride_of(n, v, tensors) if "stride" in n else None) or \
                 symbols.by_value.get(v) or repr(v)
