@@ -737,6 +737,7 @@ def _script_runner(argv, cwd):
 
         def run():
             sys.argv = [module] + rest
+            sys.path.insert(0, cwd)  # as `python -m` does: the package may sit in this folder
             runpy.run_module(module, run_name="__main__", alter_sys=True)
         return run
     script = os.path.abspath(os.path.join(cwd, args[0]))
