@@ -39,7 +39,7 @@ from triton.runtime.autotuner import Autotuner
 
 from . import analyze as analysis
 from . import loader
-from .task import DTYPES, FLOAT_DTYPES, LAUNCH_OPTIONS, substitute
+from .task import DTYPES, FLOAT_DTYPES, LAUNCH_OPTIONS, python_names, substitute
 from .worker import hooked_runs, layers, load_task, run_check, unwrap
 
 _TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-8,
@@ -493,6 +493,19 @@ def _stride_of(param, value, tensors):
     return f"{found[0][0]}.stride({found[0][1]})" if found else None
 
 
+def _read_params(ir):
+    """The parameters a load's or an atomic's address names directly."""
+    ops = [m for m in (ir or {}).get("memops", []) if m.get("op") == "load"] + \
+        list((ir or {}).get("atomics", []))
+    names = set()
+    for m in ops:
+        try:
+            names |= python_names(m.get("pointer") or "")
+        except ValueError:  # an address the analysis wrote as text no parser reads
+            pass
+    return names
+
+
 def _output(name, dtype, read_back):
     """An output; one the kernel also read (updated in place) is not poisoned."""
     return {"name": name, **_tolerance(dtype), **({"poison": False} if read_back else {})}
@@ -598,6 +611,11 @@ def _task_for(entry, reference, irs):
     for p in (ir or {}).get("params", []):
         if p.get("written_only") and p["name"] in entry["read_back"]:
             entry["read_back"][p["name"]] = False
+    # a tensor it loads from or adds to atomically before writing held what it reads, zeros
+    # included (a histogram's counts, partial sums): an input to keep, not one to poison
+    for n in _read_params(ir):
+        if n in entry["read_back"]:
+            entry["read_back"][n] = True
     constexprs = {p["name"] for p in entry["params"] if p["constexpr"]}
     scalar_names = {}
     for n, v in _integer_args(entry, constexprs).items():
@@ -619,10 +637,16 @@ def _task_for(entry, reference, irs):
     if by_call:
         launch, inputs, outputs, names = _call_launch(entry, symbols, tunable, blocks,
                                                       constexprs, _axis_blocks(ir))
-    else:
-        if caller is not None:
-            notes.append(f"{caller['name']} takes arguments that are neither tensors nor plain "
-                         "values: the kernel is launched directly")
+        if not outputs and entry["written"]:
+            # it writes only what the function allocates and keeps (a scratch buffer that the
+            # next kernel reads): launched directly, that buffer is an output to compare
+            notes.append(f"{caller['name']} neither returns nor takes what the kernel writes "
+                         f"({', '.join(entry['written'])}): the kernel is launched directly")
+            by_call, symbols = False, _Symbols(scalar_names)
+    elif caller is not None:
+        notes.append(f"{caller['name']} takes arguments that are neither tensors nor plain "
+                     "values: the kernel is launched directly")
+    if not by_call:
         launch, inputs, outputs, names = _grid_launch(entry, symbols, tunable, blocks,
                                                       constexprs, config, _axis_blocks(ir))
     if not outputs:
