@@ -186,6 +186,8 @@ def _describe_value(v):
     if isinstance(v, torch.Tensor):
         d = {"tensor": True, "shape": list(v.shape), "dtype": str(v.dtype).split(".")[-1],
              "stride": list(v.stride()), "contiguous": v.is_contiguous()}
+        if v.requires_grad:  # a function may return more when a weight is trained
+            d["requires_grad"] = True
         if not v.is_floating_point() and v.numel():
             d["min"], d["max"] = int(v.min()), int(v.max())
             if d["min"] < 0 <= d["max"]:  # a sentinel (ignore_index -100, padding -1)?
@@ -347,6 +349,8 @@ def _input_spec(name, desc, symbols, output_only):
     else:
         lo = 0 if desc.get("negatives", 3) <= 2 else desc["min"]
         spec["init"] = f"randint:{lo}:{desc['max'] + 1}"
+    if desc.get("requires_grad") and dtype in FLOAT_DTYPES and not output_only:
+        spec["requires_grad"] = True
     return spec
 
 

@@ -456,7 +456,9 @@ def _make_tensor(spec, shape, gen, dev, field):
     if scale != 1:
         t = t * scale
     t = t.to(dtype)
-    return t.permute(back) if back else t
+    t = t.permute(back) if back else t
+    # a function may take another path for a tensor that takes gradients (returning a weight's)
+    return t.requires_grad_() if spec.get("requires_grad") else t
 
 
 def make_inputs(task, shape, seed, dev=None):
@@ -687,8 +689,12 @@ def _call(loaded, inputs, config, shape, injected=None):
     # a grid may count blocks of what the function takes but the kernel does not (max_seqlen)
     injected.call_values = {k: v for k, v in kwargs.items()
                             if isinstance(v, int) and not isinstance(v, bool)}
+    # Inputs that take gradients reach it as an autograd Function's forward gets them: with
+    # gradients off (no graph to build, and `out=` operations refuse one).
+    grads = any(isinstance(v, torch.Tensor) and v.requires_grad for v in inputs.values())
     # without a GPU, a function that asks for the device at run time gets the stand-in
-    with standin.active(), injected:
+    with standin.active(), injected, torch.set_grad_enabled(not grads and
+                                                            torch.is_grad_enabled()):
         return loaded.funcs["call"](*args, **kwargs)
 
 
@@ -784,6 +790,7 @@ def _compile_reason(exc):
 
 
 def _poison(t):
+    t = t.detach()  # the same memory; an input that takes gradients refuses in-place writes
     if t.dtype.is_floating_point:
         t.fill_(float("nan"))
     elif t.dtype != torch.bool:
