@@ -9,9 +9,10 @@ arguments, constexprs, launch options), with the innermost function of the user'
 to it and the arguments that function was called with (a profile hook records the calls of
 functions in the user's files). Each kernel and shape becomes one task.json (engine/task/
 TASK.md) that a user can read and edit:
-- launch: through that function (`launch.call`) when its arguments are tensors and plain values,
-  with the grid recomputed from the kernel's arguments when the function computed it from block
-  sizes it hard-codes; otherwise the kernel itself with the recorded grid as an expression;
+- launch: through that function (`launch.call`) when its arguments are tensors and plain values
+  and the kernel writes one of them or of what it returns, with the grid recomputed from the
+  kernel's arguments when the function computed it from block sizes it hard-codes; otherwise
+  the kernel itself with the recorded grid as an expression;
 - inputs: the function's (or kernel's) tensors, their sizes named by shape symbols; integer
   tensors drawn in the recorded range;
 - outputs: what the function returns, and tensors the kernel writes (found by comparing them
