@@ -71,6 +71,66 @@ def test_a_candidate_of_a_wrapped_kernel_runs_with_its_own_block(flaggems):
         assert got["status"] == "ok", got["message"]
 
 
+def test_a_wrappers_launch_cache_does_not_replay_another_config(tmp_path):
+    """Launched once, the task keeps the function's grid lambda; the wrapper's cache, filled by
+    the reference's launch, would hand the next candidate the reference's block and grid."""
+    with open(os.path.join(REALISTIC, "flaggems_ops.py")) as f:
+        text = f.read()
+    main = text.index('if __name__ == "__main__":')
+    path = tmp_path / "mv_once.py"
+    path.write_text(text[:main] + textwrap.dedent("""
+        if __name__ == "__main__":
+            a, v = torch.randn(70, 50), torch.randn(50)
+            torch.testing.assert_close(mv(a, v), a @ v, atol=1e-4, rtol=1e-4)
+    """))
+    got = _by_kernel(capture.init(str(path), str(tmp_path / "out")))
+    (t,) = got["mv_kernel"]
+    assert t["check"] == "ok", t.get("check_message")
+    spec = worker.load_task(t["task"])
+    assert "grid" not in spec["launch"] or spec["launch"]["grid"] is None
+    for block in (16, 64):  # each after the reference's launch with the recorded 32
+        got = worker.run_check(spec, {"BLOCK_N": block, "BLOCK_M": 32, "num_warps": 4,
+                                      "num_stages": 2}, spec["shapes"]["check"][0], seed=2)
+        assert got["status"] == "ok", (block, got["message"])
+
+
+def test_a_wrapped_kernel_launched_directly_runs_each_candidates_config(tmp_path):
+    with open(os.path.join(REALISTIC, "flaggems_ops.py")) as f:
+        text = f.read()
+    main = text.index('if __name__ == "__main__":')
+    path = tmp_path / "mv_direct.py"
+    path.write_text(text[:main] + textwrap.dedent("""
+        def mv_into(inp, vec, buffers):  # buffers: a dict, so the kernel is launched directly
+            N, M = inp.shape
+            out = buffers["out"]
+            mv_kernel[lambda META: (triton.cdiv(N, META["BLOCK_N"]),)](
+                inp, vec, out, N, M, inp.stride(0), inp.stride(1), vec.stride(0), out.stride(0))
+
+
+        if __name__ == "__main__":
+            a, v = torch.randn(70, 50), torch.randn(50)
+            buffers = {"out": torch.empty(70)}
+            mv_into(a, v, buffers)
+            torch.testing.assert_close(buffers["out"], a @ v, atol=1e-4, rtol=1e-4)
+    """))
+    got = _by_kernel(capture.init(str(path), str(tmp_path / "out")))
+    (t,) = got["mv_kernel"]
+    assert t["launch"] == "grid" and t["check"] == "ok", t.get("check_message")
+    spec = worker.load_task(t["task"])
+    blocks = []
+
+    def seeing(cls, original):
+        def run(fn, *args, grid, warmup, **kwargs):
+            blocks.append(kwargs["BLOCK_N"])
+            return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
+        return run
+    with worker.hooked_runs(seeing):
+        got = worker.run_check(spec, {"BLOCK_N": 16, "BLOCK_M": 32, "num_warps": 4,
+                                      "num_stages": 2}, spec["shapes"]["check"][0], seed=2)
+    assert got["status"] == "ok", got["message"]
+    assert blocks == [32, 16]  # the reference's (the baseline), then the candidate's
+
+
 # ---- an autotune config carrying a constexpr the analysis keeps fixed -------------------------
 
 def test_a_fixed_constexpr_of_the_config_is_in_the_baseline_and_kept_by_candidates(flaggems):

@@ -75,6 +75,18 @@ def unwrap(kernel):
     return layers(kernel)[-1]
 
 
+def library_wrappers(kernel):
+    """The classes of a kernel's wrappers that are not Triton's own, by the class that defines
+    their `run`."""
+    found = []
+    for k in layers(kernel)[:-1]:
+        cls = next((c for c in type(k).__mro__ if "run" in c.__dict__), None)
+        if cls is not None and cls not in (Autotuner, Heuristics, KernelInterface) and \
+                cls not in found:
+            found.append(cls)
+    return tuple(found)
+
+
 def autotuner(kernel):
     """The outermost @triton.autotune of a kernel's wrappers, or None."""
     return next((k for k in layers(kernel) if isinstance(k, Autotuner)), None)
@@ -667,13 +679,25 @@ class _injected:
             return original(level, *args, **kwargs)
         return run
 
+    def _wrapper_run(self, original):
+        injected = self
+
+        def run(wrapper, *args, **kwargs):
+            # a library's launch cache would replay what it made for another config
+            if injected._mine(wrapper):
+                return wrapper.fn.run(*args, **kwargs)
+            return original(wrapper, *args, **kwargs)
+        return run
+
     def _run(self, cls, original):
         make = self._autotuner_run if cls is Autotuner else \
-            self._heuristics_run if cls is Heuristics else self._jit_run
+            self._heuristics_run if cls is Heuristics else \
+            self._jit_run if cls in JIT_CLASSES else self._wrapper_run
         return make(original)
 
     def __enter__(self):
-        self.hooks = hooked_runs(self._run, JIT_CLASSES + (Autotuner, Heuristics))
+        self.hooks = hooked_runs(self._run, JIT_CLASSES + (Autotuner, Heuristics) +
+                                 library_wrappers(self.loaded.kernel))
         self.hooks.__enter__()
         return self
 
@@ -737,7 +761,9 @@ def bind(loaded, inputs, config, shape):
     else:
         names = {n for n, *_ in kernel_params(loaded.kernel)} | set(LAUNCH_OPTIONS)
         kwargs = {**fixed, **{k: v for k, v in config.items() if k in names}}
-    kernel = loaded.kernel[grid]
+    # launched below a library's wrappers, whose launch cache would keep another config
+    kernel = next(k for k in layers(loaded.kernel) if not isinstance(k, library_wrappers(
+        loaded.kernel)))[grid]
 
     def call():
         with pinned:
