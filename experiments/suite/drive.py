@@ -388,6 +388,57 @@ def varlen_pad():
     out = varlen_pad.pad_varlen(x, cu, max(lens))
     for b, n in enumerate(lens):  # the rows past a length are the consumer's to mask
         torch.testing.assert_close(out[b, :n], x[int(cu[b]):int(cu[b]) + n], atol=0, rtol=0)
+def flaggems_ops():
+    import flaggems_ops
+    x = randn(*((4096, 8192) if GPU else (6, 100)))
+    for _ in range(2):  # the second launch takes the wrapper's cached config
+        torch.testing.assert_close(flaggems_ops.softmax(x, -1), torch.softmax(x.float(), -1).half(),
+                                   atol=1e-3, rtol=1e-2)
+    n, m = (8192, 8192) if GPU else (70, 50)
+    a, v = randn(n, m, dtype=torch.float32), randn(m, dtype=torch.float32)
+    torch.testing.assert_close(flaggems_ops.mv(a, v), a @ v, atol=1e-2, rtol=1e-3)
+
+
+def ssd_chunk_cumsum():
+    import ssd_chunk_cumsum as ssd
+    batch, seqlen, nheads, chunk = (8, 4096, 64, 256) if GPU else (2, 100, 6, 32)
+    dt = randn(batch, seqlen, nheads, dtype=torch.float32)
+    A = -torch.rand(nheads, device=DEVICE)
+    dt_bias = torch.rand(nheads, device=DEVICE)
+    dA_cumsum, dt_out = ssd._chunk_cumsum_fwd(dt, A, chunk, dt_bias, dt_softplus=True)
+    want_cs, want_dt = ssd._reference(dt, A, chunk, dt_bias, True, (0.0, float("inf")))
+    torch.testing.assert_close(dt_out, want_dt, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(dA_cumsum, want_cs, atol=1e-3, rtol=1e-3)
+
+
+def moe_align_stages():
+    import moe_align_stages
+    tokens, topk, experts, block = (4096, 8, 64, 64) if GPU else (24, 2, 8, 4)
+    ids = torch.stack([torch.randperm(experts, device=DEVICE)[:topk]
+                       for _ in range(tokens)]).to(torch.int32)
+    sorted_ids, expert_ids, post_pad = moe_align_stages.moe_align_block_size(ids, block, experts)
+    total, slots = moe_align_stages._reference(ids, block, experts)
+    assert int(post_pad) == total
+    for e, (start, toks) in slots.items():
+        assert sorted_ids[start:start + len(toks)].tolist() == toks, e
+        assert bool((expert_ids[start // block:-(-(start + len(toks)) // block)] == e).all())
+
+
+def pkg_fused_linear_xent():
+    from pkg.fused_linear_xent import LigerFusedLinearCrossEntropyFunction
+    bt, h, v = (4096, 2048, 32000) if GPU else (24, 16, 100)
+    x = randn(bt, h, dtype=torch.float32).requires_grad_()
+    w = (randn(v, h, dtype=torch.float32) / math.sqrt(h)).requires_grad_()
+    y = torch.randint(0, v, (bt,), device=DEVICE)
+    y[3] = -100  # an ignored row
+    loss = LigerFusedLinearCrossEntropyFunction.apply(x, w, y)
+    (loss * 2.0).backward()
+    x2, w2 = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+    want = torch.nn.functional.cross_entropy(x2 @ w2.t(), y, ignore_index=-100)
+    (want * 2.0).backward()
+    torch.testing.assert_close(loss, want, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(x.grad, x2.grad, atol=1e-4, rtol=1e-3)
+    torch.testing.assert_close(w.grad, w2.grad, atol=1e-4, rtol=1e-3)
 
 
 ENTRIES = {f.__name__: f for f in (gemm_autotune, rms_norm_liger, matvec_heuristics,
@@ -399,7 +450,9 @@ ENTRIES = {f.__name__: f for f in (gemm_autotune, rms_norm_liger, matvec_heurist
                                    gelu_tl_alias, residual_add_bf16, fused_add_rmsnorm,
                                    rms_norm_module, qkv_split_heads, attention_autotune,
                                    conv1d_grouped, gqa_decode, splitk_gemm,
-                                   decode_attention_stages, gelu_loss_autotune, varlen_pad)}
+                                   decode_attention_stages, gelu_loss_autotune, varlen_pad,
+                                   flaggems_ops, ssd_chunk_cumsum, moe_align_stages,
+                                   pkg_fused_linear_xent)}
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--list"]:

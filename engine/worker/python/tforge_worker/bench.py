@@ -71,7 +71,7 @@ def restorer(inputs, pristine):
 
     def restore():
         for k, v in pristine.items():
-            inputs[k].copy_(v)
+            inputs[k].detach().copy_(v)  # detached: an input may take gradients
     return restore
 
 

@@ -152,7 +152,8 @@ def _compile_inputs(loaded, shape, dev):
             dims, back = laid_out(s, [_size(d, shape, f"{field}.shape[{j}]")
                                       for j, d in enumerate(s["shape"])])
             t = torch.empty(dims, dtype=getattr(torch, s["dtype"]), device=dev)
-            made[s["name"]] = t.permute(back) if back else t
+            t = t.permute(back) if back else t
+            made[s["name"]] = t.requires_grad_() if s.get("requires_grad") else t
         else:
             gen = torch.Generator(device=dev).manual_seed(i)
             made[s["name"]] = _make_tensor(s, shape, gen, dev, field)

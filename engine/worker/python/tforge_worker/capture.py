@@ -10,13 +10,13 @@ to it and the arguments that function was called with (a profile hook records th
 functions in the user's files). Each kernel and shape becomes one task.json (engine/task/
 TASK.md) that a user can read and edit:
 - launch: through that function (`launch.call`; the module's attribute, decorators included)
-  when its arguments are tensors, plain values and config objects of its module, with the grid
-  recomputed from the kernel's arguments when the function computed it from block sizes it
-  hard-codes; otherwise the kernel itself with the recorded grid as an expression, every value
-  on its parameter. The grid is the function's own text rewritten over the kernel's arguments
-  where it gives the recorded values, else found by matching values against block counts of the
-  blocks the program ids are multiplied by (_grid_formula); a tuned block the grid counts that
-  neither recomputes is fixed;
+  when its arguments are tensors, plain values and config objects of its module and the kernel
+  writes one of them or of what it returns, with the grid recomputed from the kernel's
+  arguments when the function computed it from block sizes it hard-codes; otherwise the kernel
+  itself with the recorded grid as an expression, every value on its parameter. The grid is the
+  function's own text rewritten over the kernel's arguments where it gives the recorded values,
+  else found by matching values against block counts of the blocks the program ids are
+  multiplied by (_grid_formula); a tuned block the grid counts that neither recomputes is fixed;
 - inputs: the function's (or kernel's) tensors, their sizes named by shape symbols; integer
   tensors drawn in the recorded range, below the size they index, or, where random values
   would break the kernel (lengths, offsets, tables and slots into a larger pool), kept as
@@ -52,11 +52,13 @@ import traceback
 
 import torch
 import triton
+from triton.runtime.autotuner import Autotuner
 
 from . import analyze as analysis
 from . import gaps, loader, standin
-from .task import DTYPES, FLOAT_DTYPES, LAUNCH_OPTIONS, substitute
-from .worker import _poison, hooked_runs, load_task, poisoned_elements, run_check
+from .task import DTYPES, FLOAT_DTYPES, LAUNCH_OPTIONS, python_names, substitute
+from .worker import (_poison, hooked_runs, layers, load_task, poisoned_elements, run_check,
+                     unwrap)
 
 _TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-8,
               "float8_e4m3fn": 1.25e-1, "float8_e5m2": 2.5e-1}
@@ -137,6 +139,7 @@ class _Recorder:
             "args": {n: _describe_value(v) for n, v in bound.items()},
             "options": options, "grid": [int(g) for g in grid_value],
             "grid_callable": grid_callable, "caller": None, "written": [], "read_back": {},
+            "config_keys": _config_keys(fn),
         }
         entry["site"] = self.site()
         if frame is not None:
@@ -234,6 +237,16 @@ def _defined_as(fn, code):
     return False
 
 
+def _config_keys(fn):
+    """The constexprs the autotuner over `fn` (as its module binds it) sets in its configs: a
+    pinned config must set them all, those the space does not tune included."""
+    outer = getattr(fn.fn, "__globals__", {}).get(fn.fn.__name__)
+    if outer is None or unwrap(outer) is not fn:
+        return []
+    return sorted({k for t in layers(outer) if isinstance(t, Autotuner)
+                   for c in t.configs for k in c.kwargs})
+
+
 def _is_constexpr(p):
     ann = p.annotation
     return ann is triton.language.constexpr or (isinstance(ann, str) and
@@ -265,6 +278,8 @@ def _describe_value(v):
     if isinstance(v, torch.Tensor):
         d = {"tensor": True, "shape": list(v.shape), "dtype": str(v.dtype).split(".")[-1],
              "stride": list(v.stride()), "contiguous": v.is_contiguous()}
+        if v.requires_grad:  # a function may return more when a weight is trained
+            d["requires_grad"] = True
         if not v.is_floating_point() and v.numel():
             d["min"], d["max"] = int(v.min()), int(v.max())
             if d["min"] < 0 <= d["max"]:  # a sentinel (ignore_index -100, padding -1)?
@@ -502,6 +517,8 @@ def _input_spec(name, desc, symbols, output_only):
     else:
         lo = 0 if desc.get("negatives", 3) <= 2 else desc["min"]
         spec["init"] = f"randint:{lo}:{desc['max'] + 1}"
+    if desc.get("requires_grad") and dtype in FLOAT_DTYPES and not output_only:
+        spec["requires_grad"] = True
     return spec
 
 
@@ -553,10 +570,18 @@ def _tolerance(dtype):
     return {"atol": tol, "rtol": tol}
 
 
+def _value_expr(v):
+    """A plain value as a Python expression: `repr` but for the floats it writes as names
+    (inf, nan), which no expression can read back."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return f'float("{v}")'
+    return repr(v)
+
+
 def _literal(desc):
     """A captured plain value as a Python expression, or None."""
     if "value" in desc:
-        return repr(desc["value"])
+        return _value_expr(desc["value"])
     if "dtype_value" in desc:
         return desc["dtype_value"]
     if "tl_dtype" in desc:
@@ -891,6 +916,19 @@ def _stride_of(param, value, tensors):
     return f"{found[0][0]}.stride({found[0][1]})" if found else None
 
 
+def _read_params(ir):
+    """The parameters a load's or an atomic's address names directly."""
+    ops = [m for m in (ir or {}).get("memops", []) if m.get("op") == "load"] + \
+        list((ir or {}).get("atomics", []))
+    names = set()
+    for m in ops:
+        try:
+            names |= python_names(m.get("pointer") or "")
+        except ValueError:  # an address the analysis wrote as text no parser reads
+            pass
+    return names
+
+
 def _output(name, dtype, read_back):
     """An output; one the kernel also read (updated in place) is not poisoned."""
     return {"name": name, **_tolerance(dtype), **({"poison": False} if read_back else {})}
@@ -978,7 +1016,7 @@ def _grid_launch(entry, symbols, tunable, blocks, constexprs, config, axes):
         if d.get("tensor"):
             expr = n
         elif p["constexpr"]:
-            expr = repr(config[n]) if n in config else _literal(d) or "None"
+            expr = _value_expr(config[n]) if n in config else _literal(d) or "None"
         elif isinstance(v, int) and not isinstance(v, bool):
             expr = (_stride_of(n, v, tensors) if "stride" in n else None) or \
                 symbols.by_value.get(v) or _numel_of(v, entry) or repr(v)
@@ -1020,6 +1058,11 @@ def _task_for(entry, reference, irs):
     for a in (ir or {}).get("atomics", []):
         for n in _names(a.get("pointer")) & set(entry["written"]):
             entry["read_back"][n] = True
+    # a tensor it loads from before writing held what it reads, zeros included (a histogram's
+    # counts, partial sums): an input to keep, not one to poison
+    for n in _read_params(ir):
+        if n in entry["read_back"]:
+            entry["read_back"][n] = True
     # integers whose values the kernel runs its loops or masks to (lengths) keep them: the
     # kernel's own argument, and the function's that became it
     bounding = {entry["ids"][p["name"]] for p in (ir or {}).get("params", [])
@@ -1057,7 +1100,15 @@ def _task_for(entry, reference, irs):
         if by_call:
             launch, inputs, outputs, names = _call_launch(entry, symbols, tunable, blocks,
                                                           constexprs, axes)
-        else:
+            if not outputs and entry["written"]:
+                # it writes only what the function allocates and keeps (a scratch buffer that
+                # the next kernel reads): launched directly, that buffer is an output to compare
+                notes.append(f"{caller['name']} neither returns nor takes what the kernel "
+                             f"writes ({', '.join(entry['written'])}): the kernel is launched "
+                             "directly")
+                by_call, symbols = False, _Symbols(scalar_names)
+                axes = _grid_axes(ir, entry, by_call)
+        if not by_call:
             launch, inputs, outputs, names = _grid_launch(entry, symbols, tunable, blocks,
                                                           constexprs, config, axes)
         # a tuned block the grid is computed from must be in the grid the task recomputes
@@ -1091,7 +1142,10 @@ def _task_for(entry, reference, irs):
            "reference": reference or "baseline",
            "shapes": {"tune": [tune], "check": [_check_shape(tune, [i["shape"] for i in inputs],
                                                              keep)]},
-           "baseline": {k: v for k, v in launched.items() if k in tunable or k in options},
+           # what the autotuner's config set, fixed values included: the pinned config is all
+           # the kernel gets
+           "baseline": {k: v for k, v in launched.items() if k in tunable or k in options or
+                        k in entry["config_keys"]},
            "space": space}
     if any(o.get("poison") is False for o in outputs):
         doc["writes_inputs"] = True  # what TASK.md infers; said here for the reader
@@ -1306,6 +1360,7 @@ def _script_runner(argv, cwd):
 
         def run():
             sys.argv = [module] + rest
+            sys.path.insert(0, cwd)  # as `python -m` does: the package may sit in this folder
             runpy.run_module(module, run_name="__main__", alter_sys=True)
         return run
     script = os.path.abspath(os.path.join(cwd, args[0]))

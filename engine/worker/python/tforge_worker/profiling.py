@@ -82,7 +82,7 @@ def _counters(loaded, inputs, pristine, config, shape, profiler, options):
     torch.cuda.synchronize()
     for p in range(_tforge_profiler.passes()):
         for k, v in pristine.items():
-            inputs[k].copy_(v)
+            inputs[k].detach().copy_(v)
         flush()
         torch.cuda.synchronize()
         _tforge_profiler.begin(p)

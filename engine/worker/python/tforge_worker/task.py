@@ -131,9 +131,10 @@ def _check_inputs(p, inputs, outputs_names):
             p.add(f, "an object {name, shape, dtype, init, scale}", spec)
             continue
         for k in spec:
-            if k not in ("name", "shape", "dtype", "init", "scale", "values", "order"):
-                p.add(f"{f}.{k}", "one of name, shape, dtype, init, scale, values, order "
-                      "(unknown field)", has_got=False)
+            if k not in ("name", "shape", "dtype", "init", "scale", "values", "order",
+                         "requires_grad"):
+                p.add(f"{f}.{k}", "one of name, shape, dtype, init, scale, values, order, "
+                      "requires_grad (unknown field)", has_got=False)
         name = spec.get("name")
         if not isinstance(name, str) or not _IDENT.match(name):
             p.add(f"{f}.name", "an identifier", name)
@@ -187,9 +188,16 @@ def _check_inputs(p, inputs, outputs_names):
         if order is not None and sorted(order) != list(range(len(dims))):
             p.add(f"{f}.order", f"a permutation of 0..{len(dims) - 1} (the dimensions from the "
                   "outermost in memory to the innermost)", order)
+        requires_grad = spec.get("requires_grad", False)
+        if not isinstance(requires_grad, bool):
+            p.add(f"{f}.requires_grad", "true or false", requires_grad)
+        elif requires_grad and dtype in DTYPES and dtype not in FLOAT_DTYPES:
+            p.add(f"{f}.requires_grad", f"false for dtype {dtype} (only floating tensors take "
+                  "gradients)", requires_grad)
         out.append({"name": name, "shape": dims, "dtype": dtype, "init": init, "scale": scale,
                     **({"values": values} if init == "values" else {}),
-                    **({"order": order} if order else {})})
+                    **({"order": order} if order else {}),
+                    **({"requires_grad": True} if requires_grad is True else {})})
     return out
 
 

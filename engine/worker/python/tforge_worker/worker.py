@@ -20,6 +20,7 @@ from triton.compiler.errors import CompilationError
 from triton.runtime.autotuner import Autotuner, Config, Heuristics
 from triton.runtime.errors import OutOfResources, PTXASError
 from triton.runtime.interpreter import InterpretedFunction
+from triton.runtime.jit import KernelInterface
 
 from . import loader, standin, variants
 from .gaps import describe as interpreter_gap, interpreter_warnings
@@ -58,11 +59,38 @@ class _Loaded:
         return name if name and os.path.isfile(name) else self.spec["source"]
 
 
-def unwrap(kernel):
-    """The @triton.jit function under @triton.autotune / @triton.heuristics wrappers."""
-    while isinstance(kernel, (Autotuner, Heuristics)):
+def layers(kernel):
+    """The wrappers of a kernel from the outermost in, the @triton.jit function last:
+    @triton.autotune, @triton.heuristics, and any other triton.KernelInterface that keeps what
+    it wraps in `.fn` (a library's launch cache such as FlagGems' @libentry())."""
+    out = [kernel]
+    while not isinstance(kernel, JIT_CLASSES) and isinstance(kernel, KernelInterface) and \
+            isinstance(getattr(kernel, "fn", None), KernelInterface) and len(out) < 64:
         kernel = kernel.fn
-    return kernel
+        out.append(kernel)
+    return out
+
+
+def unwrap(kernel):
+    """The @triton.jit function under its wrappers (`layers`)."""
+    return layers(kernel)[-1]
+
+
+def library_wrappers(kernel):
+    """The classes of a kernel's wrappers that are not Triton's own, by the class that defines
+    their `run`."""
+    found = []
+    for k in layers(kernel)[:-1]:
+        cls = next((c for c in type(k).__mro__ if "run" in c.__dict__), None)
+        if cls is not None and cls not in (Autotuner, Heuristics, KernelInterface) and \
+                cls not in found:
+            found.append(cls)
+    return tuple(found)
+
+
+def autotuner(kernel):
+    """The outermost @triton.autotune of a kernel's wrappers, or None."""
+    return next((k for k in layers(kernel) if isinstance(k, Autotuner)), None)
 
 
 def kernel_params(kernel):
@@ -130,8 +158,8 @@ def _use_python_path(folders):
 
 def _default_baseline(spec, kernel, params):
     """The baseline a task that names none starts from, and where it came from."""
-    if isinstance(kernel, Autotuner):
-        return [_config_dict(c) for c in kernel.configs], "autotune"
+    if autotuner(kernel) is not None:
+        return [_config_dict(c) for c in autotuner(kernel).configs], "autotune"
     if "grid" not in spec["launch"] or "call" in spec["launch"]:
         return [{}], "wrapper"  # the file's own function applies its own choices
     baseline = {n: _scalar(d) for n, c, has, d in params if c and has}
@@ -143,7 +171,7 @@ def _check_semantics(p, spec, kernel):
     """Checks that need the imported kernel: configs and launch names."""
     params = kernel_params(kernel)
     names = [n for n, *_ in params]
-    autotuned = isinstance(kernel, Autotuner)
+    autotuned = autotuner(kernel) is not None
     if "wrapper" in spec["launch"]:
         return
     allowed = f"a constexpr parameter of kernel '{spec['kernel']}' " \
@@ -238,8 +266,9 @@ def load_task(path):
         _default_baseline(spec, kernel, kernel_params(kernel))[1]
     spec = dict(spec, baseline=plans[0]["baseline"], baseline_from=source, plans=plans,
                 dropped=dropped, files=files, warnings=interpreter_warnings(spec),
-                kernel_kind=("autotune" if isinstance(kernel, Autotuner) else
-                             "heuristics" if isinstance(kernel, Heuristics) else "jit"),
+                kernel_kind=("autotune" if autotuner(kernel) is not None else
+                             "heuristics" if any(isinstance(k, Heuristics) for k in
+                                                 layers(kernel)) else "jit"),
                 kernel_params=[{"name": n, "constexpr": c, **({"default": _scalar(d)} if h else {})}
                                for n, c, h, d in kernel_params(kernel)],
                 analysis=kernel_analysis(loaded))
@@ -452,7 +481,9 @@ def _make_tensor(spec, shape, gen, dev, field):
     if scale != 1:
         t = t * scale
     t = t.to(dtype)
-    return t.permute(back) if back else t
+    t = t.permute(back) if back else t
+    # a function may take another path for a tensor that takes gradients (returning a weight's)
+    return t.requires_grad_() if spec.get("requires_grad") else t
 
 
 def make_inputs(task, shape, seed, dev=None):
@@ -494,18 +525,30 @@ def _inputs_from_function(loaded, shape, seed, dev):
                      f"{type(failure).__name__}: {failure}"]) from None
 
 
-class _pinned:
-    """Runs an autotuned kernel with exactly one config: ours (its hooks still apply)."""
+def _fixed_values(loaded):
+    """The plain values of the task's first baseline config: what a candidate keeps for the
+    parameters it does not set."""
+    given = loaded.baseline
+    first = given[0] if isinstance(given, list) and given else {}
+    return {k: v for k, v in first.items() if not isinstance(v, dict)}
 
-    def __init__(self, kernel, config):
-        self.tuners = []
-        while isinstance(kernel, (Autotuner, Heuristics)):
-            if isinstance(kernel, Autotuner):
-                self.tuners.append(kernel)
-            kernel = kernel.fn
+
+class _pinned:
+    """Runs an autotuned kernel with exactly one config: ours (its hooks still apply). A
+    constexpr the autotuner's configs set that `config` lacks (one the space does not tune,
+    such as a flag) keeps the value of `fixed` (the task's baseline), else of the first config
+    setting it: the kernel has no other source for it."""
+
+    def __init__(self, kernel, config, fixed=None):
+        self.tuners = [k for k in layers(kernel) if isinstance(k, Autotuner)]
         opts = {k: config[k] for k in LAUNCH_OPTIONS if k in config}
-        self.config = Config({k: v for k, v in config.items() if k not in LAUNCH_OPTIONS},
-                             num_warps=opts.get("num_warps", DEFAULT_NUM_WARPS),
+        kwargs = {k: v for k, v in config.items() if k not in LAUNCH_OPTIONS}
+        for tuner in self.tuners:
+            for c in tuner.configs:
+                for k, v in c.kwargs.items():
+                    if k not in kwargs:
+                        kwargs[k] = (fixed or {}).get(k, v)
+        self.config = Config(kwargs, num_warps=opts.get("num_warps", DEFAULT_NUM_WARPS),
                              num_stages=opts.get("num_stages", DEFAULT_NUM_STAGES),
                              num_ctas=opts.get("num_ctas", 1), maxnreg=opts.get("maxnreg"))
 
@@ -608,7 +651,7 @@ class _injected:
     def __init__(self, loaded, config):
         self.loaded = loaded
         self.config = dict(config)
-        self.pinned = _pinned(loaded.kernel, config).config
+        self.pinned = _pinned(loaded.kernel, config, _fixed_values(loaded)).config
         self.launches = []
         self.call_values = {}  # the function's integer arguments, for launch.grid (_call)
 
@@ -658,22 +701,31 @@ class _injected:
         def run(level, *args, **kwargs):
             # Under an autotuner the pinned config carries the values: passing them here too
             # would give them twice.
-            below, under_tuner = level.fn, False
-            while isinstance(below, (Autotuner, Heuristics)):
-                under_tuner |= isinstance(below, Autotuner)
-                below = below.fn
+            under_tuner = autotuner(level.fn) is not None
             if injected._mine(level) and not under_tuner:
                 args, kwargs = placed(level.arg_names, args, kwargs, injected.config)
             return original(level, *args, **kwargs)
         return run
 
+    def _wrapper_run(self, original):
+        injected = self
+
+        def run(wrapper, *args, **kwargs):
+            # a library's launch cache would replay what it made for another config
+            if injected._mine(wrapper):
+                return wrapper.fn.run(*args, **kwargs)
+            return original(wrapper, *args, **kwargs)
+        return run
+
     def _run(self, cls, original):
         make = self._autotuner_run if cls is Autotuner else \
-            self._heuristics_run if cls is Heuristics else self._jit_run
+            self._heuristics_run if cls is Heuristics else \
+            self._jit_run if cls in JIT_CLASSES else self._wrapper_run
         return make(original)
 
     def __enter__(self):
-        self.hooks = hooked_runs(self._run, JIT_CLASSES + (Autotuner, Heuristics))
+        self.hooks = hooked_runs(self._run, JIT_CLASSES + (Autotuner, Heuristics) +
+                                 library_wrappers(self.loaded.kernel))
         self.hooks.__enter__()
         return self
 
@@ -691,8 +743,12 @@ def _call(loaded, inputs, config, shape, injected=None):
     # a grid may count blocks of what the function takes but the kernel does not (max_seqlen)
     injected.call_values = {k: v for k, v in kwargs.items()
                             if isinstance(v, int) and not isinstance(v, bool)}
+    # Inputs that take gradients reach it as an autograd Function's forward gets them: with
+    # gradients off (no graph to build, and `out=` operations refuse one).
+    grads = any(isinstance(v, torch.Tensor) and v.requires_grad for v in inputs.values())
     # without a GPU, a function that asks for the device at run time gets the stand-in
-    with standin.active(), injected:
+    with standin.active(), injected, torch.set_grad_enabled(not grads and
+                                                            torch.is_grad_enabled()):
         return loaded.funcs["call"](*args, **kwargs)
 
 
@@ -714,8 +770,8 @@ def bind(loaded, inputs, config, shape):
             for inner, args, kwargs, grid in launches:
                 inner(*args, grid=grid, warmup=False, **kwargs)
         return replay
-    pinned = _pinned(loaded.kernel, config)
     if "wrapper" in spec["launch"]:
+        pinned = _pinned(loaded.kernel, config, _fixed_values(loaded))
         wrapper, cfg = loaded.funcs["wrapper"], dict(config)
 
         def call():
@@ -727,15 +783,20 @@ def bind(loaded, inputs, config, shape):
     grid = _evaluate(spec, "launch.grid", spec["launch"]["grid"], grid_code, env)
     grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
     args, fixed = _arguments(loaded, env)
-    if isinstance(loaded.kernel, Autotuner):
-        kwargs = fixed  # the pinned config carries the rest
+    # what the launch passes itself is the value a config setting it lacks
+    pinned = _pinned(loaded.kernel, config, {**_fixed_values(loaded), **fixed})
+    if autotuner(loaded.kernel) is not None:
+        # the pinned config carries the rest, and what it sets is not passed twice
+        kwargs = {k: v for k, v in fixed.items() if k not in pinned.config.kwargs}
     else:
         params = [n for n, *_ in kernel_params(loaded.kernel)]
         known = set(params) | set(LAUNCH_OPTIONS)
         # a constexpr the task's launch.args gives positionally takes the config's value there
         args, kwargs = placed(params, args, fixed,
                               {k: v for k, v in config.items() if k in known})
-    kernel = loaded.kernel[grid]
+    # launched below a library's wrappers, whose launch cache would keep another config
+    kernel = next(k for k in layers(loaded.kernel) if not isinstance(k, library_wrappers(
+        loaded.kernel)))[grid]
 
     def call():
         with pinned:
@@ -837,6 +898,7 @@ _POISON_BITS = {torch.float16: (torch.int16, 0x7EA5), torch.bfloat16: (torch.int
 
 
 def _poison(t):
+    t = t.detach()  # the same memory; an input that takes gradients refuses in-place writes
     if t.dtype in _POISON_BITS:
         view, bits = _POISON_BITS[t.dtype]
         t.view(view).fill_(bits)
