@@ -1,7 +1,8 @@
 """The suite: each realistic fixture tuned end to end as a user would, `tforge capture` of its
 drive.py entry, then `tforge tune` of every task captured, the file's own launch config being the
 baseline. Usage: run.py TFORGE OUT [NAME...] (all of drive.py's entries when none is named);
-BUDGET (50), TIME (2m), SEED (1) and BACKEND (unset: tune's auto) go to every tune. Prints the
+BUDGET (50), TIME (2m), SEED (1) and BACKEND (unset: tune's auto) go to every tune; BUDGET or TIME
+set empty leaves that option to tune's default (no --time: no time limit). Prints the
 table and writes it to OUT/suite.md. A failure at any step is a row, never an exception.
 """
 import json
@@ -53,9 +54,10 @@ def short(config):
 def tune(tforge, out, name, task):
     """Tunes one captured task; its row's measured fields, or a failed status."""
     runs = os.path.join(out, "runs", f"{name}_{os.path.basename(os.path.dirname(task))}")
-    argv = [tforge, "tune", task, "--budget", BUDGET, "--time", TIME, "--seed", SEED,
+    argv = [tforge, "tune", task, *(["--budget", BUDGET] if BUDGET else []),
+            *(["--time", TIME] if TIME else []), "--seed", SEED,
             "--out", runs, "-q", "--json"] + (["--backend", BACKEND] if BACKEND else [])
-    rc, stdout, stderr = run(argv, 2 * seconds(TIME) + 300)
+    rc, stdout, stderr = run(argv, 2 * seconds(TIME) + 300 if TIME else 1800)
     try:
         r = json.loads(stdout) if rc == 0 else None
     except ValueError:
@@ -221,7 +223,7 @@ def main():
     rows = []
     for name in names:
         rows += entry_rows(tforge, out, name)
-    text = (f"# Suite (BUDGET={BUDGET} TIME={TIME} SEED={SEED} BACKEND={BACKEND or 'auto'})\n\n"
+    text = (f"# Suite (BUDGET={BUDGET or 'default'} TIME={TIME or 'none'} SEED={SEED} BACKEND={BACKEND or 'auto'})\n\n"
             f"{table(rows)}\n\n{summary(rows)}\n")
     with open(os.path.join(out, "suite.md"), "w") as f:
         f.write(text)
