@@ -223,7 +223,8 @@ def main():
     rows = []
     for name in names:
         rows += entry_rows(tforge, out, name)
-    text = (f"# Suite (BUDGET={BUDGET or 'default'} TIME={TIME or 'none'} SEED={SEED} BACKEND={BACKEND or 'auto'})\n\n"
+    text = (f"# Suite (BUDGET={BUDGET or 'default'} TIME={TIME or 'none'} SEED={SEED} "
+            f"BACKEND={BACKEND or 'auto'})\n\n"
             f"{table(rows)}\n\n{summary(rows)}\n")
     with open(os.path.join(out, "suite.md"), "w") as f:
         f.write(text)
