@@ -110,6 +110,27 @@ def test_a_hard_coded_block_gets_the_grid_recomputed(tmp_path):
     assert out.strip() == "[(128, (24,))]"
 
 
+def test_a_block_the_function_passes_positionally_takes_the_winners_in_its_slot(tmp_path):
+    """fused_add_rmsnorm passes BLOCK_SIZE positionally: the hook puts the winner's there (by
+    name on top, the launch would get it twice)."""
+    from tforge_worker import capture
+    got = capture.init(os.path.join(FIXTURES, "realistic", "fused_add_rmsnorm.py"),
+                       str(tmp_path / "tasks"), kernel="_fused_add_rmsnorm_kernel", check=False)
+    task = got["tasks"][0]["task"]
+    config = {"BLOCK_SIZE": 512, "num_warps": 2}
+    take_home(tmp_path, task, config)
+    shape = got["tasks"][0]["check_shape"]
+    assert verify(tmp_path, task, config, shape)["status"] == "ok"
+    out = fresh(OBSERVE.replace("seen.append((self.fn.__name__, kwargs))",
+                                "seen.append((self.fn.__name__, dict(kwargs, args=args)))") + """
+    x, r, w = (torch.randn(*s, device=DEV) for s in ((3, 200), (3, 200), (200,)))
+    best_variant.fused_add_rmsnorm(x, r, w, 1e-6)
+    print([(kw["args"][6], "BLOCK_SIZE" in kw, kw["num_warps"]) for n, kw in seen
+           if n == "_fused_add_rmsnorm_kernel"])
+    """, str(tmp_path))
+    assert out.strip() == "[(512, False, 2)]"  # in its positional slot, not given twice
+
+
 def test_a_decorator_that_drops_warmup_is_refused(tmp_path):
     """A launch decorator whose `run` drops Triton's keyword-only warmup passes tforge's own
     launches (through tforge_launch) but not `kernel[grid](...)`: the file fails as the user

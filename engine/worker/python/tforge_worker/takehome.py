@@ -61,7 +61,10 @@ def _tforge_tuned_launches(kernel, config, grid_of):
 
         def tuned(untuned, regrid):
             def run(*args, **kwargs):
-                kwargs.update(config)
+                # a value the caller passes positionally takes the config's in its slot
+                slots = list(signature)[:len(args)]
+                args = tuple(config.get(n, a) for n, a in zip(slots, args)) + args[len(slots):]
+                kwargs.update((k, v) for k, v in config.items() if k not in slots)
                 if regrid:
                     bound = {{n: p.default for n, p in signature.items()
                              if p.default is not inspect.Parameter.empty}}
