@@ -23,8 +23,8 @@ if [ "$rc" -eq 0 ] &&
    grep -qF -- "- grid: the launcher's own, (15,) when recorded" "$work/init.txt" &&
    grep -qF -- "- tuned BLOCK_SIZE ($f:$(line_of "$f" 'BLOCK_SIZE: tl.constexpr'))" "$work/init.txt" &&
    grep -qE -- '^      \[512, 1024, 2048\], launched with 512' "$work/init.txt" &&
-   grep -qF -- "- check shape {\"D0\": 3, \"D1\": 5, \"n_cols\": 100}" "$work/init.txt" &&
-   grep -qF -- "n_cols 300 -> 100" "$work/init.txt"
+   grep -qF -- "- check shape {\"D0\": 3, \"D1\": 5, \"n_cols\": 180}" "$work/init.txt" &&
+   grep -qF -- "n_cols 300 -> 180" "$work/init.txt"
 then ok; else bad "init's report (exit $rc)"; cat "$work/init.txt"; fi
 
 if "$tforge" init "$f" --out "$work/json" --json > "$work/init.json" 2>&1 &&

@@ -207,13 +207,15 @@ def test_a_float_literal_reads_back_as_the_same_float(value):
     assert back == value or (math.isnan(value) and math.isnan(back))
 
 
-def test_an_infinite_float_argument_of_a_grid_launch(tmp_path):
+def test_an_infinite_float_argument_of_the_launcher(tmp_path):
+    """ssd_chunk_cumsum's launcher takes dt_limit=(0.0, inf)."""
     got = _by_kernel(capture.init(os.path.join(REALISTIC, "ssd_chunk_cumsum.py"),
                                   str(tmp_path)))
     (t,) = got["_chunk_cumsum_fwd_kernel"]
     assert t["check"] == "ok", t.get("check_message")
     doc = json.load(open(t["task"]))
-    assert doc["launch"]["args"][9:11] == ["0.0", 'float("inf")']  # dt_min, dt_max
+    assert doc["launch"]["kwargs"]["dt_limit"] == '(0.0, float("inf"))'
+
 
 
 CLAMP = """

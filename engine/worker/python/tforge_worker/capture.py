@@ -1005,12 +1005,13 @@ def _grid_launch(entry, symbols, tunable, blocks, constexprs, config, axes):
             if n in written:
                 outputs.append(_output(n, d["dtype"], entry["read_back"].get(n)))
     # Each value lands on its parameter: positional up to the first tuned constexpr (which a
-    # config gives by name), by name from there on; fixed constexprs go with the launch.
+    # config gives by name), by name from there on; fixed constexprs go with the launch, but
+    # for those an autotuner's configs set, which the pinned config carries.
     args, names, kwargs, by_name = [], {}, {}, False
     for p in entry["params"]:
         n, d = p["name"], entry["args"].get(p["name"], {})
         v = d.get("value")
-        if p["constexpr"] and n in tunable:
+        if p["constexpr"] and (n in tunable or n in entry["config_keys"]):
             by_name = True
             continue
         if d.get("tensor"):

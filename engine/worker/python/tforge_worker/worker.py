@@ -7,6 +7,7 @@ exception means the task itself (or the caller) is wrong.
 
 import builtins
 import contextlib
+import copy
 import inspect
 import math
 import os
@@ -684,11 +685,19 @@ class _injected:
 
     def _autotuner_run(self, original):
         injected = self
+        names = [n for n, *_ in kernel_params(self.loaded.kernel)]
 
         def run(tuner, *args, **kwargs):
             if not injected._mine(tuner):
                 return original(tuner, *args, **kwargs)
-            saved, tuner.configs = tuner.configs, [injected.pinned]
+            # what the caller passes itself the autotuner must not pass again: the launch below
+            # takes the config's value in its place
+            given = set(kwargs) | set(names[:len(args)])
+            pinned = injected.pinned
+            if given & set(pinned.kwargs):
+                pinned = copy.copy(pinned)
+                pinned.kwargs = {k: v for k, v in pinned.kwargs.items() if k not in given}
+            saved, tuner.configs = tuner.configs, [pinned]
             try:
                 return original(tuner, *args, **kwargs)
             finally:
