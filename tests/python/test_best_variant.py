@@ -100,7 +100,7 @@ def test_a_hard_coded_block_gets_the_grid_recomputed(tmp_path):
     task = os.path.join(FIXTURES, "real_shapes", "add_task.json")
     config = {"BLOCK": 128, "num_warps": 8}
     hook = take_home(tmp_path, task, config)
-    assert "def _tforge_grid(bound):" in hook["text"]
+    assert "_tforge_grid = _tforge_grid_of()" in hook["text"]
     assert verify(tmp_path, task, config, {"N": 3000})["status"] == "ok"
     out = fresh(OBSERVE + """
     a, b = torch.randn(3000, device=DEV), torch.randn(3000, device=DEV)

@@ -50,6 +50,14 @@ def _tforge_tuned_launches(kernel, config, grid_of):
         levels.append(levels[-1].fn)
     jit = levels[-1]
     signature = inspect.signature(jit.fn).parameters
+    names = list(signature)
+    defaults = {{n: p.default for n, p in signature.items()
+                if p.default is not inspect.Parameter.empty}}
+    placements = {{}}  # positional arguments given -> (slots the config sets, the rest by name)
+
+    def placement(given):
+        slots = [(i, config[n]) for i, n in enumerate(names[:given]) if n in config]
+        return slots, {{k: v for k, v in config.items() if k not in names[:given]}}
     for i, level in enumerate(levels):
         if isinstance(level, triton.runtime.Autotuner):
             level.configs = [triton.Config(
@@ -60,15 +68,20 @@ def _tforge_tuned_launches(kernel, config, grid_of):
             continue  # the autotuner's one config carries the values down
 
         def tuned(untuned, regrid):
+            # runs at every launch: what depends on the call's form alone is worked out once
             def run(*args, **kwargs):
-                # a value the caller passes positionally takes the config's in its slot
-                slots = list(signature)[:len(args)]
-                args = tuple(config.get(n, a) for n, a in zip(slots, args)) + args[len(slots):]
-                kwargs.update((k, v) for k, v in config.items() if k not in slots)
+                got = placements.get(len(args))
+                if got is None:
+                    got = placements[len(args)] = placement(len(args))
+                slots, by_name = got
+                if slots:  # a value the caller passes positionally takes the config's there
+                    args = list(args)
+                    for at, value in slots:
+                        args[at] = value
+                kwargs.update(by_name)
                 if regrid:
-                    bound = {{n: p.default for n, p in signature.items()
-                             if p.default is not inspect.Parameter.empty}}
-                    bound.update(zip(signature, args))
+                    bound = dict(defaults)
+                    bound.update(zip(names, args))
                     bound.update(kwargs)
                     kwargs["grid"] = grid_of(bound)
                 return untuned(*args, **kwargs)
@@ -79,8 +92,9 @@ def _tforge_tuned_launches(kernel, config, grid_of):
 
 _GRID = '''
 
-def _tforge_grid(bound):
-    """The tuned launch's grid, {text}, over the kernel's arguments by name."""
+def _tforge_grid_of():
+    """The tuned launch's grid, {text}, over the kernel's arguments by name (the names it
+    may read imported once, not at every launch)."""
     import math
 
     import torch
@@ -88,8 +102,14 @@ def _tforge_grid(bound):
     import triton.language as tl
 
     cdiv = triton.cdiv
-{unpack}    grid = {text}
-    return tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+
+    def grid_of(bound):
+{unpack}        grid = {text}
+        return tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+    return grid_of
+
+
+_tforge_grid = _tforge_grid_of()
 '''
 
 
@@ -104,7 +124,7 @@ def _grid_function(spec, params, kernel):
     if outside:
         return None, (f"its grid reads {', '.join(outside)}, which {kernel} does not take: the "
                       "file's own grid is kept")
-    unpack = "".join(f"    {n} = bound[{n!r}]\n" for n in names)
+    unpack = "".join(f"        {n} = bound[{n!r}]\n" for n in names)
     return _GRID.format(text=text, unpack=unpack), None
 
 
