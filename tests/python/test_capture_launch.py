@@ -108,6 +108,13 @@ def test_check_sizes_keep_small_odd_factors_and_alignment():
     assert capture._check_size(200, set()) == 120  # 8 (exactly), 5, and 3 to reach 96
 
 
+def test_a_check_shape_under_the_cap_halves_head_counts_before_aligned_lengths():
+    """(48 heads, 2048 tokens, head dim 64) is over the interpreter's cap at 48 x 128 x 64:
+    the head count halves, the sequence length keeps the multiple of 128 a wrapper asserts."""
+    got = capture._check_shape({"H": 48, "S": 2048, "D": 64}, [["H", "S", "D"]], {64})
+    assert got == {"H": 24, "S": 128, "D": 64}
+
+
 def test_a_failed_assertion_names_its_file_line_and_statement():
     import sys
     sys.path.insert(0, REALISTIC)

@@ -63,6 +63,7 @@ from .worker import (_poison, hooked_runs, layers, load_task, poisoned_elements,
 _TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-8,
               "float8_e4m3fn": 1.25e-1, "float8_e5m2": 2.5e-1}
 _CHECK_ELEMENTS = 1 << 18  # the largest tensor at a check shape (the interpreter is slow)
+_CHECK_ELEMENTS_GPU = 1 << 22  # the same where capture runs on a GPU
 _SNAPSHOT_BYTES = 1 << 28  # tensors compared before and after a launch, at most
 
 
@@ -453,17 +454,29 @@ def _check_size(v, keep):
 
 
 def _check_shape(tune, tensors, keep):
+    """The check shape: each size cut by _check_size, then the largest tensor brought under
+    the element cap (the interpreter's, or a GPU's when capture runs on one) by halving sizes:
+    first those that keep their power-of-two alignment (a wrapper may assert `N_CTX % 128`),
+    then the least aligned (batch and head counts before sequence lengths)."""
     shape = {n: _check_size(v, keep) for n, v in tune.items()}
+    cap = _CHECK_ELEMENTS if not torch.cuda.is_available() else _CHECK_ELEMENTS_GPU
 
     def largest():
         return max((math.prod(shape.get(d, d) if isinstance(d, str) else d for d in dims)
                     for dims in tensors), default=0)
-    while largest() > _CHECK_ELEMENTS:
+
+    def halved(v):
+        return max(16, v // 2) if v % 2 == 0 else max(15, v // 2 | 1)
+
+    def order(n):
+        align = math.gcd(tune[n], 128)
+        return (halved(shape[n]) % align == 0, -align, shape[n])
+    while largest() > cap:
         free = [n for n, v in shape.items() if v > 16 and v not in keep]
         if not free:
             break
-        n = max(free, key=lambda k: shape[k])
-        shape[n] = max(16, shape[n] // 2) if shape[n] % 2 == 0 else max(15, shape[n] // 2 | 1)
+        n = max(free, key=order)
+        shape[n] = halved(shape[n])
     return shape
 
 
