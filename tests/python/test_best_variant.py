@@ -131,6 +131,18 @@ def test_a_block_the_function_passes_positionally_takes_the_winners_in_its_slot(
     assert out.strip() == "[(512, False, 2)]"  # in its positional slot, not given twice
 
 
+def test_an_output_written_in_part_is_compared_where_the_reference_wrote(tmp_path):
+    """varlen_pad leaves the padding rows of its torch.empty output unwritten: the take-home
+    check compares the rows the reference wrote, as every candidate's check does."""
+    from tforge_worker import capture
+    got = capture.init(os.path.join(FIXTURES, "realistic", "varlen_pad.py"),
+                       str(tmp_path / "tasks"), check=False)
+    (t,) = got["tasks"]
+    config = {k: v for k, v in t["baseline"].items() if k != "num_ctas"}
+    take_home(tmp_path, t["task"], config)
+    assert verify(tmp_path, t["task"], config, t["check_shape"])["status"] == "ok"
+
+
 def test_a_decorator_that_drops_warmup_is_refused(tmp_path):
     """A launch decorator whose `run` drops Triton's keyword-only warmup passes tforge's own
     launches (through tforge_launch) but not `kernel[grid](...)`: the file fails as the user

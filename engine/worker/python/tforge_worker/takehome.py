@@ -26,9 +26,8 @@ import torch
 from . import loader
 from .task import LAUNCH_OPTIONS, TaskError, python_names
 from .worker import (_GRID_NAMES, JIT_CLASSES, _arguments, _evaluate, _launch_code, _launch_env,
-                     _outputs, _poison, _poisoned_allocations, _reference,
-                     _check_reference_shapes, classify, compare, get, kernel_params,
-                     make_inputs, unwrap)
+                     _outputs, _poisoned_allocations, classify, expected_outputs, get, judged,
+                     kernel_params, make_inputs, unwrap)
 
 _HOOK = '''
 
@@ -326,12 +325,7 @@ def verify(out, task, config, shape, seed=2):
         except (ValueError, AttributeError) as e:
             return {"status": "import", "message": str(e), "dropped": []}
         inputs = make_inputs(loaded, shape, seed)
-        ref_inputs = {k: v.clone() if isinstance(v, torch.Tensor) else v
-                      for k, v in inputs.items()} if spec["writes_inputs"] else inputs
-        expected = _reference(loaded, ref_inputs, shape)
-        for o in spec["outputs"]:
-            if o["poison"] and o["name"] in inputs:
-                _poison(inputs[o["name"]])
+        expected = expected_outputs(loaded, inputs, shape)
         del launches[:]  # the reference's launches are not the user's
         try:
             with _poisoned_allocations():
@@ -347,13 +341,6 @@ def verify(out, task, config, shape, seed=2):
             return {"status": failed["status"], "dropped": [],
                     "message": f"best_variant.py launched as the user launches it: "
                                f"{failed['message']}"}
-    _check_reference_shapes(loaded, expected, actual)
-    problems = []
-    for o in spec["outputs"]:
-        c = compare(actual[o["name"]], expected[o["name"]], o["atol"], o["rtol"])
-        if c["bad"]:
-            problems.append(f"{o['name']}: " + (c.get("shape") or (
-                f"{c['bad']} of {actual[o['name']].numel()} elements outside atol={o['atol']} "
-                f"rtol={o['rtol']} (max abs err {c['max_abs_err']})")))
-    return {"status": "wrong" if problems else "ok", "message": "; ".join(problems),
+    verdict = judged(loaded, actual, expected)
+    return {"status": verdict["status"], "message": verdict["message"],
             "dropped": _dropped(kernel, launches, config)}

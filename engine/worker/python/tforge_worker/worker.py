@@ -1063,35 +1063,24 @@ def _interpreting():
     return triton.knobs.runtime.interpret
 
 
-@variants.taking_variant
-def run_check(task, config, shape, seed=0):
-    """Run `config` once on fresh inputs for `shape` and compare with the reference.
-    Returns {status: ok|wrong|runtime|compile|unsupported, message, max_abs_err: {output: x},
-    bad: {output: n}, compared: {output: elements compared}, elements: {output: its size},
-    fatal}; an output compared in part (what the reference left unwritten is not) is said in
-    the message, whatever the status."""
-    loaded = get(task)
+def expected_outputs(loaded, inputs, shape):
+    """The reference's outputs on `inputs` (on copies of them when the kernel writes its
+    inputs), then the outputs among `inputs` poisoned for the run to be checked."""
     spec = loaded.spec
-    if not torch.cuda.is_available() and not _interpreting():
-        return {"status": "unsupported", "fatal": False,
-                "message": "no CUDA device and TRITON_INTERPRET is not set"}
-    inputs = make_inputs(loaded, shape, seed)
     ref_inputs = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()} \
         if spec["writes_inputs"] else inputs
     expected = _reference(loaded, ref_inputs, shape)
     for o in spec["outputs"]:
         if o["poison"] and o["name"] in inputs:
             _poison(inputs[o["name"]])
-    try:
-        with _poisoned_allocations():
-            returned = launch(loaded, inputs, config, shape)
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-        actual = _outputs(loaded, inputs, returned)
-    except TaskError:
-        raise
-    except Exception as e:
-        return classify(e)
+    return expected
+
+
+def judged(loaded, actual, expected):
+    """A run's outputs against the reference's: {status: ok|wrong, message, max_abs_err,
+    bad, compared, elements, fatal} (run_check's), each output compared where the reference
+    wrote it."""
+    spec = loaded.spec
     _check_reference_shapes(loaded, expected, actual)
     result = {"status": "ok", "message": "", "fatal": False, "max_abs_err": {}, "bad": {},
               "compared": {}, "elements": {}}
@@ -1126,6 +1115,32 @@ def run_check(task, config, shape, seed=0):
         result["status"] = "wrong"
     result["message"] = "; ".join(problems + partial)
     return result
+
+
+@variants.taking_variant
+def run_check(task, config, shape, seed=0):
+    """Run `config` once on fresh inputs for `shape` and compare with the reference.
+    Returns {status: ok|wrong|runtime|compile|unsupported, message, max_abs_err: {output: x},
+    bad: {output: n}, compared: {output: elements compared}, elements: {output: its size},
+    fatal}; an output compared in part (what the reference left unwritten is not) is said in
+    the message, whatever the status."""
+    loaded = get(task)
+    if not torch.cuda.is_available() and not _interpreting():
+        return {"status": "unsupported", "fatal": False,
+                "message": "no CUDA device and TRITON_INTERPRET is not set"}
+    inputs = make_inputs(loaded, shape, seed)
+    expected = expected_outputs(loaded, inputs, shape)
+    try:
+        with _poisoned_allocations():
+            returned = launch(loaded, inputs, config, shape)
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        actual = _outputs(loaded, inputs, returned)
+    except TaskError:
+        raise
+    except Exception as e:
+        return classify(e)
+    return judged(loaded, actual, expected)
 
 
 def check_task(path, config=None, variant=None):
