@@ -73,8 +73,7 @@ def tune(tforge, out, name, task):
                                                   for h in history),
             "rewrites": (r.get("transforms") or {}).get("winner") or "-",
             "busy": r.get("runner_busy_after_first_batch"), "split": r.get("seconds_split"),
-            "take_home": take_home(r.get("take_home")), "status": "ok",
-            **(rerun(runs) if r["timed"] else {})}
+            "take_home": take_home(r.get("take_home")), "status": "ok", **rerun(runs)}
 
 
 def take_home(verdict):
@@ -87,16 +86,20 @@ def take_home(verdict):
 
 
 def rerun(runs):
-    """The winner re-run from best_variant.py in a fresh process and timed against the file's
-    own launch (rerun.py): {rerun_file_ms, rerun_winner_ms} or {rerun_error}."""
+    """best_variant.py re-run through the file's entry point in a fresh process, checked, and
+    on a GPU timed against the file's own launch (rerun.py): {rerun_check, rerun_file_ms,
+    rerun_winner_ms}, or {rerun_check: the error}."""
     rc, stdout, stderr = run([sys.executable, RERUN, runs], 600)
     try:
         got = json.loads(stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         got = {"error": f"rerun.py ({rc}): {reason(stderr)}"}
     if "error" in got:
-        return {"rerun_error": got["error"]}
-    return {"rerun_file_ms": got["file_ms"], "rerun_winner_ms": got["winner_ms"]}
+        return {"rerun_check": got["error"]}
+    row = {"rerun_check": got["check"] + (f": {got['message']}" if got["check"] != "ok" else "")}
+    if "file_ms" in got:
+        row.update(rerun_file_ms=got["file_ms"], rerun_winner_ms=got["winner_ms"])
+    return row
 
 
 def split(row):
@@ -140,12 +143,10 @@ def entry_rows(tforge, out, name):
 
 
 def rerun_cell(row):
-    if "rerun_error" in row:
-        return row["rerun_error"]
     if "rerun_file_ms" not in row:
-        return "-"
+        return row.get("rerun_check", "-")
     a, b = row["rerun_file_ms"], row["rerun_winner_ms"]
-    return f"{a:.4f}, {b:.4f}, {speedup(a / b)}"
+    return f"{row['rerun_check']}: {a:.4f}, {b:.4f}, {speedup(a / b)}"
 
 
 def fmt(value, spec):
@@ -159,8 +160,8 @@ def speedup(value):
 
 def table(rows, header=True):
     head = ["| entry | kernel | shape | baseline | baseline ms | best ms | speedup | evals (ok) "
-            "| tune s | seconds: where | winner's rewrites | GPU busy | take-home | re-run: file "
-            "ms, winner ms, speedup | status |", "|---" * 15 + "|"]
+            "| tune s | seconds: where | winner's rewrites | GPU busy | take-home | re-run: "
+            "check: file ms, winner ms, speedup | status |", "|---" * 15 + "|"]
     lines = []
     for r in rows:
         cells = [r["entry"], r.get("kernel", "-"), r.get("shape", "-"), r.get("baseline", "-")]
@@ -180,8 +181,10 @@ def summary(rows):
     if not tuned:
         return "no task tuned"
     longest = max(r["seconds"] for r in tuned)
-    home = (f"best_variant.py ran as the user runs it in "
-            f"{sum(r['take_home'].startswith('ok') for r in tuned)} of {len(tuned)}")
+    home = (f"the tune's take-home check passed in "
+            f"{sum(r['take_home'].startswith('ok') for r in tuned)} of {len(tuned)}, "
+            f"best_variant.py re-run through the file's entry point in a fresh process passed "
+            f"in {sum(r.get('rerun_check') == 'ok' for r in tuned)} of {len(tuned)}")
     if not all(r["timed"] for r in tuned):
         return (f"interpret: correctness only (no times, no speedups). {len(tuned)} of "
                 f"{len(rows)} tasks tuned, {sum(r['ok'] for r in tuned)} of "
