@@ -454,9 +454,12 @@ ENTRIES = {f.__name__: f for f in (gemm_autotune, rms_norm_liger, matvec_heurist
                                    flaggems_ops, ssd_chunk_cumsum, moe_align_stages,
                                    pkg_fused_linear_xent)}
 
+# Files whose own script meets an interpreter gap: the suite runs them where there is a GPU.
+GPU_ONLY = {"gelu_tl_alias", "residual_add_bf16"}
+
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--list"]:
-        print("\n".join(ENTRIES))
+    if sys.argv[1:] == ["--list"]:  # the entries that run here
+        print("\n".join(n for n in ENTRIES if GPU or n not in GPU_ONLY))
     else:
         torch.manual_seed(0)
         ENTRIES[sys.argv[1]]()
