@@ -34,7 +34,8 @@ def main():
     result = json.load(open(os.path.join(out, "result.json")))
     loaded = worker.get(worker.load_task(result["task"]))
     spec = loaded.spec
-    module, _ = takehome._import(out, spec["source"])
+    with takehome.standin.active():  # a file that asks for the device at import, on a CPU
+        module, _ = takehome._import(out, spec["source"])
     kernel = getattr(module, spec["kernel"])
 
     def launcher(mod, kernel, config, inputs, shape):

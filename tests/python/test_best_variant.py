@@ -143,6 +143,21 @@ def test_an_output_written_in_part_is_compared_where_the_reference_wrote(tmp_pat
     assert verify(tmp_path, t["task"], config, t["check_shape"])["status"] == "ok"
 
 
+@pytest.mark.parametrize("entry, kernel", [
+    ("rms_norm_module", "_rms_norm_fwd_kernel"),  # the function takes a config object
+    ("pkg_fused_linear_xent", "cross_entropy_kernel"),  # an input that takes gradients
+    ("l2norm_gpu_only", "l2norm_fwd_kernel")])  # the file asks for the device at import
+def test_the_take_home_check_calls_the_function_as_the_task_does(tmp_path, entry, kernel):
+    from tforge_worker import capture
+    drive = os.path.join(ROOT, "experiments", "suite", "drive.py")
+    got = capture.capture(["python", drive, entry], str(tmp_path / "tasks"), kernel=kernel,
+                          check=False)
+    t = got["tasks"][0]
+    config = {k: v for k, v in t["baseline"].items() if k != "num_ctas"}
+    take_home(tmp_path, t["task"], config)
+    assert verify(tmp_path, t["task"], config, t["check_shape"])["status"] == "ok"
+
+
 def test_a_decorator_that_drops_warmup_is_refused(tmp_path):
     """A launch decorator whose `run` drops Triton's keyword-only warmup passes tforge's own
     launches (through tforge_launch) but not `kernel[grid](...)`: the file fails as the user

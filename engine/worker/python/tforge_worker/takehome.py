@@ -23,11 +23,11 @@ import sys
 
 import torch
 
-from . import loader
+from . import loader, standin
 from .task import LAUNCH_OPTIONS, TaskError, python_names
 from .worker import (_GRID_NAMES, JIT_CLASSES, _arguments, _evaluate, _launch_code, _launch_env,
-                     _outputs, _poisoned_allocations, classify, expected_outputs, get, judged,
-                     kernel_params, make_inputs, unwrap)
+                     _outputs, _poisoned_allocations, call_arguments, calling, classify,
+                     expected_outputs, get, judged, kernel_params, make_inputs, unwrap)
 
 _HOOK = '''
 
@@ -274,18 +274,20 @@ def _tuned_config(best, config):
 def _launch(spec, loaded, module, kernel, inputs, shape, config, best):
     """The launch as the user makes it; returns what the file's function returned, or None."""
     launch = spec["launch"]
-    if "call" in launch:
-        args, kwargs = _arguments(loaded, _launch_env(**shape, **inputs))
-        return _user_function(spec, module, launch["call"])(*args, **kwargs)
-    if "wrapper" in launch:
-        return _user_function(spec, module, launch["wrapper"])(inputs, dict(config))
-    env = _launch_env(**shape, **inputs, **config)
-    grid = _evaluate(spec, "launch.grid", launch["grid"], _launch_code(loaded)[0], env)
-    args, kwargs = _arguments(loaded, env)
-    if not _has_autotuner(kernel):  # an autotuner runs best_variant's one config
-        names = {n for n, *_ in kernel_params(kernel)} | set(LAUNCH_OPTIONS)
-        kwargs.update((k, v) for k, v in best.all_kwargs().items() if k in names)
-    kernel[grid](*args, **kwargs)
+    with calling(inputs):
+        if "call" in launch:
+            function = _user_function(spec, module, launch["call"])
+            args, kwargs = call_arguments(loaded, inputs, shape, function)
+            return function(*args, **kwargs)
+        if "wrapper" in launch:
+            return _user_function(spec, module, launch["wrapper"])(inputs, dict(config))
+        env = _launch_env(**shape, **inputs, **config)
+        grid = _evaluate(spec, "launch.grid", launch["grid"], _launch_code(loaded)[0], env)
+        args, kwargs = _arguments(loaded, env)
+        if not _has_autotuner(kernel):  # an autotuner runs best_variant's one config
+            names = {n for n, *_ in kernel_params(kernel)} | set(LAUNCH_OPTIONS)
+            kwargs.update((k, v) for k, v in best.all_kwargs().items() if k in names)
+        kernel[grid](*args, **kwargs)
     return None
 
 
@@ -312,7 +314,8 @@ def verify(out, task, config, shape, seed=2):
         loaded = get(task)
         spec = loaded.spec
         try:
-            module, best_config = _import(out, spec["source"])
+            with standin.active():  # a file that asks for the device at import, on a CPU
+                module, best_config = _import(out, spec["source"])
         except Exception as e:
             return {"status": "import", "message": f"best_variant.py or best_config.py does not "
                     f"import: {type(e).__name__}: {e}", "dropped": []}

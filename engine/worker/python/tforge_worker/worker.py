@@ -742,22 +742,32 @@ class _injected:
         self.hooks.__exit__(*exc)
 
 
+def call_arguments(loaded, inputs, shape, function=None):
+    """launch.call's arguments over `inputs` and `shape`, for `function` (default: the task's):
+    a config object (`NormConfig(eps=1e-06)`) is made among the names of its module."""
+    names = getattr(inspect.unwrap(function or loaded.funcs["call"]), "__globals__", {})
+    return _arguments(loaded, {**names, **_launch_env(**shape, **inputs)})
+
+
+@contextlib.contextmanager
+def calling(inputs):
+    """Where the file's own function runs: inputs that take gradients reach it as an autograd
+    Function's forward gets them, with gradients off (no graph to build, and `out=` operations
+    refuse one); without a GPU, a function that asks for the device gets the stand-in."""
+    grads = any(isinstance(v, torch.Tensor) and v.requires_grad for v in inputs.values())
+    with standin.active(), torch.set_grad_enabled(not grads and torch.is_grad_enabled()):
+        yield
+
+
 def _call(loaded, inputs, config, shape, injected=None):
     """The file's own function called on `inputs` with `config` in its kernel's launches;
     returns its return value."""
-    # a config object (`NormConfig(eps=1e-06)`) is made among the names of the function's module
-    names = getattr(inspect.unwrap(loaded.funcs["call"]), "__globals__", {})
-    args, kwargs = _arguments(loaded, {**names, **_launch_env(**shape, **inputs)})
+    args, kwargs = call_arguments(loaded, inputs, shape)
     injected = injected or _injected(loaded, config)
     # a grid may count blocks of what the function takes but the kernel does not (max_seqlen)
     injected.call_values = {k: v for k, v in kwargs.items()
                             if isinstance(v, int) and not isinstance(v, bool)}
-    # Inputs that take gradients reach it as an autograd Function's forward gets them: with
-    # gradients off (no graph to build, and `out=` operations refuse one).
-    grads = any(isinstance(v, torch.Tensor) and v.requires_grad for v in inputs.values())
-    # without a GPU, a function that asks for the device at run time gets the stand-in
-    with standin.active(), injected, torch.set_grad_enabled(not grads and
-                                                            torch.is_grad_enabled()):
+    with calling(inputs), injected:
         return loaded.funcs["call"](*args, **kwargs)
 
 
