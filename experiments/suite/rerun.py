@@ -48,8 +48,8 @@ def main():
     winner = result["best"].get("config") or worker._baselines_at(loaded, check)[0]
     inputs = worker.make_inputs(loaded, check, seed=3)
     expected = worker.expected_outputs(loaded, inputs, check)
-    returned = launcher(module, kernel, winner, inputs, check)()
-    verdict = worker.judged(loaded, worker._outputs(loaded, inputs, returned), expected)
+    actual = worker.outputs_of(loaded, inputs, launcher(module, kernel, winner, inputs, check))
+    verdict = worker.judged(loaded, actual, expected)
     got = {"check": verdict["status"], "message": verdict["message"]}
     if torch.cuda.is_available() and result["best"].get("config"):
         shape = spec["shapes"]["tune"][0]

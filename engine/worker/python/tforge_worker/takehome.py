@@ -21,13 +21,11 @@ import importlib.util
 import os
 import sys
 
-import torch
-
 from . import loader, standin
 from .task import LAUNCH_OPTIONS, TaskError, python_names
 from .worker import (_GRID_NAMES, JIT_CLASSES, _arguments, _evaluate, _launch_code, _launch_env,
-                     _outputs, _poisoned_allocations, call_arguments, calling, classify,
-                     expected_outputs, get, judged, kernel_params, make_inputs, unwrap)
+                     call_arguments, calling, classify, expected_outputs, get, judged,
+                     kernel_params, make_inputs, outputs_of, unwrap)
 
 _HOOK = '''
 
@@ -331,12 +329,8 @@ def verify(out, task, config, shape, seed=2):
         expected = expected_outputs(loaded, inputs, shape)
         del launches[:]  # the reference's launches are not the user's
         try:
-            with _poisoned_allocations():
-                returned = _launch(spec, loaded, module, kernel, inputs, shape, tuned,
-                                   best_config.BEST)
-            if torch.cuda.is_available():
-                torch.cuda.synchronize()
-            actual = _outputs(loaded, inputs, returned)
+            actual = outputs_of(loaded, inputs, lambda: _launch(
+                spec, loaded, module, kernel, inputs, shape, tuned, best_config.BEST))
         except TaskError:
             raise
         except Exception as e:

@@ -1086,6 +1086,16 @@ def expected_outputs(loaded, inputs, shape):
     return expected
 
 
+def outputs_of(loaded, inputs, run):
+    """The task's outputs after `run()` (a launch; what it returns is the file's function's
+    return value), what it allocates poisoned first, the GPU synchronised."""
+    with _poisoned_allocations():
+        returned = run()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return _outputs(loaded, inputs, returned)
+
+
 def judged(loaded, actual, expected):
     """A run's outputs against the reference's: {status: ok|wrong, message, max_abs_err,
     bad, compared, elements, fatal} (run_check's), each output compared where the reference
@@ -1141,11 +1151,7 @@ def run_check(task, config, shape, seed=0):
     inputs = make_inputs(loaded, shape, seed)
     expected = expected_outputs(loaded, inputs, shape)
     try:
-        with _poisoned_allocations():
-            returned = launch(loaded, inputs, config, shape)
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-        actual = _outputs(loaded, inputs, returned)
+        actual = outputs_of(loaded, inputs, lambda: launch(loaded, inputs, config, shape))
     except TaskError:
         raise
     except Exception as e:
