@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Captures every probe file (and the package, run with -m) with `tforge capture`, checks included,
+# Captures every probe file with `tforge capture`, checks included,
 # and prints one line per capture: tasks written, how many passed their check, the failures.
 # Usage: experiments/probe/capture_all.sh TFORGE PYTHON OUT. Files under @triton.autotune are
 # captured twice: with one config (as the interpreter runs them) and with all (PROBE_MULTI=1).
@@ -29,6 +29,3 @@ for f in *.py; do
     echo "$name: exit $?, $(summary "$out/$name.json")"
   done
 done
-"$tforge" capture --json --out "$out/liger_pkg" -- "$python" -m liger_pkg.demo \
-  > "$out/liger_pkg.json" 2> "$out/liger_pkg.err"
-echo "liger_pkg: exit $?, $(summary "$out/liger_pkg.json")"
