@@ -4,7 +4,8 @@
 # Usage: experiments/probe/capture_all.sh TFORGE PYTHON OUT. Files under @triton.autotune are
 # captured twice: with one config (as the interpreter runs them) and with all (PROBE_MULTI=1).
 set -u
-tforge=$1 python=$2 out=$3
+absolute() { case $1 in /*) echo "$1" ;; */*) echo "$PWD/$1" ;; *) command -v "$1" ;; esac; }
+tforge=$(absolute "$1") python=$(absolute "$2") out=$(absolute "$3")
 cd "$(dirname "${BASH_SOURCE[0]}")"
 mkdir -p "$out"
 summary() {
