@@ -224,13 +224,13 @@ def main():
         sys.exit(f"unknown entries {unknown}; drive.py --list names them")
     os.makedirs(out, exist_ok=True)
     rows = []
-    for name in names:
+    for name in names:  # the table is rewritten after every entry: a call cut short keeps its rows
         rows += entry_rows(tforge, out, name)
-    text = (f"# Suite (BUDGET={BUDGET or 'default'} TIME={TIME or 'none'} SEED={SEED} "
-            f"BACKEND={BACKEND or 'auto'})\n\n"
-            f"{table(rows)}\n\n{summary(rows)}\n")
-    with open(os.path.join(out, "suite.md"), "w") as f:
-        f.write(text)
+        text = (f"# Suite (BUDGET={BUDGET or 'default'} TIME={TIME or 'none'} SEED={SEED} "
+                f"BACKEND={BACKEND or 'auto'})\n\n"
+                f"{table(rows)}\n\n{summary(rows)}\n")
+        with open(os.path.join(out, "suite.md"), "w") as f:
+            f.write(text)
     print("\n" + text)
 
 
