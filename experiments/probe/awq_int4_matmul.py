@@ -168,6 +168,7 @@ def pack_awq(w4):  # (K, N) ints 0..15 -> (K, N//8) int32 in AWQ order
 
 
 if __name__ == "__main__":
+    torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
     torch.manual_seed(0)
     M, K, N, G = 16, 128, 64, 32
     w4 = torch.randint(0, 16, (K, N))

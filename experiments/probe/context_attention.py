@@ -107,6 +107,7 @@ def _ref(q, k, v, b_start_loc, b_seq_len):
 
 
 if __name__ == "__main__":
+    torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
     torch.manual_seed(0)
     seqs = torch.tensor([17, 40, 5], dtype=torch.int32)
     start = torch.zeros_like(seqs)

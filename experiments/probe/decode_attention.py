@@ -155,6 +155,7 @@ def decode_attention_fwd(q, k_buffer, v_buffer, o, req_to_token, b_req_idx, b_se
 
 
 if __name__ == "__main__":
+    torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
     torch.manual_seed(0)
     B, H, KVH, D, SPLITS = 3, 8, 2, 64, 4
     seq = torch.tensor([33, 100, 7], dtype=torch.int32)

@@ -120,6 +120,7 @@ def extend_attention_fwd(q_extend, k_extend, v_extend, o_extend, k_buffer, v_buf
 
 
 if __name__ == "__main__":
+    torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
     torch.manual_seed(0)
     H, KVH, D, POOL = 4, 2, 32, 256
     prefix = [10, 0, 23]

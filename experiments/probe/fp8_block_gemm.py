@@ -100,6 +100,7 @@ def w8a8_block_fp8_matmul(A, B, As, Bs, block_size, output_dtype=torch.float16):
 
 
 if __name__ == "__main__":
+    torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
     torch.manual_seed(0)
     M, N, K, bn, bk = 40, 64, 128, 32, 32
     fp8 = torch.float8_e4m3fn

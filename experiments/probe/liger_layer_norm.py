@@ -103,6 +103,7 @@ class LigerLayerNorm(torch.nn.Module):
 
 
 if __name__ == "__main__":
+    torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
     torch.manual_seed(0)
     m = LigerLayerNorm(300)
     x = torch.randn(2, 7, 300)

@@ -199,6 +199,7 @@ def _rope_ref(x, cos, sin):
 
 
 if __name__ == "__main__":
+    torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
     torch.manual_seed(0)
     ln = LlamaRMSNorm(200)
     x = torch.randn(3, 5, 200)
