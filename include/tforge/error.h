@@ -33,6 +33,19 @@ int tforge_error_set(int code, const char *format, ...)
 #endif
     ;
 
+/* Adds context in front of this thread's last error, keeping its code: after a callee failed
+ * with "dimension loop0_stages: value 7 is not a level", tforge_error_prefix("transform '%s'",
+ * "pipeline") leaves "transform 'pipeline': dimension loop0_stages: value 7 is not a level".
+ * The context is printf-formatted, ": " joins it to the message (an empty message leaves the
+ * context alone) and the whole is truncated at 1023 bytes. Returns the kept code, so that
+ * `return tforge_error_prefix(...)` reads naturally; TFORGE_ERROR, which it also records, when no
+ * error was set. */
+int tforge_error_prefix(const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
 void tforge_error_clear(void);
 
 #ifdef __cplusplus
