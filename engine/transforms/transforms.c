@@ -112,8 +112,7 @@ static int open_one(tforge_transforms *t, const tforge_plugin_record *r,
                                    id);
     if (applies) {
         if (applies != rc) /* the plugin's own failure: its message is the last error */
-            tforge_error_set(applies, "transform '%s' (%s): %s", id, r->path,
-                             tforge_error_last()->message);
+            tforge_error_prefix("transform '%s' (%s)", id, r->path);
         close_one(o);
         return applies;
     }
@@ -225,7 +224,7 @@ static int add_param(tforge_space *space, const char *id, const tforge_transform
         free(values);
     }
     if (rc)
-        tforge_error_set(rc, "transform '%s': %s", id, tforge_error_last()->message);
+        tforge_error_prefix("transform '%s'", id);
     return rc;
 }
 
@@ -327,8 +326,7 @@ int tforge_transforms_add_to_space(const tforge_transforms *t, tforge_space *spa
             for (uint32_t c = 0; c < p->n_constraints; c++) {
                 int rc = tforge_space_add_constraint(space, p->constraints[c]);
                 if (rc)
-                    return tforge_error_set(rc, "transform '%s': %s", tforge_transforms_id(t, i),
-                                            tforge_error_last()->message);
+                    return tforge_error_prefix("transform '%s'", tforge_transforms_id(t, i));
             }
         }
     return exclude_overlaps(t, space);
@@ -391,7 +389,7 @@ int tforge_transforms_variant(char **text, const tforge_transforms *t, const tfo
         const tforge_span_edit *edits = NULL;
         uint32_t n_edits = 0;
         if ((rc = t->items[i].api->apply(t->items[i].state, levels, &edits, &n_edits))) {
-            tforge_error_set(rc, "transform '%s': %s", owners[i], tforge_error_last()->message);
+            tforge_error_prefix("transform '%s'", owners[i]);
             break;
         }
         for (uint32_t e = 0; e < n_edits && !rc; e++) {

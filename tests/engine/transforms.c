@@ -174,6 +174,38 @@ static void overlapping_levels_are_excluded_from_the_space(void **state)
     tforge_registry_free(registry);
 }
 
+/* A transform's failure at a point reaches the caller (a failed candidate's message) as the
+ * plugin said it, after the transform's name: not garbled by quoting the last error. */
+static void a_refused_level_is_named_in_the_variants_error(void **state)
+{
+    (void)state;
+    tforge_registry *registry = NULL;
+    tforge_ir_file *ir = NULL;
+    tforge_transforms *t = NULL;
+    tforge_space *space = NULL;
+    assert_int_equal(tforge_registry_new(&registry), 0);
+    assert_int_equal(tforge_registry_load_file(registry, FIXTURE_TRANSFORM_DIR "/fixture-clobber.so"),
+                     0);
+    assert_int_equal(tforge_ir_parse(&ir, kernel_ir, "k.py"), 0);
+    assert_int_equal(tforge_transforms_open(&t, registry, NULL, &ir->kernels[0], kernel_source,
+                                            strlen(kernel_source), NULL, 0, NULL),
+                     0);
+    assert_int_equal(tforge_space_new(&space), 0);
+    assert_int_equal(tforge_transforms_add_to_space(t, space), 0);
+    assert_int_equal(tforge_space_build(space, NULL), 0);
+    tforge_level point[1] = {7};
+    char *variant = NULL;
+    assert_int_equal(tforge_transforms_variant(&variant, t, space, point, SIZE_MAX), TFORGE_EINPUT);
+    assert_null(variant);
+    assert_int_equal(tforge_error_last()->code, TFORGE_EINPUT);
+    assert_string_equal(tforge_error_last()->message,
+                        "transform 'clobber': dimension clobber: value 7 is not a level");
+    tforge_space_free(space);
+    tforge_transforms_free(t);
+    tforge_ir_free(ir);
+    tforge_registry_free(registry);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +214,7 @@ int main(void)
         cmocka_unit_test(refuses_overlaps_and_edits_past_the_end),
         cmocka_unit_test(opens_a_transform_and_makes_its_variant),
         cmocka_unit_test(overlapping_levels_are_excluded_from_the_space),
+        cmocka_unit_test(a_refused_level_is_named_in_the_variants_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
