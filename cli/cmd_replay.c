@@ -514,11 +514,8 @@ static int prepare_score_space(tforge_score_space *out, const tforge_replay *rep
                               "there is nothing to score", path, rec->n_entries,
                               strcmp(tforge_replay_objective(replay, NULL), "time") == 0
                                   ? "" : " with the objective measured");
-    if (!rc && (rc = tforge_score_space_init(out, values, statuses, rec->n_entries))) {
-        char why[900];
-        snprintf(why, sizeof why, "%s", tforge_error_last()->message);
-        rc = tforge_error_set(rc, "%s: %s", path, why);
-    }
+    if (!rc && (rc = tforge_score_space_init(out, values, statuses, rec->n_entries)))
+        rc = tforge_error_prefix("%s", path);
     free(values);
     free(statuses);
     return rc;
@@ -538,11 +535,8 @@ static int choose_objective(tforge_replay *replay, const settings *s)
         *colon = '\0';
     }
     int rc = tforge_replay_set_objective(replay, name, higher);
-    if (rc) {
-        char why[900];
-        snprintf(why, sizeof why, "%s", tforge_error_last()->message);
-        return tforge_error_set(rc, "%s: %s", s->cache, why);
-    }
+    if (rc)
+        return tforge_error_prefix("%s", s->cache);
     if (s->noise && strcmp(name, "time") != 0)
         return tforge_error_set(TFORGE_EINPUT, "--noise draws recorded runs of time; the "
                                 "objective is %s", name);

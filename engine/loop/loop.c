@@ -549,10 +549,8 @@ static int final_choice(loop *l)
             times[c * rounds + r] = again.status == TFORGE_STATUS_OK ? again.value : NAN;
         }
     if (rc) {
-        char why[900];
-        snprintf(why, sizeof why, "%s", tforge_error_last()->message);
         free(times);
-        return tforge_error_set(rc, "the final re-timing failed: %s", why);
+        return tforge_error_prefix("the final re-timing failed");
     }
     double best = NAN;
     for (size_t c = 0; c < k; c++) {

@@ -348,11 +348,8 @@ int tforge_profile_from_json(tforge_profile *p, const char *json_text, const cha
         if (!cJSON_IsNumber(m))
             rc = tforge_error_set(TFORGE_EINPUT, "%s: a profile's metric %s: expected a "
                                   "number", where, m->string);
-        else if ((rc = tforge_profile_set(&q, m->string, m->valuedouble))) {
-            char why[256];
-            snprintf(why, sizeof why, "%s", tforge_error_last()->message);
-            tforge_error_set(rc, "%s: %s", where, why);
-        }
+        else if ((rc = tforge_profile_set(&q, m->string, m->valuedouble)))
+            tforge_error_prefix("%s", where);
     }
     cJSON_Delete(o);
     if (!rc)

@@ -531,11 +531,8 @@ static int add_param_json(tforge_recording *rec, const char *name, const cJSON *
         }
     }
     rc = tforge_recording_add_param(rec, name, (uint32_t)n, (const char *const *)strings, numbers);
-    if (rc < 0) {
-        char message[1024];
-        snprintf(message, sizeof message, "%s", tforge_error_last()->message);
-        rc = tforge_error_set(rc, "%s: %s", file, message);
-    }
+    if (rc < 0)
+        rc = tforge_error_prefix("%s", file);
 cleanup:
     for (int j = 0; strings && j < n; j++)
         free(strings[j]);

@@ -155,29 +155,20 @@ static int build_space(tforge_task *t, const cJSON *space)
                               t->path);
     for (const cJSON *p = params ? params->child : NULL; !rc && p; p = p->next)
         if ((rc = add_param(t->space, t->path, p)) && !strstr(tforge_error_last()->message,
-                                                              t->path)) {
-            char why[900];
-            snprintf(why, sizeof why, "%s", tforge_error_last()->message);
-            rc = tforge_error_set(rc, "%s: space.params.%s: %s", t->path, p->string, why);
-        }
+                                                              t->path))
+            rc = tforge_error_prefix("%s: space.params.%s", t->path, p->string);
     if (!rc && t->transforms)
         rc = tforge_transforms_add_to_space(t->transforms, t->space);
     const cJSON *constraints = cJSON_GetObjectItemCaseSensitive(space, "constraints");
     for (const cJSON *c = constraints ? constraints->child : NULL; !rc && c; c = c->next)
-        if ((rc = tforge_space_add_constraint(t->space, c->valuestring))) {
-            char why[1024];
-            snprintf(why, sizeof why, "%s", tforge_error_last()->message);
-            rc = tforge_error_set(rc, "%s: space.constraints: %s", t->path, why);
-        }
+        if ((rc = tforge_space_add_constraint(t->space, c->valuestring)))
+            rc = tforge_error_prefix("%s: space.constraints", t->path);
     /* With transforms the space is too large to enumerate whole: the strategies sample it. */
     tforge_space_build_options options = TFORGE_SPACE_BUILD_OPTIONS_INIT;
     if (t->transforms)
         options.enumerate_limit = 1000000;
-    if (!rc && (rc = tforge_space_build(t->space, &options))) {
-        char why[1024];
-        snprintf(why, sizeof why, "%s", tforge_error_last()->message);
-        rc = tforge_error_set(rc, "%s: space: %s", t->path, why);
-    }
+    if (!rc && (rc = tforge_space_build(t->space, &options)))
+        rc = tforge_error_prefix("%s: space", t->path);
     return rc;
 }
 
