@@ -1,5 +1,6 @@
 /* `tforge tune TASK.json`: the main job. */
 #include "cli.h"
+#include "request.h"
 #include "clock.h"
 #include "digest.h"
 #include "install.h"
@@ -387,7 +388,7 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
     const char *id = tforge_forge_plugin(s->strategy, &steered);
     const tforge_plugin_record *plugin = tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, id);
     cJSON_AddStringToObject(r, "strategy_version", plugin ? plugin->descriptor->version : "?");
-    cJSON_AddItemToObject(r, "strategy_options", cli_strategy_options(reg, id, s->options));
+    cJSON_AddItemToObject(r, "strategy_options", tforge_report_strategy_options(reg, id, s->options));
     cJSON_AddNumberToObject(r, "seed", (double)s->seed);
     cJSON_AddNumberToObject(r, "evaluations", (double)o->n_evals);
     cJSON_AddNumberToObject(r, "resumed", (double)o->n_resumed);
@@ -632,7 +633,7 @@ static char *diff_of(const char *path, const char *variant)
     cJSON_AddStringToObject(args, "text", variant);
     char *json = cJSON_PrintUnformatted(args), *out = NULL;
     cJSON_Delete(args);
-    char *result = json ? cli_worker_request(path, "tforge_worker.variants", "unified_diff", json,
+    char *result = json ? tforge_worker_request(path, "tforge_worker.variants", "unified_diff", json,
                                              NULL, 60000)
                         : NULL;
     cJSON *doc = result ? cJSON_Parse(result) : NULL;
@@ -746,13 +747,13 @@ static int use_transforms(const settings *s, const tforge_registry *reg, tforge_
 {
     if (task->transforms || strcmp(s->transforms, "none") == 0)
         return 0;
-    cli_transform_ids list;
+    tforge_transform_ids list;
     int all = strcmp(s->transforms, "all") == 0;
-    int rc = cli_transform_ids_split(&list, s->transforms);
+    int rc = tforge_transform_ids_split(&list, s->transforms);
     if (!rc)
         rc = tforge_task_use_transforms(task, reg, all ? NULL : list.ids,
                                         s->n_transform_options ? s->transform_options : NULL);
-    cli_transform_ids_free(&list);
+    tforge_transform_ids_free(&list);
     for (size_t i = 0; !rc && i < tforge_transforms_count(task->transforms); i++)
         tforge_log(TFORGE_LOG_INFO, "transform %s: %s", tforge_transforms_id(task->transforms, i),
                    tforge_transforms_describe(task->transforms, i));

@@ -4,6 +4,7 @@
 #include "tune_takehome.h"
 
 #include "cli.h"
+#include "request.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -28,7 +29,7 @@ static cJSON *request(const cli_takehome *th, const char *what, const char *func
         tforge_error_set(TFORGE_ENOMEM, "out of memory");
         return NULL;
     }
-    char *result = cli_worker_request(what, "tforge_worker.takehome", function, text,
+    char *result = tforge_worker_request(what, "tforge_worker.takehome", function, text,
                                       th->gpu ? compiling : interpreting, th->timeout_ms);
     free(text);
     cJSON *doc = result ? cJSON_Parse(result) : NULL;
