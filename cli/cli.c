@@ -1,7 +1,7 @@
 #include "cli.h"
 
 #include "registry.h"
-#include "strategy.h"
+#include "request.h"
 #include "worker.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
@@ -203,85 +203,16 @@ int tforge_cli_main(int argc, char **argv)
     return TFORGE_EXIT_USAGE;
 }
 
-char *cli_worker_request(const char *what, const char *module, const char *function,
-                         const char *args, const char *const *env, int timeout_ms)
-{
-    tforge_worker_options options = TFORGE_WORKER_OPTIONS_INIT;
-    options.name = function;
-    options.env = env;
-    cJSON *request = cJSON_CreateObject();
-    cJSON_AddStringToObject(request, "module", module);
-    cJSON_AddStringToObject(request, "function", function);
-    cJSON_AddItemToObject(request, "args", args ? cJSON_Parse(args) : cJSON_CreateObject());
-    char *text = cJSON_PrintUnformatted(request), *response = NULL, *result = NULL,
-         detail[256] = "";
-    cJSON_Delete(request);
-    tforge_worker *worker = NULL;
-    tforge_call_status status = TFORGE_CALL_OK;
-    cJSON *doc = NULL;
-    if (!text) {
-        tforge_error_set(TFORGE_ENOMEM, "out of memory");
-        goto cleanup;
-    }
-    if (tforge_worker_start(&worker, &options) ||
-        tforge_worker_call(worker, text, timeout_ms, &response, &status, detail, sizeof detail))
-        goto cleanup;
-    if (status != TFORGE_CALL_OK) {
-        tforge_error_set(TFORGE_ERROR, "%s: the worker %s", what, detail);
-        goto cleanup;
-    }
-    if (!(doc = cJSON_Parse(response))) {
-        tforge_error_set(TFORGE_ERROR, "%s: the worker's answer is not JSON", what);
-        goto cleanup;
-    }
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"))) {
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
-        const char *message = cJSON_IsString(e) ? e->valuestring : "?";
-        static const char *const input_errors[] = {"ValueError: ", "TaskError: "};
-        for (int i = 0; i < 2; i++)
-            if (strncmp(message, input_errors[i], strlen(input_errors[i])) == 0) {
-                tforge_error_set(TFORGE_EINPUT, "%s", message + strlen(input_errors[i]));
-                goto cleanup;
-            }
-        tforge_error_set(TFORGE_ERROR, "%s: %s failed: %s", what, function, message);
-        goto cleanup;
-    }
-    if (!(result = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(doc, "result"))))
-        tforge_error_set(TFORGE_ENOMEM, "out of memory");
-cleanup:
-    cJSON_Delete(doc);
-    free(response);
-    free(text);
-    tforge_worker_free(worker);
-    return result;
-}
-
 const char *const *cli_kernel_env(void)
 {
     static const char *const gpu[] = {"TRITON_INTERPRET=0", NULL};
     static const char *const cpu[] = {"TRITON_INTERPRET=1", NULL};
-    char *where = cli_worker_request("looking for a GPU", "tforge_worker.worker", "device", NULL,
-                                     gpu, 120000);
+    char *where = tforge_worker_request("looking for a GPU", "tforge_worker.worker", "device",
+                                        NULL, gpu, 120000);
     int have_gpu = where && strcmp(where, "\"cuda\"") == 0;
     free(where);
     tforge_error_clear();
     return have_gpu ? gpu : cpu;
-}
-
-struct cJSON *cli_strategy_options(const tforge_registry *registry, const char *id,
-                                   const char *const *given)
-{
-    const char *effective[128];
-    char buffer[8192];
-    tforge_strategy_effective(registry, id, given, effective, 128, buffer, sizeof buffer);
-    cJSON *options = cJSON_CreateObject();
-    for (size_t i = 0; effective[i]; i++) {
-        const char *eq = strchr(effective[i], '=');
-        char key[128];
-        snprintf(key, sizeof key, "%.*s", (int)(eq - effective[i]), effective[i]);
-        cJSON_AddStringToObject(options, key, eq + 1);
-    }
-    return options;
 }
 
 char *cli_analysis(const char *path, const char *kernel)
@@ -293,36 +224,13 @@ char *cli_analysis(const char *path, const char *kernel)
         cJSON_AddStringToObject(args, "kernel", kernel);
     char *text = cJSON_PrintUnformatted(args);
     cJSON_Delete(args);
-    char *result = text ? cli_worker_request(path, "tforge_worker.analyze", "analyze", text, env,
-                                             120000)
+    char *result = text ? tforge_worker_request(path, "tforge_worker.analyze", "analyze", text,
+                                                env, 120000)
                         : NULL;
     if (!text)
         tforge_error_set(TFORGE_ENOMEM, "out of memory");
     free(text);
     return result;
-}
-
-int cli_transform_ids_split(cli_transform_ids *out, const char *list)
-{
-    *out = (cli_transform_ids){0};
-    if (!list)
-        return 0;
-    if (!(out->text = strdup(list)))
-        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    for (char *save = NULL, *id = strtok_r(out->text, ",", &save); id;
-         id = strtok_r(NULL, ",", &save)) {
-        if (out->n == CLI_MAX_TRANSFORM_IDS)
-            return tforge_error_set(TFORGE_EINPUT, "--transforms %s: more than %d ids", list,
-                                    CLI_MAX_TRANSFORM_IDS);
-        out->ids[out->n++] = id;
-    }
-    return 0;
-}
-
-void cli_transform_ids_free(cli_transform_ids *ids)
-{
-    free(ids->text);
-    *ids = (cli_transform_ids){0};
 }
 
 int cli_transform_point(tforge_level *point, const cli_command *command,

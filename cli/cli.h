@@ -59,33 +59,9 @@ int cli_bad_option(const cli_command *command, char **argv);
 struct tforge_registry;
 int cli_load_plugins(const cli_common *common, struct tforge_registry **out);
 
-/* One request to a fresh worker process: `module.function(**args)` (args: a JSON object text,
- * or NULL). Returns the result as JSON text (the caller frees it), or NULL with the error set: a
- * ValueError or TaskError raised by the function is the input's fault (TFORGE_EINPUT, its
- * message as it is), anything else, a crash or a timeout the engine's (TFORGE_ERROR, naming
- * `what`). `env`: extra "KEY=VALUE" entries, NULL-terminated, or NULL. */
-char *cli_worker_request(const char *what, const char *module, const char *function,
-                         const char *args, const char *const *env, int timeout_ms);
-
 /* The worker's analysis of the Triton file `path` (only `kernel` when not NULL) as JSON text (the
  * caller frees it), or NULL with the error set (the input's fault: TFORGE_EINPUT). */
 char *cli_analysis(const char *path, const char *kernel);
-
-enum { CLI_MAX_TRANSFORM_IDS = 64 };
-
-/* A --transforms list ("ID,ID"), split: `ids` NULL-terminated, pointing into `text`. Whether
- * each id names a transform, tforge_transforms_open checks. */
-typedef struct cli_transform_ids {
-    char *text; /* a copy of the list, split in place */
-    const char *ids[CLI_MAX_TRANSFORM_IDS + 1];
-    size_t n;
-} cli_transform_ids;
-
-/* `list` (NULL is none) into `out`, empty items skipped; 0, or TFORGE_ENOMEM, or TFORGE_EINPUT
- * when it names more than CLI_MAX_TRANSFORM_IDS. Free it with cli_transform_ids_free, after a
- * failure too. */
-int cli_transform_ids_split(cli_transform_ids *out, const char *list);
-void cli_transform_ids_free(cli_transform_ids *ids);
 
 /* The point of `sets` ("NAME=VALUE": a number, a word, True or False), every other parameter at
  * level 0. A name not in the space, or a value not among its parameter's, is a usage error
@@ -121,11 +97,5 @@ extern const cli_command cli_cmd_tune;
 extern const cli_command cli_cmd_store;
 
 int tforge_cli_main(int argc, char **argv);
-
-/* A strategy's effective options ("key": "value", defaults included) as a JSON object, for the
- * documents that must say exactly what ran; `given` is "key=value", NULL-terminated. */
-struct cJSON;
-struct cJSON *cli_strategy_options(const struct tforge_registry *registry, const char *id,
-                                   const char *const *given);
 
 #endif

@@ -2,6 +2,7 @@
  * user's own code to tasks that pass, without writing a launcher. */
 #include "cli.h"
 #include "registry.h"
+#include "request.h"
 #include "task.h"
 #include "tforge/error.h"
 #include "worker.h"
@@ -273,8 +274,8 @@ static char *call(const capture_args *a, const char *what, const char *module,
 {
     char *text = cJSON_PrintUnformatted(args);
     cJSON_Delete(args);
-    char *result = text ? cli_worker_request(what, module, function, text, cli_kernel_env(),
-                                             a->timeout_s * 1000)
+    char *result = text ? tforge_worker_request(what, module, function, text, cli_kernel_env(),
+                                                a->timeout_s * 1000)
                         : NULL;
     if (!text)
         tforge_error_set(TFORGE_ENOMEM, "out of memory");
@@ -407,12 +408,12 @@ static int check_variant(const cli_command *c, const capture_args *a, const char
     tforge_worker *worker = NULL;
     tforge_task *task = NULL;
     tforge_level *point = NULL;
-    cli_transform_ids ids;
+    tforge_transform_ids ids;
     tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
     wo.name = "task";
     wo.env = cli_kernel_env();
     int status = TFORGE_EXIT_OK;
-    if (cli_transform_ids_split(&ids, a->transforms) ||
+    if (tforge_transform_ids_split(&ids, a->transforms) ||
         cli_load_plugins(&a->common, &registry) || tforge_worker_start(&worker, &wo) ||
         tforge_task_load(&task, worker, path, a->timeout_s * 1000) ||
         tforge_task_use_transforms(task, registry, ids.n ? ids.ids : NULL,
@@ -430,7 +431,7 @@ cleanup:
     tforge_task_free(task);
     tforge_worker_free(worker);
     tforge_registry_free(registry);
-    cli_transform_ids_free(&ids);
+    tforge_transform_ids_free(&ids);
     return status;
 }
 

@@ -7,6 +7,7 @@
 #include "registry.h"
 #include "replay.h"
 #include "store.h"
+#include "tune_report.h"
 #include "strategy.h"
 #include "tforge/error.h"
 #include "tforge/score.h"
@@ -259,7 +260,7 @@ static void add_strategy_identity(cJSON *o, const settings *s, const tforge_regi
     cJSON_AddStringToObject(o, "version", r ? r->descriptor->version : "?");
     const char *given[65];
     options_for(s, id, given, 65);
-    cJSON_AddItemToObject(o, "options", cli_strategy_options(reg, plugin, given));
+    cJSON_AddItemToObject(o, "options", tforge_report_strategy_options(reg, plugin, given));
     if (steered)
         cJSON_AddStringToObject(o, "heuristic", s->heuristic);
 }

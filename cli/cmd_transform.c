@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "file.h"
 #include "registry.h"
+#include "request.h"
 #include "transforms.h"
 #include "tforge/error.h"
 
@@ -35,7 +36,7 @@ enum { MAX_ITEMS = 64 };
 
 typedef struct request {
     const char *kernel, *out;
-    cli_transform_ids transforms;
+    tforge_transform_ids transforms;
     const char *options[MAX_ITEMS + 1];
     const char *set[MAX_ITEMS];
     size_t n_options, n_set;
@@ -128,8 +129,8 @@ static int write_variant(const cli_command *command, const request *r, const cha
         cJSON_AddStringToObject(args, "text", variant);
         char *json = cJSON_PrintUnformatted(args);
         cJSON_Delete(args);
-        char *result = json ? cli_worker_request(path, "tforge_worker.variants", "unified_diff",
-                                                 json, NULL, 60000)
+        char *result = json ? tforge_worker_request(path, "tforge_worker.variants",
+                                                    "unified_diff", json, NULL, 60000)
                             : NULL;
         free(json);
         cJSON *doc = result ? cJSON_Parse(result) : NULL;
@@ -171,8 +172,8 @@ static int parse(const cli_command *command, cli_common *common, request *r, int
         if (opt == OPT_KERNEL) {
             r->kernel = optarg;
         } else if (opt == OPT_TRANSFORMS) {
-            cli_transform_ids_free(&r->transforms);
-            if (cli_transform_ids_split(&r->transforms, optarg))
+            tforge_transform_ids_free(&r->transforms);
+            if (tforge_transform_ids_split(&r->transforms, optarg))
                 return cli_fail(command);
         } else if (opt == OPT_SET || opt == OPT_OPTION) {
             size_t *n = opt == OPT_SET ? &r->n_set : &r->n_options;
@@ -202,7 +203,7 @@ static int run(const cli_command *command, int argc, char **argv)
     request r = {0};
     int status = parse(command, &common, &r, argc, argv);
     if (status) {
-        cli_transform_ids_free(&r.transforms);
+        tforge_transform_ids_free(&r.transforms);
         return status < 0 ? TFORGE_EXIT_OK : status;
     }
     const char *path = argv[optind];
@@ -267,7 +268,7 @@ cleanup:
     tforge_ir_free(ir);
     free(json);
     free(source);
-    cli_transform_ids_free(&r.transforms);
+    tforge_transform_ids_free(&r.transforms);
     return status;
 }
 

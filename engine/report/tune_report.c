@@ -4,6 +4,7 @@
 #include "tune_report.h"
 
 #include "plot.h"
+#include "strategy.h"
 #include "file.h"
 #include "tforge/error.h"
 
@@ -388,3 +389,18 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
     return 0;
 }
 
+struct cJSON *tforge_report_strategy_options(const tforge_registry *registry, const char *id,
+                                             const char *const *given)
+{
+    const char *effective[128];
+    char buffer[8192];
+    tforge_strategy_effective(registry, id, given, effective, 128, buffer, sizeof buffer);
+    cJSON *options = cJSON_CreateObject();
+    for (size_t i = 0; effective[i]; i++) {
+        const char *eq = strchr(effective[i], '=');
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - effective[i]), effective[i]);
+        cJSON_AddStringToObject(options, key, eq + 1);
+    }
+    return options;
+}

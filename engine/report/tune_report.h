@@ -41,4 +41,11 @@ typedef struct tforge_report_tune {
  * kernel), convergence.svg (when anything was timed), report.md and result.json into `dir`. */
 int tforge_report_write_tune(const char *dir, const tforge_report_tune *report);
 
+/* A strategy's effective options ("key": "value", defaults included) as a JSON object, for the
+ * documents that must say exactly what ran; `given` is "key=value", NULL-terminated. */
+struct cJSON;
+struct tforge_registry;
+struct cJSON *tforge_report_strategy_options(const struct tforge_registry *registry,
+                                             const char *id, const char *const *given);
+
 #endif

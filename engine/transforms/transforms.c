@@ -536,3 +536,26 @@ int tforge_edits_compose(char **out, const char *source, size_t size, tforge_own
     free(p);
     return rc;
 }
+
+int tforge_transform_ids_split(tforge_transform_ids *out, const char *list)
+{
+    *out = (tforge_transform_ids){0};
+    if (!list)
+        return 0;
+    if (!(out->text = strdup(list)))
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (char *save = NULL, *id = strtok_r(out->text, ",", &save); id;
+         id = strtok_r(NULL, ",", &save)) {
+        if (out->n == TFORGE_MAX_TRANSFORM_IDS)
+            return tforge_error_set(TFORGE_EINPUT, "--transforms %s: more than %d ids", list,
+                                    TFORGE_MAX_TRANSFORM_IDS);
+        out->ids[out->n++] = id;
+    }
+    return 0;
+}
+
+void tforge_transform_ids_free(tforge_transform_ids *ids)
+{
+    free(ids->text);
+    *ids = (tforge_transform_ids){0};
+}

@@ -73,4 +73,20 @@ typedef struct tforge_owned_edit {
 int tforge_edits_compose(char **out, const char *source, size_t size, tforge_owned_edit *edits,
                          size_t n, const char *const *owners);
 
+enum { TFORGE_MAX_TRANSFORM_IDS = 64 };
+
+/* A --transforms list ("ID,ID"), split: `ids` NULL-terminated, pointing into `text`. Whether
+ * each id names a transform, tforge_transforms_open checks. */
+typedef struct tforge_transform_ids {
+    char *text; /* a copy of the list, split in place */
+    const char *ids[TFORGE_MAX_TRANSFORM_IDS + 1];
+    size_t n;
+} tforge_transform_ids;
+
+/* `list` (NULL is none) into `out`, empty items skipped; 0, or TFORGE_ENOMEM, or TFORGE_EINPUT
+ * when it names more than TFORGE_MAX_TRANSFORM_IDS. Free it with tforge_transform_ids_free,
+ * after a failure too. */
+int tforge_transform_ids_split(tforge_transform_ids *out, const char *list);
+void tforge_transform_ids_free(tforge_transform_ids *ids);
+
 #endif

@@ -1,9 +1,9 @@
-/* The winner, re-run as the user runs it (tune_takehome.h). The worker side is
+/* The winner, re-run as the user runs it (takehome.h). The worker side is
  * tforge_worker/takehome.py: each request runs in a fresh worker process, so that the files are
  * imported the way a user's own process imports them. */
-#include "tune_takehome.h"
+#include "takehome.h"
 
-#include "cli.h"
+#include "request.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -19,7 +19,7 @@ static const char *const interpreting[] = {"TRITON_INTERPRET=1", NULL};
 static const char *const compiling[] = {"TRITON_INTERPRET=0", NULL};
 
 /* `module.function(**args)` in a fresh worker; the parsed result, or NULL with the error set. */
-static cJSON *request(const cli_takehome *th, const char *what, const char *function,
+static cJSON *request(const tforge_takehome *th, const char *what, const char *function,
                       cJSON *args)
 {
     char *text = cJSON_PrintUnformatted(args);
@@ -28,8 +28,8 @@ static cJSON *request(const cli_takehome *th, const char *what, const char *func
         tforge_error_set(TFORGE_ENOMEM, "out of memory");
         return NULL;
     }
-    char *result = cli_worker_request(what, "tforge_worker.takehome", function, text,
-                                      th->gpu ? compiling : interpreting, th->timeout_ms);
+    char *result = tforge_worker_request(what, "tforge_worker.takehome", function, text,
+                                         th->gpu ? compiling : interpreting, th->timeout_ms);
     free(text);
     cJSON *doc = result ? cJSON_Parse(result) : NULL;
     if (result && !doc)
@@ -46,8 +46,8 @@ static cJSON *args_of(const tforge_task *task, const char *config)
     return args;
 }
 
-int cli_takehome_hook(cli_takehome *th, const tforge_task *task, const tforge_loop_outcome *o,
-                      const char *variant)
+int tforge_takehome_hook(tforge_takehome *th, const tforge_task *task,
+                         const tforge_loop_outcome *o, const char *variant)
 {
     free(th->hook);
     th->hook = NULL;
@@ -73,7 +73,7 @@ int cli_takehome_hook(cli_takehome *th, const tforge_task *task, const tforge_lo
 }
 
 /* Appends printf-style text to th->report. */
-static void say(cli_takehome *th, const char *format, ...)
+static void say(tforge_takehome *th, const char *format, ...)
 {
     char line[2048];
     va_list ap;
@@ -114,8 +114,8 @@ static long next_candidate(const cJSON *refused, const tforge_loop_outcome *o)
     return o->baseline;
 }
 
-int cli_takehome_verify(cli_takehome *th, const char *dir, const tforge_task *task,
-                        tforge_loop_outcome *o, char *const *rewrites)
+int tforge_takehome_verify(tforge_takehome *th, const char *dir, const tforge_task *task,
+                           tforge_loop_outcome *o, char *const *rewrites)
 {
     if (o->best < 0)
         return 0;
@@ -194,7 +194,7 @@ int cli_takehome_verify(cli_takehome *th, const char *dir, const tforge_task *ta
     return rc;
 }
 
-void cli_takehome_dispose(cli_takehome *th)
+void tforge_takehome_dispose(tforge_takehome *th)
 {
     free(th->hook);
     free(th->dropped);

@@ -1,4 +1,4 @@
-#include "cli.h"
+#include "transforms.h"
 #include "tforge/error.h"
 
 #include <setjmp.h>
@@ -13,42 +13,42 @@
 static void ids_split_in_order(void **state)
 {
     (void)state;
-    cli_transform_ids list;
-    assert_int_equal(cli_transform_ids_split(&list, ",exp2,,pipeline,"), 0);
+    tforge_transform_ids list;
+    assert_int_equal(tforge_transform_ids_split(&list, ",exp2,,pipeline,"), 0);
     assert_int_equal(list.n, 2);
     assert_string_equal(list.ids[0], "exp2");
     assert_string_equal(list.ids[1], "pipeline");
     assert_null(list.ids[2]);
-    cli_transform_ids_free(&list);
+    tforge_transform_ids_free(&list);
     assert_null(list.text);
 
-    assert_int_equal(cli_transform_ids_split(&list, NULL), 0);
+    assert_int_equal(tforge_transform_ids_split(&list, NULL), 0);
     assert_int_equal(list.n, 0);
     assert_null(list.ids[0]);
-    cli_transform_ids_free(&list);
-    assert_int_equal(cli_transform_ids_split(&list, ""), 0);
+    tforge_transform_ids_free(&list);
+    assert_int_equal(tforge_transform_ids_split(&list, ""), 0);
     assert_int_equal(list.n, 0);
-    cli_transform_ids_free(&list);
+    tforge_transform_ids_free(&list);
 }
 
-/* CLI_MAX_TRANSFORM_IDS ids are taken; one more is refused rather than dropped. */
+/* TFORGE_MAX_TRANSFORM_IDS ids are taken; one more is refused rather than dropped. */
 static void too_many_ids_refused(void **state)
 {
     (void)state;
-    char text[CLI_MAX_TRANSFORM_IDS * 4 + 8] = "";
-    for (int i = 0; i < CLI_MAX_TRANSFORM_IDS; i++)
+    char text[TFORGE_MAX_TRANSFORM_IDS * 4 + 8] = "";
+    for (int i = 0; i < TFORGE_MAX_TRANSFORM_IDS; i++)
         snprintf(text + strlen(text), sizeof text - strlen(text), "%st%d", i ? "," : "", i);
-    cli_transform_ids list;
-    assert_int_equal(cli_transform_ids_split(&list, text), 0);
-    assert_int_equal(list.n, CLI_MAX_TRANSFORM_IDS);
-    assert_string_equal(list.ids[CLI_MAX_TRANSFORM_IDS - 1], "t63");
-    assert_null(list.ids[CLI_MAX_TRANSFORM_IDS]);
-    cli_transform_ids_free(&list);
+    tforge_transform_ids list;
+    assert_int_equal(tforge_transform_ids_split(&list, text), 0);
+    assert_int_equal(list.n, TFORGE_MAX_TRANSFORM_IDS);
+    assert_string_equal(list.ids[TFORGE_MAX_TRANSFORM_IDS - 1], "t63");
+    assert_null(list.ids[TFORGE_MAX_TRANSFORM_IDS]);
+    tforge_transform_ids_free(&list);
 
     strcat(text, ",t64");
-    assert_int_equal(cli_transform_ids_split(&list, text), TFORGE_EINPUT);
+    assert_int_equal(tforge_transform_ids_split(&list, text), TFORGE_EINPUT);
     assert_non_null(strstr(tforge_error_last()->message, "more than 64 ids"));
-    cli_transform_ids_free(&list);
+    tforge_transform_ids_free(&list);
 }
 
 int main(void)

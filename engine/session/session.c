@@ -1,0 +1,1024 @@
+/* A tune session (session.h): what `tforge tune` runs between its arguments and its printing. */
+#include "session.h"
+
+#include "clock.h"
+#include "digest.h"
+#include "install.h"
+#include "ablation.h"
+#include "forge.h"
+#include "profile.h"
+#include "loop.h"
+#include "request.h"
+#include "takehome.h"
+#include "tune_report.h"
+#include "recording.h"
+#include "replay.h"
+#include "store.h"
+#include "task.h"
+#include "tforge/error.h"
+#include "tforge/log.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct settings {
+    const char *task, *backend_text, *strategy, *out, *replay_file;
+    const char *heuristic; /* steers forge and rules */
+    const char *profiler_options[65]; /* NULL-terminated */
+    size_t n_profiler_options;
+    int no_counters;
+    int lookahead; /* the loop's: on unless --no-lookahead, where the backend compiles */
+    int profile_all; /* profile every correct candidate, not only the incumbents */
+    const char *options[65]; /* NULL-terminated: at most 64 are taken */
+    size_t n_options;
+    char unchanged_tail[40]; /* the option hold_rewrites adds */
+    const char *transforms; /* "all", "none" or ID,ID */
+    const char *transform_options[65];
+    size_t n_transform_options;
+    const tforge_backend_type *backend;
+    uint32_t budget, batch, workers, shape, timeout, patience;
+    int all_shapes;
+    uint64_t seed;
+    double time_limit;
+    int resume, check;
+    double load_s; /* seconds spent loading the task (its worker, the analysis, the space) */
+    const tforge_tune_options *given; /* the caller's: its events */
+    tforge_tune_outcome *outcome;     /* the session's so far */
+    tforge_tune_shape *current;       /* the shape running, or NULL */
+} settings;
+
+/* Tells the caller of a step of the current shape. */
+static void tell(const settings *s, tforge_tune_event_kind kind)
+{
+    tforge_tune_event e = {kind, s->outcome, s->current, NULL, NULL};
+    if (s->given->on_event)
+        s->given->on_event(s->given->user, &e);
+}
+
+/* A failure (of the current shape, or of the session), told: its code, that of the error set. */
+static int failed(const settings *s)
+{
+    int rc = tforge_error_last()->code < 0 ? tforge_error_last()->code : TFORGE_ERROR;
+    if (s->current)
+        s->current->rc = rc;
+    tell(s, TFORGE_TUNE_FAILED);
+    return rc;
+}
+
+const tforge_backend_type *tforge_tune_backend(const char *text, const char **replay_file)
+{
+    *replay_file = NULL;
+    if (strcmp(text, "auto") == 0)
+        return &tforge_backend_cuda; /* decided once the worker has looked for a GPU */
+    if (strncmp(text, "replay:", 7) == 0 && text[7]) {
+        *replay_file = text + 7;
+        return &tforge_backend_replay;
+    }
+    return strcmp(text, "replay") != 0 ? tforge_backend_find(text) : NULL;
+}
+
+/* The caller's lists copied, so that hold_rewrites may add to the strategy's options. */
+static size_t copy_list(const char **to, const char *const *from)
+{
+    size_t n = 0;
+    while (from && from[n] && n < 64)
+        to[n] = from[n], n++;
+    to[n] = NULL;
+    return n;
+}
+
+static void settings_of(settings *s, const tforge_tune_options *o)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    *s = (settings){.task = o->task, .backend_text = o->backend, .strategy = o->strategy,
+                    .out = o->out, .heuristic = o->heuristic, .no_counters = !o->counters,
+                    .lookahead = o->lookahead, .profile_all = o->profile_all,
+                    .transforms = o->transforms, .budget = o->budget, .batch = o->batch,
+                    .workers = o->compile_workers ? o->compile_workers
+                               : cores > 0        ? (uint32_t)cores
+                                                  : 1,
+                    .shape = o->shape > 0 ? (uint32_t)o->shape : 0,
+                    .timeout = o->timeout_s, .patience = o->patience,
+                    .all_shapes = o->shape == TFORGE_TUNE_ALL_SHAPES, .seed = o->seed,
+                    .time_limit = o->time_limit_s, .resume = o->resume, .check = o->check,
+                    .given = o};
+    s->backend = tforge_tune_backend(o->backend, &s->replay_file);
+    if (o->backend_type)
+        s->backend = o->backend_type;
+    s->n_options = copy_list(s->options, o->strategy_options);
+    s->n_profiler_options = copy_list(s->profiler_options, o->profiler_options);
+    s->n_transform_options = copy_list(s->transform_options, o->transform_options);
+}
+
+static int timeout_ms(uint32_t seconds)
+{
+    return seconds > INT_MAX / 1000 ? INT_MAX : (int)seconds * 1000;
+}
+
+static void tell_backend(const settings *s)
+{
+    tforge_tune_event e = {TFORGE_TUNE_BACKEND_CHOSEN, NULL, NULL, s->backend_text,
+                           s->replay_file};
+    if (s->given->on_event)
+        s->given->on_event(s->given->user, &e);
+}
+
+/* --backend auto: a GPU if there is one, else the recorded H200 space of an example task. */
+static void choose_backend(settings *s, const tforge_task *t, int have_gpu, char *file,
+                           size_t size)
+{
+    if (strcmp(s->backend_text, "auto") != 0)
+        return;
+    if (have_gpu) {
+        s->backend_text = "cuda";
+        tell_backend(s);
+        return;
+    }
+    char dir[1024], data[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", t->path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+    if (tforge_install_dir(data, sizeof data, TFORGE_DATA_RELDIR))
+        data[0] = '\0';
+    snprintf(file, size, "%s/h200/%s_%u_H200.json.gz", data, name, s->shape);
+    if (access(file, R_OK) == 0) {
+        s->backend = &tforge_backend_replay;
+        s->backend_text = "replay";
+        s->replay_file = file;
+        s->check = 1;
+    } else {
+        s->backend = &tforge_backend_interpret;
+        s->backend_text = "interpret";
+    }
+    tell_backend(s);
+}
+
+/* Asks a worker for the versions, GPU, driver and clocks: recorded with the run. */
+static char *environment(tforge_worker *w, const settings *s)
+{
+    char *response = NULL, detail[200];
+    tforge_call_status how;
+    cJSON *env = NULL;
+    if (tforge_worker_call(w, "{\"module\": \"tforge_worker\", \"function\": \"environment\"}",
+                           120000, &response, &how, detail, sizeof detail) == 0 &&
+        how == TFORGE_CALL_OK) {
+        cJSON *doc = cJSON_Parse(response);
+        env = cJSON_DetachItemFromObject(doc, "result");
+        cJSON_Delete(doc);
+    }
+    free(response);
+    if (!cJSON_IsObject(env)) {
+        cJSON_Delete(env);
+        env = cJSON_CreateObject();
+    }
+    cJSON_AddStringToObject(env, "backend", s->backend_text);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    cJSON_AddStringToObject(env, "engine_host", host);
+    char *text = cJSON_PrintUnformatted(env);
+    cJSON_Delete(env);
+    return text;
+}
+
+static char *settings_json(const settings *s)
+{
+    cJSON *o = cJSON_CreateObject(), *opts = cJSON_AddArrayToObject(o, "options");
+    for (size_t i = 0; i < s->n_options; i++)
+        cJSON_AddItemToArray(opts, cJSON_CreateString(s->options[i]));
+    cJSON_AddStringToObject(o, "backend", s->backend_text);
+    cJSON_AddNumberToObject(o, "shape", s->shape);
+    cJSON_AddNumberToObject(o, "batch", s->batch);
+    cJSON_AddBoolToObject(o, "lookahead", s->lookahead);
+    cJSON_AddBoolToObject(o, "check", s->check);
+    cJSON_AddStringToObject(o, "transforms", s->transforms);
+    cJSON *topts = cJSON_AddArrayToObject(o, "transform_options");
+    for (size_t i = 0; i < s->n_transform_options; i++)
+        cJSON_AddItemToArray(topts, cJSON_CreateString(s->transform_options[i]));
+    int steered;
+    tforge_forge_plugin(s->strategy, &steered);
+    if (steered) { /* only where they matter, so that runs stored before them still resume */
+        cJSON_AddStringToObject(o, "heuristic", s->heuristic);
+        cJSON_AddBoolToObject(o, "counters", !s->no_counters);
+        cJSON *popts = cJSON_AddArrayToObject(o, "profiler_options");
+        for (size_t i = 0; i < s->n_profiler_options; i++)
+            cJSON_AddItemToArray(popts, cJSON_CreateString(s->profiler_options[i]));
+    }
+    if (s->patience)
+        cJSON_AddNumberToObject(o, "patience", s->patience);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+/* `triton.Config({...}, num_warps=..., num_stages=...)` from a config's JSON text. */
+/* What the report says of the backend's numbers. */
+static const char *backend_note(const settings *s)
+{
+    return s->backend == &tforge_backend_interpret
+               ? " (Triton's interpreter on the CPU: correctness only, no timing claims)"
+           : s->backend == &tforge_backend_replay ? " (times recorded on a GPU, replayed)"
+                                                  : "";
+}
+
+static cJSON *result_json(const settings *s, const tforge_registry *reg, const tforge_task *t,
+                          const tforge_loop_outcome *o, const char *dir)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "task", t->path);
+    cJSON_AddStringToObject(r, "kernel", t->kernel);
+    cJSON_AddStringToObject(r, "backend", s->backend_text);
+    cJSON_AddBoolToObject(r, "timed", s->backend->timed);
+    cJSON_AddStringToObject(r, "strategy", s->strategy);
+    int steered;
+    const char *id = tforge_forge_plugin(s->strategy, &steered);
+    const tforge_plugin_record *plugin = tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, id);
+    cJSON_AddStringToObject(r, "strategy_version", plugin ? plugin->descriptor->version : "?");
+    cJSON_AddItemToObject(r, "strategy_options",
+                          tforge_report_strategy_options(reg, id, s->options));
+    cJSON_AddNumberToObject(r, "seed", (double)s->seed);
+    cJSON_AddNumberToObject(r, "evaluations", (double)o->n_evals);
+    cJSON_AddNumberToObject(r, "resumed", (double)o->n_resumed);
+    cJSON_AddNumberToObject(r, "workers_replaced", o->restarts);
+    cJSON_AddNumberToObject(r, "seconds", o->seconds);
+    cJSON_AddNumberToObject(r, "run_id", (double)o->run_id);
+    cJSON_AddStringToObject(r, "out", dir);
+    cJSON *base = cJSON_AddObjectToObject(r, "baseline"), *best = cJSON_AddObjectToObject(r, "best");
+    if (o->baseline >= 0) {
+        cJSON_AddItemToObject(base, "config", cJSON_Parse(o->evals[o->baseline].config));
+        if (!isnan(o->baseline_ms))
+            cJSON_AddNumberToObject(base, "ms", o->baseline_ms);
+    }
+    if (o->best >= 0) {
+        cJSON_AddItemToObject(best, "config", cJSON_Parse(o->evals[o->best].config));
+        cJSON_AddNumberToObject(best, "ms", o->best_ms);
+        if (!isnan(o->speedup))
+            cJSON_AddNumberToObject(r, "speedup", o->speedup);
+    }
+    cJSON *list = cJSON_AddArrayToObject(r, "history");
+    for (size_t i = 0; i < o->n_evals; i++) {
+        const tforge_measurement *x = &o->evals[i].m;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "config", cJSON_Parse(o->evals[i].config));
+        cJSON_AddBoolToObject(e, "baseline", o->evals[i].baseline);
+        cJSON_AddStringToObject(e, "status", tforge_status_name(x->status));
+        if (!isnan(x->value))
+            cJSON_AddNumberToObject(e, "ms", x->value);
+        if (x->message[0])
+            cJSON_AddStringToObject(e, "message", x->message);
+        cJSON_AddItemToArray(list, e);
+    }
+    return r;
+}
+
+/* result.json's "profile": every profile taken (the baseline's, each new incumbent's, the
+ * winner's), its metrics, labels with their evidence, and what each label's prior moved. */
+static void add_profile_results(cJSON *r, const tforge_forge *forge, const tforge_task *t,
+                                const tforge_loop_outcome *o, int counters)
+{
+    cJSON *x = cJSON_AddObjectToObject(r, "profile");
+    cJSON_AddStringToObject(x, "heuristic", tforge_forge_heuristic(forge));
+    cJSON_AddBoolToObject(x, "counters_asked", counters);
+    cJSON *list = cJSON_AddArrayToObject(x, "profiles");
+    for (size_t i = 0; i < tforge_forge_count(forge); i++) {
+        const tforge_forge_profile *p = tforge_forge_at(forge, i);
+        const tforge_loop_eval *e = &o->evals[p->eval];
+        cJSON *one = cJSON_CreateObject();
+        cJSON_AddNumberToObject(one, "evaluation", (double)p->eval);
+        cJSON_AddItemToObject(one, "config", cJSON_Parse(e->config ? e->config : "null"));
+        cJSON_AddBoolToObject(one, "baseline", e->baseline);
+        cJSON_AddBoolToObject(one, "winner", (long)p->eval == o->best);
+        cJSON_AddBoolToObject(one, "steered", p->steered);
+        if (p->note[0])
+            cJSON_AddStringToObject(one, "note", p->note);
+        char *text = tforge_profile_to_json(&p->profile);
+        cJSON *metrics = text ? cJSON_Parse(text) : NULL;
+        free(text);
+        cJSON_AddItemToObject(one, "profile", metrics ? metrics : cJSON_CreateNull());
+        cJSON *labels = cJSON_AddArrayToObject(one, "labels");
+        for (size_t k = 0; k < p->n_labels; k++) {
+            const tforge_forge_label *l = &p->labels[k];
+            cJSON *label = cJSON_CreateObject();
+            cJSON_AddStringToObject(label, "label", l->label);
+            cJSON_AddNumberToObject(label, "confidence", l->confidence);
+            cJSON_AddStringToObject(label, "evidence", l->evidence);
+            cJSON_AddStringToObject(label, "rule", l->rule);
+            cJSON *moves = cJSON_AddArrayToObject(label, "moves");
+            for (size_t m = 0; m < l->n_moves; m++) {
+                cJSON *move = cJSON_CreateObject();
+                cJSON_AddStringToObject(move, "dimension",
+                                        tforge_space_name(t->space, l->moves[m].dim));
+                cJSON_AddStringToObject(move, "family",
+                                        tforge_forge_family(forge, l->moves[m].dim));
+                cJSON_AddStringToObject(move, "way", tforge_forge_way_name(l->moves[m].way));
+                cJSON_AddItemToArray(moves, move);
+            }
+            cJSON_AddItemToArray(labels, label);
+        }
+        cJSON_AddItemToArray(list, one);
+    }
+}
+
+/* One tune at a time in a results folder: two would overwrite each other's files. The lock is
+ * the process's, so a killed run leaves nothing held. Returns the descriptor to keep open. */
+static int lock_dir(int *fd, const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.tforge.lock", dir);
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (*fd < 0)
+        return tforge_error_set(TFORGE_EIO, "cannot create %s: %s", path, strerror(errno));
+    if (flock(*fd, LOCK_EX | LOCK_NB) != 0)
+        return tforge_error_set(TFORGE_EINPUT, "%s is in use by another tforge tune (two runs "
+                                "would overwrite each other's results): wait for it, or give "
+                                "another --out", dir);
+    return 0;
+}
+
+static int make_dir(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0777);
+            *p = '/';
+        }
+    if (mkdir(path, 0777) && errno != EEXIST)
+        return tforge_error_set(TFORGE_EIO, "cannot create %s: %s", dir, strerror(errno));
+    return 0;
+}
+
+static int any_ok(const tforge_loop_outcome *o)
+{
+    for (size_t i = 0; i < o->n_evals; i++)
+        if (o->evals[i].m.status == TFORGE_STATUS_OK)
+            return 1;
+    return 0;
+}
+
+/* The task's baselines as candidates: each its own text, with its point where it lies in the
+ * space (then the strategy is told of it). */
+static int task_baselines(tforge_candidate **out, tforge_level **points, const tforge_task *t)
+{
+    uint32_t dims = tforge_space_dims(t->space);
+    *out = calloc(t->n_baseline + 1, sizeof **out);
+    *points = malloc((t->n_baseline + 1) * dims * sizeof **points);
+    if (!*out || !*points)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t b = 0; b < t->n_baseline; b++) {
+        tforge_level *p = *points + b * dims;
+        (*out)[b].config = t->baselines[b];
+        (*out)[b].point = tforge_task_point(p, t, t->baselines[b]) == 0 ? p : NULL;
+    }
+    tforge_error_clear(); /* a baseline outside the space is no error */
+    return 0;
+}
+
+/* Every evaluation's config text, for the reports: the baselines have theirs already. */
+static int name_configs(tforge_loop_outcome *o, const tforge_task *t)
+{
+    for (size_t i = 0; i < o->n_evals; i++)
+        if (!o->evals[i].config && tforge_task_config(&o->evals[i].config, t, o->evals[i].point))
+            return TFORGE_ENOMEM;
+    return 0;
+}
+
+/* Begins the run in the store, or resumes the stored one with --resume (refused when its
+ * settings differ). The run's space is stored with it, so that it can be exported. */
+static int open_run(tforge_run_record *record, tforge_run_history *history, tforge_store *store,
+                    const tforge_task *t, const settings *s, const char *settings_text,
+                    const char *environment_text, tforge_recording **described)
+{
+    char *space = NULL;
+    int rc = tforge_recording_describe_space(described, t->space, NULL, t->kernel);
+    if (!rc)
+        rc = tforge_recording_space_json(&space, *described);
+    tforge_store_run like = {0};
+    like.source = t->path;
+    like.space_json = space;
+    like.strategy = (char *)s->strategy;
+    like.settings_json = (char *)settings_text;
+    like.seed = s->seed;
+    like.budget = s->budget;
+    like.environment_json = (char *)environment_text;
+    char inputs[16384] = "";
+    size_t used = 0;
+    for (size_t i = 0; !rc && i < t->n_files; i++)
+        rc = tforge_digest_append(inputs, sizeof inputs, &used, t->files[i]);
+    if (!rc && s->replay_file)
+        rc = tforge_digest_append(inputs, sizeof inputs, &used, s->replay_file);
+    like.inputs = inputs;
+    *record = (tforge_run_record){store, 0, *described, NULL, NULL};
+    if (!rc)
+        rc = tforge_run_open(&record->run_id, history, store, &like,
+                             s->resume ? TFORGE_RUN_RESUME : TFORGE_RUN_NEW);
+    free(space);
+    return rc;
+}
+
+/* The first failure among the baselines (or, with `baselines_only` 0, among all evaluations)
+ * as "status: message", for the message of a run that tuned nothing. */
+static void first_failure(char *out, size_t size, const tforge_loop_outcome *o,
+                          int baselines_only)
+{
+    snprintf(out, size, "none recorded");
+    for (size_t i = 0; i < o->n_evals; i++)
+        if (o->evals[i].m.status != TFORGE_STATUS_OK &&
+            (!baselines_only || o->evals[i].baseline)) {
+            snprintf(out, size, "%s %s: %s", o->evals[i].config,
+                     tforge_status_name(o->evals[i].m.status),
+                     o->evals[i].m.message[0] ? o->evals[i].m.message : "(no message)");
+            return;
+        }
+}
+
+static int baseline_ok(const tforge_loop_outcome *o)
+{
+    int any = 0;
+    for (size_t i = 0; i < o->n_evals; i++)
+        if (o->evals[i].baseline) {
+            if (o->evals[i].m.status == TFORGE_STATUS_OK)
+                return 1;
+            any = 1;
+        }
+    return !any;
+}
+
+/* Tunes the task's selected shape into `dir`. */
+/* What the winner's rewrites are: every evaluation's rewrite parameters, the winner's variant,
+ * its diff, and what each of its transforms is worth. */
+typedef struct won {
+    char **rewrites;
+    char *variant, *diff;
+    tforge_ablation *ablation;
+    size_t n_ablation;
+} won;
+
+static void won_dispose(won *w, size_t n_evals)
+{
+    for (size_t i = 0; w->rewrites && i < n_evals; i++)
+        free(w->rewrites[i]);
+    free(w->rewrites);
+    free(w->variant);
+    free(w->diff);
+    free(w->ablation);
+}
+
+/* The unified diff from the kernel's file to `variant` (the worker's difflib). */
+static char *diff_of(const char *path, const char *variant)
+{
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "path", path);
+    cJSON_AddStringToObject(args, "text", variant);
+    char *json = cJSON_PrintUnformatted(args), *out = NULL;
+    cJSON_Delete(args);
+    char *result = json ? tforge_worker_request(path, "tforge_worker.variants", "unified_diff",
+                                                json, NULL, 60000)
+                        : NULL;
+    cJSON *doc = result ? cJSON_Parse(result) : NULL;
+    if (cJSON_IsString(doc))
+        out = strdup(doc->valuestring);
+    cJSON_Delete(doc);
+    free(result);
+    free(json);
+    return out;
+}
+
+static int winner_variant(won *w, tforge_backend *b, const tforge_task *t,
+                          const tforge_loop_outcome *o, const settings *s, int ablate)
+{
+    if (!(w->rewrites = calloc(o->n_evals + 1, sizeof *w->rewrites)))
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < o->n_evals; i++)
+        if (tforge_task_rewrites(&w->rewrites[i], t, o->evals[i].point))
+            return TFORGE_ENOMEM;
+    const tforge_level *point = o->best >= 0 ? o->evals[o->best].point : NULL;
+    if (!point || tforge_task_variant(&w->variant, t, point, SIZE_MAX) || !w->variant)
+        return 0;
+    if (!(w->diff = diff_of(t->ir->path, w->variant)))
+        return TFORGE_ERROR;
+    if (!ablate)
+        return 0;
+    tell(s, TFORGE_TUNE_ABLATING);
+    return tforge_ablate(&w->ablation, &w->n_ablation, b, t, point, 5);
+}
+
+/* Where a tune's wall time went: result.json's "seconds_split". */
+typedef struct seconds_split {
+    double load, setup, winner;
+    const tforge_loop_seconds *loop;
+} seconds_split;
+
+static void add_seconds_split(cJSON *r, const seconds_split *t)
+{
+    cJSON *o = cJSON_AddObjectToObject(r, "seconds_split");
+    const struct {
+        const char *name;
+        double value;
+    } phases[] = {{"load_task", t->load},           {"setup", t->setup},
+                  {"baselines", t->loop->baselines_s}, {"profile", t->loop->steer_s},
+                  {"search", t->loop->search_s},    {"candidates", t->loop->candidates_s},
+                  {"final_retiming", t->loop->final_s}, {"winner", t->winner},
+                  {"compile_summed", t->loop->compile_s}};
+    for (size_t i = 0; i < sizeof phases / sizeof *phases; i++)
+        cJSON_AddNumberToObject(o, phases[i].name, phases[i].value);
+}
+
+/* The runner's busy share of the wall time after the first batch (the GPU's, on cuda: how much
+ * it waited for the compilers), NAN when the run had no second batch. */
+static double runner_busy(const tforge_loop_outcome *o, size_t first)
+{
+    if (o->n_evals <= first + 1)
+        return NAN;
+    double busy = 0, wall = o->evals[o->n_evals - 1].elapsed_s - o->evals[first].elapsed_s;
+    int runner = 0; /* the compile backend has none */
+    for (size_t i = first + 1; i < o->n_evals; i++)
+        for (uint32_t k = 0; k < o->evals[i].m.n_metrics; k++)
+            if (strcmp(o->evals[i].m.metrics[k].name, "runner_ms") == 0) {
+                busy += o->evals[i].m.metrics[k].value / 1e3;
+                runner = 1;
+            }
+    return runner && wall > 0 ? busy / wall : NAN;
+}
+
+/* result.json's "transforms": those that apply, the winner's rewrites, each one's worth. */
+static void add_transform_results(cJSON *r, const tforge_task *t, const tforge_loop_outcome *o,
+                                  const won *w)
+{
+    cJSON *x = cJSON_AddObjectToObject(r, "transforms");
+    cJSON *applied = cJSON_AddArrayToObject(x, "apply");
+    for (size_t i = 0; i < tforge_transforms_count(t->transforms); i++)
+        cJSON_AddItemToArray(applied, cJSON_CreateString(tforge_transforms_id(t->transforms, i)));
+    const char *rewrites = o->best >= 0 ? w->rewrites[o->best] : NULL;
+    if (rewrites)
+        cJSON_AddStringToObject(x, "winner", rewrites);
+    else
+        cJSON_AddNullToObject(x, "winner");
+    cJSON *worth = cJSON_AddArrayToObject(x, "worth");
+    for (size_t k = 0; k < w->n_ablation; k++) {
+        const tforge_ablation *a = &w->ablation[k];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "without", tforge_transforms_id(t->transforms, a->transform));
+        cJSON_AddStringToObject(e, "status", tforge_status_name(a->m.status));
+        if (!isnan(a->with_ms) && !isnan(a->without_ms)) {
+            cJSON_AddNumberToObject(e, "winner_ms", a->with_ms);
+            cJSON_AddNumberToObject(e, "without_ms", a->without_ms);
+        }
+        cJSON_AddItemToArray(worth, e);
+    }
+}
+
+/* Opens the transforms --transforms names on the task (once: every shape's space then has
+ * their parameters) and says which apply. */
+static int use_transforms(const settings *s, const tforge_registry *reg, tforge_task *task)
+{
+    if (task->transforms || strcmp(s->transforms, "none") == 0)
+        return 0;
+    tforge_transform_ids list;
+    int all = strcmp(s->transforms, "all") == 0;
+    int rc = tforge_transform_ids_split(&list, s->transforms);
+    if (!rc)
+        rc = tforge_task_use_transforms(task, reg, all ? NULL : list.ids,
+                                        s->n_transform_options ? s->transform_options : NULL);
+    tforge_transform_ids_free(&list);
+    for (size_t i = 0; !rc && i < tforge_transforms_count(task->transforms); i++)
+        tforge_log(TFORGE_LOG_INFO, "transform %s: %s", tforge_transforms_id(task->transforms, i),
+                   tforge_transforms_describe(task->transforms, i));
+    return rc;
+}
+
+/* bo's initial design holds the transforms' parameters (the space's last dimensions) at level
+ * 0, the source unchanged, unless the user set `unchanged_tail`: random rewrites on random
+ * knobs taught the model little (experiments/NOTES.md, session 15); the model and the rule
+ * moves bring the rewrites in from the points it measured. */
+static void hold_rewrites(settings *s, const tforge_task *task, const char *plugin)
+{
+    if (!task->transforms || strcmp(plugin, "bo") != 0 || s->n_options == 64)
+        return;
+    for (size_t i = 0; i < s->n_options; i++)
+        if (strncmp(s->options[i], "unchanged_tail=", 15) == 0)
+            return;
+    uint32_t dims = tforge_space_dims(task->space), tail = 0;
+    size_t transform;
+    uint32_t param;
+    while (tail < dims && tforge_transforms_find(task->transforms,
+                                                 tforge_space_name(task->space, dims - 1 - tail),
+                                                 &transform, &param) == 0)
+        tail++;
+    if (!tail)
+        return;
+    snprintf(s->unchanged_tail, sizeof s->unchanged_tail, "unchanged_tail=%u", tail);
+    s->options[s->n_options++] = s->unchanged_tail;
+    s->options[s->n_options] = NULL;
+}
+
+/* forge on a GPU (the cuda backend) when its heuristic is there, else bo. */
+static const char *default_strategy(const settings *s, const tforge_registry *reg)
+{
+    if (s->backend != &tforge_backend_cuda)
+        return "bo";
+    if (tforge_registry_find(reg, TFORGE_PLUGIN_HEURISTIC, s->heuristic))
+        return "forge";
+    tforge_log(TFORGE_LOG_WARN, "no heuristic plugin %s: tuning with bo, unsteered by profiles",
+               s->heuristic);
+    return "bo";
+}
+
+/* Writes every file of the results folder, the take-home verdict so far included; returns
+ * result.json's document, or NULL with the error set. */
+static cJSON *write_results(const settings *s, const tforge_registry *reg, const tforge_task *task,
+                            const tforge_loop_outcome *o, const won *w, const tforge_forge *forge,
+                            int counters, double busy, const seconds_split *split,
+                            const tforge_takehome *th, const char *dir)
+{
+    cJSON *result = result_json(s, reg, task, o, dir);
+    add_seconds_split(result, split);
+    if (!isnan(busy))
+        cJSON_AddNumberToObject(result, "runner_busy_after_first_batch", busy);
+    if (task->transforms)
+        add_transform_results(result, task, o, w);
+    if (forge)
+        add_profile_results(result, forge, task, o, counters);
+    if (th->result)
+        cJSON_AddItemToObject(result, "take_home", cJSON_Duplicate(th->result, 1));
+    char *result_text = cJSON_Print(result);
+    tforge_report_tune report = {s->task,      s->backend_text, backend_note(s), s->strategy,
+                                 s->seed,      task->kernel,    task->path,      task->source,
+                                 o,            result_text,     task->transforms, w->rewrites,
+                                 w->variant,   w->diff,         w->ablation,     w->n_ablation,
+                                 forge,        task->space,     th->hook,        th->hook_at,
+                                 th->dropped,  th->report};
+    int rc = tforge_report_write_tune(dir, &report);
+    free(result_text);
+    if (rc) {
+        cJSON_Delete(result);
+        return NULL;
+    }
+    return result;
+}
+
+/* The shape's outcome for the caller, from its results written. */
+static void shape_done(tforge_tune_shape *r, const settings *s, const tforge_loop_outcome *o,
+                       const won *w, double busy, const seconds_split *split,
+                       const cJSON *result)
+{
+    r->backend = strdup(s->backend_text);
+    r->backend_type = s->backend;
+    r->check = s->check;
+    r->result_json = cJSON_Print(result);
+    r->n_evals = o->n_evals;
+    for (size_t i = 0; i < o->n_evals; i++)
+        r->n_ok += o->evals[i].m.status == TFORGE_STATUS_OK;
+    r->seconds = o->seconds;
+    r->baseline_ms = o->baseline_ms;
+    r->best_ms = o->best_ms;
+    r->speedup = o->speedup;
+    if (o->best >= 0) {
+        r->best_config = strdup(o->evals[o->best].config);
+        if (w->variant)
+            r->rewrites = strdup(w->rewrites[o->best]);
+    }
+    r->busy = busy;
+    const tforge_loop_seconds *l = split->loop;
+    r->split = (tforge_tune_seconds){split->load,     split->setup,  l->baselines_s,
+                                     l->steer_s,      l->search_s,   l->candidates_s,
+                                     l->final_s,      split->winner, l->compile_s};
+}
+
+/* Tunes the task's selected shape into `dir`, s.current; 0, or the failure's code (told). */
+static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task, const char *env,
+                      const char *dir)
+{
+    tforge_recording *rec = NULL;
+    tforge_recording *described = NULL;
+    tforge_backend backend = {0};
+    tforge_candidate *baselines = NULL;
+    tforge_level *baseline_points = NULL;
+    tforge_run_history history = {0};
+    tforge_store *store = NULL;
+    tforge_loop_outcome outcome = {0};
+    tforge_forge *forge = NULL;
+    const char **families = NULL;
+    won won = {0};
+    tforge_takehome th = {0};
+    char *set = NULL, db[4200];
+    cJSON *result = NULL;
+    int rc = 0, lock = -1;
+
+    char recorded[4096];
+    choose_backend(&s, task, strstr(env, "\"gpu\"") != NULL, recorded, sizeof recorded);
+    if (!s.strategy)
+        s.strategy = default_strategy(&s, reg);
+    int steered;
+    const char *strategy_plugin = tforge_forge_plugin(s.strategy, &steered);
+    /* Batches trade evaluations for wall time: bo's replayed score on the H200 matmul space at
+     * 20 evaluations fell from 0.92 (one at a time) to 0.91 in fours and 0.82 in sixteens. */
+    if (!s.batch)
+        s.batch = s.backend == &tforge_backend_replay ? 1 : s.workers < 4 ? s.workers : 4;
+    s.lookahead = s.lookahead && s.backend->prepare; /* nothing to start ahead otherwise */
+    /* a recording holds rewrites only when it was made with them: named transforms alone */
+    if ((s.backend != &tforge_backend_replay || strcmp(s.transforms, "all") != 0) &&
+        use_transforms(&s, reg, task))
+        goto failed;
+    hold_rewrites(&s, task, strategy_plugin);
+    if (!(set = settings_json(&s)))
+        goto failed;
+    snprintf(db, sizeof db, "%s/tforge.db", dir);
+    if (s.replay_file && tforge_recording_read(&rec, s.replay_file))
+        goto failed;
+    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
+    args.task = task;
+    args.space = task->space;
+    args.recording = rec;
+    args.check = s.check;
+    args.noise_seed = s.seed;
+    args.compile_workers = s.workers;
+    args.shape = s.shape;
+    args.profiler_options = s.n_profiler_options ? s.profiler_options : NULL;
+    if (s.timeout)
+        args.compile_timeout_ms = args.check_timeout_ms = args.time_timeout_ms =
+            timeout_ms(s.timeout);
+    tforge_run_record record = {NULL, 0, NULL, NULL, NULL};
+    double setup_start = tforge_clock_s(), loop_end = 0;
+    seconds_split split = {s.load_s, 0, 0, &outcome.split};
+    if (make_dir(dir) || lock_dir(&lock, dir) || tforge_store_open(&store, db) ||
+        open_run(&record, &history, store, task, &s, set, env, &described) ||
+        tforge_backend_open(&backend, s.backend, &args) ||
+        task_baselines(&baselines, &baseline_points, task))
+        goto failed;
+    tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
+    fo.heuristic = s.heuristic;
+    fo.record = &record;
+    fo.counters = !s.no_counters;
+    fo.steer = steered;
+    fo.profile_all = s.profile_all;
+    if ((steered || s.profile_all) &&
+        (tforge_forge_families(&families, task->space, task->transforms) ||
+         (fo.families = families, tforge_forge_open(&forge, reg, task->space, &backend, &fo))))
+        goto failed;
+    tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
+    lo.strategy = strategy_plugin;
+    tforge_forge_companion(&lo, s.strategy);
+    lo.strategy_options = s.options;
+    lo.steer = forge ? tforge_forge_steer(forge) : NULL;
+    lo.patience = s.patience;
+    lo.seed = s.seed;
+    lo.budget = s.budget;
+    lo.time_limit_s = s.time_limit;
+    lo.batch = s.batch;
+    lo.lookahead = s.lookahead;
+    lo.baselines = baselines;
+    lo.n_baselines = task->n_baseline;
+    lo.record = &record;
+    lo.history = &history;
+    lo.progress = s.given->progress;
+    if (!s.backend->timed)
+        lo.final_rounds = 0; /* nothing to re-time */
+    split.setup = tforge_clock_s() - setup_start;
+    if (tforge_loop_run(&outcome, reg, task->space, &backend, &lo) ||
+        name_configs(&outcome, task))
+        goto failed;
+    loop_end = tforge_clock_s();
+    /* the winner's profile for the report, when it was never an incumbent profiled */
+    if (forge && outcome.best >= 0 &&
+        tforge_forge_profile_eval(forge, &outcome, (size_t)outcome.best, NULL))
+        goto failed;
+    /* the first batch: the baselines and the first proposals (they wait for their compile) */
+    double busy = runner_busy(&outcome, task->n_baseline + s.batch - 1);
+    /* the winner, re-run as the user runs it: its files written, imported in a fresh worker and
+     * launched through their own entry point; refused, and the next candidate's written, when
+     * they fail; written once more with the verdict */
+    th.gpu = s.backend == &tforge_backend_cuda;
+    th.timeout_ms = s.timeout ? timeout_ms(s.timeout) : 600000;
+    for (int pass = 0, verdict = 1; verdict == 1; pass++) {
+        if (pass) { /* a refused winner's: the next one's variant and files in their place */
+            won_dispose(&won, outcome.n_evals);
+            won = (struct won){0};
+        }
+        cJSON_Delete(result);
+        result = NULL;
+        if ((task->transforms &&
+             winner_variant(&won, &backend, task, &outcome, &s, pass == 0)) ||
+            tforge_takehome_hook(&th, task, &outcome, won.variant) ||
+            !(result = write_results(&s, reg, task, &outcome, &won, forge, fo.counters, busy,
+                                     &split, &th, dir)) ||
+            (verdict = tforge_takehome_verify(&th, dir, task, &outcome, won.rewrites)) < 0)
+            goto failed;
+    }
+    cJSON_Delete(result); /* once more, with the verdict and the seconds it took */
+    split.winner = tforge_clock_s() - loop_end;
+    if (!(result = write_results(&s, reg, task, &outcome, &won, forge, fo.counters, busy, &split,
+                                 &th, dir)))
+        goto failed;
+    shape_done(s.current, &s, &outcome, &won, busy, &split, result);
+    tell(&s, TFORGE_TUNE_SHAPE_DONE);
+    /* the results are written (they say why each failed), but the run did not do its work */
+    char why[1400];
+    if (!any_ok(&outcome)) {
+        first_failure(why, sizeof why, &outcome, 0);
+        tforge_error_set(TFORGE_ERROR, "%s: no evaluation ran correctly (%zu tried); the first "
+                         "failure: %s; see %s/report.md", task->path, outcome.n_evals, why, dir);
+        goto failed;
+    }
+    if (!baseline_ok(&outcome)) {
+        first_failure(why, sizeof why, &outcome, 1);
+        tforge_error_set(TFORGE_ERROR, "%s: the baseline failed, so nothing was measured against "
+                         "it: %s; see %s/report.md", task->path, why, dir);
+        goto failed;
+    }
+    goto cleanup;
+failed:
+    rc = failed(&s);
+cleanup:
+    cJSON_Delete(result);
+    tforge_takehome_dispose(&th);
+    won_dispose(&won, outcome.n_evals);
+    tforge_forge_free(forge);
+    free(families);
+    tforge_loop_outcome_dispose(&outcome);
+    tforge_backend_close(&backend);
+    tforge_run_history_dispose(&history);
+    tforge_recording_free(described);
+    free(baselines);
+    free(baseline_points);
+    tforge_store_close(store);
+    if (lock >= 0)
+        close(lock);
+    tforge_recording_free(rec);
+    free(set);
+    return rc;
+}
+
+/* --shape all: summary.json, each shape's speedup and their geometric mean; the caller is told
+ * of it before it is written. */
+static int write_summary(const settings *s, const char *dir)
+{
+    tforge_tune_outcome *out = s->outcome;
+    cJSON *o = cJSON_CreateObject(), *shapes = cJSON_AddArrayToObject(o, "shapes");
+    double log_sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < out->n_shapes; i++) {
+        const tforge_tune_shape *r = &out->shapes[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "shape", cJSON_Parse(r->shape_json));
+        cJSON_AddBoolToObject(e, "ok", r->rc == 0);
+        if (!isnan(r->speedup) && r->speedup > 0) {
+            cJSON_AddNumberToObject(e, "baseline_ms", r->baseline_ms);
+            cJSON_AddNumberToObject(e, "best_ms", r->best_ms);
+            cJSON_AddNumberToObject(e, "speedup", r->speedup);
+            log_sum += log(r->speedup);
+            n++;
+        }
+        cJSON_AddItemToArray(shapes, e);
+    }
+    out->n_speedups = n;
+    out->geomean_speedup = n ? exp(log_sum / (double)n) : NAN;
+    if (n)
+        cJSON_AddNumberToObject(o, "geomean_speedup", out->geomean_speedup);
+    char path[4200], *text = out->summary_json = cJSON_Print(o);
+    cJSON_Delete(o);
+    tell(s, TFORGE_TUNE_SUMMARY);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    FILE *f = text ? fopen(path, "w") : NULL;
+    int rc = f && fputs(text, f) >= 0 ? 0 : -1;
+    if (f && fclose(f))
+        rc = -1;
+    return rc ? tforge_error_set(TFORGE_EIO, "%s: cannot write it", path) : 0;
+}
+
+/* A shape about to run: its entry in the outcome, nothing tuned yet. */
+static tforge_tune_shape *begin_shape(tforge_tune_outcome *out, const tforge_task *task,
+                                      size_t shape, const char *dir)
+{
+    tforge_tune_shape *r = &out->shapes[out->n_shapes++];
+    *r = (tforge_tune_shape){.shape = shape, .speedup = NAN, .busy = NAN};
+    if (!(r->shape_json = strdup(task->tune_shapes[shape])) || !(r->dir = strdup(dir))) {
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        return NULL;
+    }
+    return r;
+}
+
+/* A shape's failure stops the session when it is the input's: the task is wrong. */
+static int input_error(int rc)
+{
+    return rc == TFORGE_EINPUT || rc == TFORGE_ENOTFOUND || rc == TFORGE_EABI;
+}
+
+int tforge_tune_run(const tforge_tune_options *options, tforge_tune_outcome *out)
+{
+    *out = (tforge_tune_outcome){.geomean_speedup = NAN};
+    if (options->version != TFORGE_TUNE_OPTIONS_VERSION) /* its fields may lie elsewhere */
+        return tforge_error_set(TFORGE_EINPUT, "tune options version %u, expected %u",
+                                options->version, TFORGE_TUNE_OPTIONS_VERSION);
+    settings s;
+    settings_of(&s, options);
+    s.outcome = out;
+    const tforge_registry *reg = options->registry;
+    tforge_worker *loader = NULL;
+    tforge_task *task = NULL;
+    char *env = NULL, dir[4096];
+    int rc = 0;
+
+    static const char *const interpreting[] = {"TRITON_INTERPRET=1", NULL};
+    static const char *const compiling[] = {"TRITON_INTERPRET=0", NULL};
+    tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
+    wo.name = "task";
+    wo.env = s.backend == &tforge_backend_cuda ? compiling : interpreting;
+    double load_start = tforge_clock_s();
+    if (!s.backend) {
+        tforge_error_set(TFORGE_EINPUT, "backend '%s': expected auto, cuda, interpret, compile "
+                         "or replay:FILE", options->backend);
+        goto failed;
+    }
+    if (tforge_worker_start(&loader, &wo) ||
+        tforge_task_load(&task, loader, s.task, s.timeout ? timeout_ms(s.timeout) : 300000))
+        goto failed;
+    s.load_s = tforge_clock_s() - load_start;
+    if (s.shape >= task->n_tune) {
+        tforge_error_set(TFORGE_EINPUT, "--shape %u: the task has %zu tuning shapes", s.shape,
+                         task->n_tune);
+        goto failed;
+    }
+    for (size_t i = 0; i < task->n_dropped; i++)
+        tforge_log(TFORGE_LOG_INFO, "%s", task->dropped[i]);
+    for (size_t i = 0; i < task->n_warnings; i++)
+        tforge_log(TFORGE_LOG_WARN, "%s", task->warnings[i]);
+    if (!(env = environment(loader, &s)))
+        goto failed;
+    tforge_worker_free(loader);
+    loader = NULL;
+    if (s.out)
+        snprintf(dir, sizeof dir, "%s", s.out);
+    else
+        snprintf(dir, sizeof dir, "tforge-out/%s", task->kernel);
+    if (!(out->kernel = strdup(task->kernel)) || !(out->dir = strdup(dir)) ||
+        !(out->shapes = calloc(task->n_tune, sizeof *out->shapes))) {
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        goto failed;
+    }
+    if (!s.all_shapes) {
+        if (!(s.current = begin_shape(out, task, s.shape, dir)))
+            goto failed;
+        rc = tforge_task_select(task, s.shape) ? failed(&s) : tune_shape(s, reg, task, env, dir);
+        goto cleanup;
+    }
+    if (make_dir(dir))
+        goto failed;
+    for (size_t i = 0; i < task->n_tune; i++) {
+        char sub[4200];
+        snprintf(sub, sizeof sub, "%s/shape-%zu", dir, i);
+        s.shape = (uint32_t)i;
+        if (!(s.current = begin_shape(out, task, i, sub)))
+            goto failed;
+        tell(&s, TFORGE_TUNE_SHAPE_BEGIN);
+        int shape_rc = tforge_task_select(task, i) ? failed(&s)
+                                                    : tune_shape(s, reg, task, env, sub);
+        if (shape_rc)
+            rc = shape_rc;
+        if (input_error(shape_rc))
+            goto cleanup;
+    }
+    s.current = NULL;
+    if (write_summary(&s, dir))
+        goto failed;
+    goto cleanup;
+failed:
+    s.current = NULL;
+    rc = failed(&s);
+cleanup:
+    tforge_task_free(task);
+    tforge_worker_free(loader);
+    free(env);
+    return rc;
+}
+
+void tforge_tune_outcome_dispose(tforge_tune_outcome *o)
+{
+    for (size_t i = 0; i < o->n_shapes; i++) {
+        tforge_tune_shape *r = &o->shapes[i];
+        free(r->shape_json);
+        free(r->dir);
+        free(r->backend);
+        free(r->result_json);
+        free(r->best_config);
+        free(r->rewrites);
+    }
+    free(o->shapes);
+    free(o->kernel);
+    free(o->dir);
+    free(o->summary_json);
+    *o = (tforge_tune_outcome){0};
+}
