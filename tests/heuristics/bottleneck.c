@@ -570,6 +570,25 @@ static void test_prior_scale_and_cap(void **state)
     heuristic()->destroy(capped);
 }
 
+/* A host's view of ABI 1.2 says no owners and no effects: the prior then moves nothing, rather
+ * than guessing from the names (the same space, each dimension named as before). */
+static void test_prior_without_effects(void **state)
+{
+    fixture *f = *state;
+    fixture_space old = f->space;
+    old.view.struct_size = (uint32_t)offsetof(tforge_space_view, owner);
+    old.view.owner = NULL;
+    old.view.effect = NULL;
+    void *h = open_heuristic(&old, 0, NULL, NULL);
+    tforge_bottleneck b = label("compute-bound", 1, "sm_pct 90");
+    double out[64];
+    uint32_t total = prior_of(f, &b, 1).total;
+    assert_int_equal(heuristic()->prior(h, &b, 1, at, out, total), 0);
+    for (uint32_t i = 0; i < total; i++)
+        assert_float_equal(out[i], 0, 0);
+    heuristic()->destroy(h);
+}
+
 static void test_options(void **state)
 {
     fixture *f = *state;
@@ -619,6 +638,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prior_latency_compute_launch_uncoalesced, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_prior_scale_and_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prior_without_effects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_options, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
