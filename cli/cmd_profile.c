@@ -104,7 +104,6 @@ typedef struct run {
     tforge_task *task;
     tforge_backend backend;
     tforge_forge *forge;
-    const char **families;
     tforge_level *point;
     char *config, *ids_text;
     const char *ids[MAX_SETS + 1];
@@ -114,7 +113,6 @@ static void close_run(run *r)
 {
     tforge_forge_free(r->forge);
     tforge_backend_close(&r->backend);
-    free(r->families);
     free(r->point);
     free(r->config);
     tforge_task_free(r->task);
@@ -289,10 +287,8 @@ static int run_profile(const cli_command *c, int argc, char **argv)
     fo.heuristic = a.heuristic;
     fo.counters = !a.no_counters;
     char heuristic_note[512] = "";
-    int rc = tforge_forge_families(&r.families, r.task->space, r.task->transforms);
-    fo.families = r.families;
-    if (!rc && (rc = tforge_forge_open(&r.forge, r.registry, r.task->space, &r.backend, &fo)) ==
-                   TFORGE_ENOTFOUND && !a.heuristic) {
+    int rc = tforge_forge_open(&r.forge, r.registry, r.task->space, &r.backend, &fo);
+    if (rc == TFORGE_ENOTFOUND && !a.heuristic) {
         snprintf(heuristic_note, sizeof heuristic_note, "%s", tforge_error_last()->message);
         r.forge = NULL;
         rc = 0;

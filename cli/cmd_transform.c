@@ -88,15 +88,18 @@ static const tforge_ir_kernel *find_kernel(const cli_command *command, const tfo
     return NULL;
 }
 
-static void print_param(const tforge_transform_param *p)
+static void print_param(const tforge_transforms *t, size_t i, uint32_t j)
 {
     static const char *const roles[] = {"rewrite", "launch option"};
+    static const char *const effects[] = TFORGE_EFFECT_NAMES;
+    const tforge_transform_param *p = tforge_transforms_param(t, i, j);
     printf("    %-28s", p->name);
     if (p->kind == TFORGE_DIM_BOOLEAN)
         printf(" False, True");
     for (uint32_t v = 0; v < p->n_values; v++)
         printf("%s %s", v ? "," : "", p->values[v]);
-    printf("  (%s)\n", roles[p->role == TFORGE_TRANSFORM_LAUNCH]);
+    printf("  (%s: %s)\n", roles[p->role == TFORGE_TRANSFORM_LAUNCH],
+           effects[tforge_transforms_effect(t, i, j)]);
     for (uint32_t c = 0; c < p->n_constraints; c++)
         printf("      constraint %s\n", p->constraints[c]);
 }
@@ -108,7 +111,7 @@ static void list(const tforge_transforms *t, const tforge_ir_kernel *k, const ch
     for (size_t i = 0; i < tforge_transforms_count(t); i++) {
         printf("  %s: %s\n", tforge_transforms_id(t, i), tforge_transforms_describe(t, i));
         for (uint32_t j = 0; j < tforge_transforms_n_params(t, i); j++)
-            print_param(tforge_transforms_param(t, i, j));
+            print_param(t, i, j);
     }
     if (tforge_transforms_n_skipped(t)) {
         printf("do not apply:");

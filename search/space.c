@@ -18,6 +18,9 @@ typedef struct dim {
     uint32_t levels;
     double *values; /* each level's value: ordinal values, 0/1, or the level of a categorical */
     char **labels;  /* categorical only */
+    char *owner;    /* NULL: a knob (tforge_space_describe) */
+    tforge_dim_role role;
+    tforge_dim_effect effect;
 } dim;
 
 typedef struct constraint {
@@ -54,6 +57,7 @@ static void free_dim(dim *d)
     free(d->labels);
     free(d->values);
     free(d->name);
+    free(d->owner);
 }
 
 void tforge_space_free(tforge_space *space)
@@ -114,7 +118,7 @@ static int check_name(const tforge_space *s, const char *name, size_t levels)
 static int add_dim(tforge_space *s, const char *name, tforge_dim_kind kind, uint32_t levels,
                    double *values, char **labels)
 {
-    dim d = {NULL, kind, levels, values, labels};
+    dim d = {NULL, kind, levels, values, labels, NULL, TFORGE_DIM_KNOB, TFORGE_EFFECT_UNKNOWN};
     dim *dims = NULL;
     d.name = strdup(name);
     if (d.name && values)
@@ -501,6 +505,42 @@ int tforge_space_build(tforge_space *space, const tforge_space_build_options *op
     return 0;
 }
 
+int tforge_space_describe(tforge_space *space, uint32_t index, const char *owner,
+                          tforge_dim_role role, uint32_t effect)
+{
+    if (space->built || index >= space->n_dims)
+        return tforge_error_set(TFORGE_EINPUT, "space: dimension %u cannot be described (%s)",
+                                index, space->built ? "the space is built" : "no such dimension");
+    dim *d = &space->dims[index];
+    if ((unsigned)role > TFORGE_DIM_LAUNCH || effect >= TFORGE_EFFECT_COUNT || !owner)
+        return tforge_error_set(TFORGE_EINPUT, "parameter '%s': role %u, effect %u or owner "
+                                "%s is not one the space knows", d->name, (unsigned)role,
+                                (unsigned)effect, owner ? owner : "(none)");
+    char *copy = strdup(owner);
+    if (!copy)
+        return tforge_error_set(TFORGE_ENOMEM, "parameter '%s': out of memory", d->name);
+    free(d->owner);
+    d->owner = copy;
+    d->role = role;
+    d->effect = (tforge_dim_effect)effect;
+    return 0;
+}
+
+const char *tforge_space_owner(const tforge_space *space, uint32_t dim)
+{
+    return space->dims[dim].owner ? space->dims[dim].owner : TFORGE_DIM_OWNER_KNOB;
+}
+
+tforge_dim_role tforge_space_role(const tforge_space *space, uint32_t dim)
+{
+    return space->dims[dim].role;
+}
+
+tforge_dim_effect tforge_space_effect(const tforge_space *space, uint32_t dim)
+{
+    return space->dims[dim].effect;
+}
+
 uint32_t tforge_space_dims(const tforge_space *space)
 {
     return space->n_dims;
@@ -792,10 +832,21 @@ static int view_sample(void *c, tforge_rng *rng, tforge_level *out)
     return tforge_space_sample(out, c, rng);
 }
 
+static const char *view_owner(void *c, uint32_t dim)
+{
+    return tforge_space_owner(c, dim);
+}
+
+static uint32_t view_effect(void *c, uint32_t dim)
+{
+    return (uint32_t)tforge_space_effect(c, dim);
+}
+
 tforge_space_view tforge_space_get_view(const tforge_space *space)
 {
-    tforge_space_view v = {sizeof v,      (void *)space, view_dims,  view_levels,
-                           view_kind,     view_name,     view_value, view_count,
-                           view_point,    view_index_of, view_is_valid, view_sample};
+    tforge_space_view v = {sizeof v,      (void *)space, view_dims,     view_levels,
+                           view_kind,     view_name,     view_value,    view_count,
+                           view_point,    view_index_of, view_is_valid, view_sample,
+                           view_owner,    view_effect};
     return v;
 }

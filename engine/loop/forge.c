@@ -19,8 +19,7 @@ struct tforge_forge {
     void *state;
     char **keys, **values; /* the heuristic's options, split */
     uint32_t n_options;
-    const char **families; /* the lent ones, or this forge's all-"" array */
-    int own_families;
+    const char **families; /* per dimension: its owner, "" for a knob (heuristic.h) */
     uint32_t dims;
     uint64_t n_levels;
     uint32_t *offset;      /* per dimension: where its levels' weights start */
@@ -51,25 +50,6 @@ const char *tforge_forge_way_name(tforge_forge_way way)
     return (unsigned)way < 4 ? names[way] : "?";
 }
 
-int tforge_forge_families(const char ***out, const tforge_space *space,
-                          const tforge_transforms *transforms)
-{
-    uint32_t dims = tforge_space_dims(space);
-    const char **families = malloc((dims ? dims : 1) * sizeof *families);
-    if (!families)
-        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    for (uint32_t d = 0; d < dims; d++) {
-        size_t transform;
-        uint32_t param;
-        families[d] = transforms && tforge_transforms_find(transforms, tforge_space_name(space, d),
-                                                           &transform, &param) == 0
-                          ? tforge_transforms_id(transforms, transform)
-                          : "";
-    }
-    *out = families;
-    return 0;
-}
-
 static void free_profile(tforge_forge_profile *p)
 {
     for (size_t i = 0; i < p->n_labels; i++) {
@@ -93,8 +73,7 @@ void tforge_forge_free(tforge_forge *f)
     }
     free(f->keys);
     free(f->values);
-    if (f->own_families)
-        free(f->families);
+    free(f->families);
     for (size_t i = 0; i < f->n; i++)
         free_profile(&f->profiles[i]);
     free(f->profiles);
@@ -158,14 +137,12 @@ int tforge_forge_open(tforge_forge **out, const tforge_registry *registry,
     }
     if (!rc && !(f->weights = malloc((f->n_levels + 1) * sizeof *f->weights)))
         rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    f->families = (const char **)o->families;
-    if (!rc && !f->families) {
-        f->own_families = 1;
-        if (!(f->families = malloc((f->dims ? f->dims : 1) * sizeof *f->families)))
-            rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
-        for (uint32_t d = 0; !rc && d < f->dims; d++)
-            f->families[d] = "";
-    }
+    if (!rc && !(f->families = malloc((f->dims ? f->dims : 1) * sizeof *f->families)))
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (uint32_t d = 0; !rc && d < f->dims; d++)
+        f->families[d] = tforge_space_role(space, d) == TFORGE_DIM_KNOB
+                             ? ""
+                             : tforge_space_owner(space, d);
     const tforge_plugin_record *record =
         rc ? NULL : tforge_registry_find(registry, TFORGE_PLUGIN_HEURISTIC, f->heuristic_id);
     if (!rc && !record)

@@ -17,7 +17,6 @@
 #define TFORGE_ENGINE_FORGE_H
 
 #include "loop.h"
-#include "transforms.h"
 #include "tforge/plugin/heuristic.h"
 
 /* The strategy plugin behind a strategy name and whether the profile steers it: "forge" is bo,
@@ -33,14 +32,11 @@ const char *tforge_forge_plugin(const char *strategy, int *steered);
 /* Sets the loop's companion for `strategy`: rules' moves for "forge", none for any other. */
 void tforge_forge_companion(tforge_loop_options *options, const char *strategy);
 
-#define TFORGE_FORGE_OPTIONS_VERSION 2
+#define TFORGE_FORGE_OPTIONS_VERSION 3
 typedef struct tforge_forge_options {
     unsigned version;
     const char *heuristic;                /* plugin id; NULL: "bottleneck" */
     const char *const *heuristic_options; /* "key=value", NULL-terminated; may be NULL */
-    /* Per dimension, the transform that owns it ("" for the task's own knobs); NULL: all "".
-     * Lent: it outlives the forge (tforge_forge_families makes one). */
-    const char *const *families;
     int counters;                         /* ask for the profiler's counters too */
     /* Where each profile of an evaluation made by this run (not taken from a resumed one) is
      * recorded, with its labels: the loop's record (NULL: nothing is stored). */
@@ -48,7 +44,7 @@ typedef struct tforge_forge_options {
     int steer;       /* hand each new incumbent's prior to the loop's strategies (0: profile) */
     int profile_all; /* profile every candidate that ran correctly, as its batch is told */
 } tforge_forge_options;
-#define TFORGE_FORGE_OPTIONS_INIT {TFORGE_FORGE_OPTIONS_VERSION, NULL, NULL, NULL, 1, NULL, 1, 0}
+#define TFORGE_FORGE_OPTIONS_INIT {TFORGE_FORGE_OPTIONS_VERSION, NULL, NULL, 1, NULL, 1, 0}
 
 /* Which way a label's prior moves one dimension, relative to the incumbent's level. */
 typedef enum tforge_forge_way {
@@ -103,15 +99,10 @@ int tforge_forge_profile_eval(tforge_forge *forge, const tforge_loop_outcome *ou
 size_t tforge_forge_count(const tforge_forge *forge);
 const tforge_forge_profile *tforge_forge_at(const tforge_forge *forge, size_t index);
 const tforge_forge_profile *tforge_forge_find(const tforge_forge *forge, size_t eval);
-/* The family of a dimension ("" for the task's knobs), the heuristic's id, "up", "down" ... */
+/* The family of a dimension: the transform that owns it (the space says which), "" for the
+ * task's knobs; the heuristic's id; "up", "down" ... */
 const char *tforge_forge_family(const tforge_forge *forge, uint32_t dim);
 const char *tforge_forge_heuristic(const tforge_forge *forge);
 const char *tforge_forge_way_name(tforge_forge_way way);
-
-/* The families of `space`'s dimensions: the transform of `transforms` (may be NULL) that owns a
- * parameter of the dimension's name, else "". `*out` (dims entries, malloc'd: free it) points
- * into `transforms`. */
-int tforge_forge_families(const char ***out, const tforge_space *space,
-                          const tforge_transforms *transforms);
 
 #endif

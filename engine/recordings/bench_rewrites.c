@@ -17,6 +17,7 @@
 #include "tforge/plugin/strategy.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,9 +122,21 @@ static double evaluate(const padded *p, const tforge_level *x, uint32_t *status)
 static double run(padded *p, uint64_t seed, uint32_t budget, int hold, const char *knobs_first)
 {
     const tforge_strategy_interface *it = tforge_static_bo.get(0)->interface;
-    tforge_space_view view = {sizeof view, p,          pad_dims,     pad_levels,
-                              pad_kind,    pad_name,   pad_value,    pad_count,
-                              pad_point,   pad_index_of, pad_valid,  pad_sample};
+    /* a view of ABI 1.2 (no owners or effects): bo reads neither */
+    tforge_space_view view = {offsetof(tforge_space_view, owner),
+                              p,
+                              pad_dims,
+                              pad_levels,
+                              pad_kind,
+                              pad_name,
+                              pad_value,
+                              pad_count,
+                              pad_point,
+                              pad_index_of,
+                              pad_valid,
+                              pad_sample,
+                              NULL,
+                              NULL};
     char tail[16];
     snprintf(tail, sizeof tail, "%u", hold ? p->r : 0);
     const char *keys[] = {"unchanged_tail", "knobs_first"}, *values[] = {tail, knobs_first};

@@ -1,5 +1,6 @@
 #include "replay.h"
 
+#include "knob.h"
 #include "tforge/error.h"
 
 #include <math.h>
@@ -63,6 +64,8 @@ static int build_space(tforge_replay *r)
                  : tforge_space_add_categorical(r->space, param->name,
                                                 (const char *const *)param->texts,
                                                 param->n_values);
+        if (!rc)
+            rc = tforge_knob_describe(r->space, p);
         if (rc)
             return rc;
         if (!(r->level_map[p] = malloc(param->n_values * sizeof **r->level_map)))

@@ -611,11 +611,7 @@ static void hold_rewrites(settings *s, const tforge_task *task, const char *plug
         if (strncmp(s->options[i], "unchanged_tail=", 15) == 0)
             return;
     uint32_t dims = tforge_space_dims(task->space), tail = 0;
-    size_t transform;
-    uint32_t param;
-    while (tail < dims && tforge_transforms_find(task->transforms,
-                                                 tforge_space_name(task->space, dims - 1 - tail),
-                                                 &transform, &param) == 0)
+    while (tail < dims && tforge_space_role(task->space, dims - 1 - tail) != TFORGE_DIM_KNOB)
         tail++;
     if (!tail)
         return;
@@ -710,7 +706,6 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     tforge_store *store = NULL;
     tforge_loop_outcome outcome = {0};
     tforge_forge *forge = NULL;
-    const char **families = NULL;
     won won = {0};
     tforge_takehome th = {0};
     char *set = NULL, db[4200];
@@ -764,9 +759,7 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     fo.counters = !s.no_counters;
     fo.steer = steered;
     fo.profile_all = s.profile_all;
-    if ((steered || s.profile_all) &&
-        (tforge_forge_families(&families, task->space, task->transforms) ||
-         (fo.families = families, tforge_forge_open(&forge, reg, task->space, &backend, &fo))))
+    if ((steered || s.profile_all) && tforge_forge_open(&forge, reg, task->space, &backend, &fo))
         goto failed;
     tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
     lo.strategy = strategy_plugin;
@@ -846,7 +839,6 @@ cleanup:
     tforge_takehome_dispose(&th);
     won_dispose(&won, outcome.n_evals);
     tforge_forge_free(forge);
-    free(families);
     tforge_loop_outcome_dispose(&outcome);
     tforge_backend_close(&backend);
     tforge_run_history_dispose(&history);

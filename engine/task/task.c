@@ -1,6 +1,7 @@
 #include "task.h"
 
 #include "file.h"
+#include "knob.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -118,8 +119,10 @@ static int add_param(tforge_space *space, const char *path, const cJSON *param)
         strings &= cJSON_IsString(v);
         booleans &= cJSON_IsBool(v);
     }
-    if (booleans && n == 2 && cJSON_IsFalse(param->child) != cJSON_IsFalse(param->child->next))
-        return tforge_space_add_boolean(space, param->string);
+    if (booleans && n == 2 && cJSON_IsFalse(param->child) != cJSON_IsFalse(param->child->next)) {
+        int rc = tforge_space_add_boolean(space, param->string);
+        return rc ? rc : tforge_knob_describe(space, tforge_space_dims(space) - 1);
+    }
     if (numbers || strings) {
         double *values = malloc(n * sizeof *values);
         const char **labels = malloc(n * sizeof *labels);
@@ -131,6 +134,8 @@ static int add_param(tforge_space *space, const char *path, const cJSON *param)
         if (!rc)
             rc = numbers ? tforge_space_add_values(space, param->string, values, n)
                          : tforge_space_add_categorical(space, param->string, labels, n);
+        if (!rc)
+            rc = tforge_knob_describe(space, tforge_space_dims(space) - 1);
         free(values);
         free(labels);
         return rc;
@@ -283,23 +288,13 @@ int tforge_task_select(tforge_task *t, size_t shape)
     return rc;
 }
 
-/* -1 for a plan's parameter, else the role of a transform's (a tforge_transform_role). */
-static int transform_role(const tforge_task *t, const char *name)
-{
-    size_t i;
-    uint32_t j;
-    if (!t->transforms || tforge_transforms_find(t->transforms, name, &i, &j))
-        return -1;
-    return (int)tforge_transforms_param(t->transforms, i, j)->role;
-}
-
 int tforge_task_config(char **out, const tforge_task *t, const tforge_level *point)
 {
     cJSON *o = cJSON_CreateObject();
     for (uint32_t d = 0; d < tforge_space_dims(t->space); d++) {
         const char *name = tforge_space_name(t->space, d);
-        int role = transform_role(t, name);
-        if (role == TFORGE_TRANSFORM_REWRITE || (role == TFORGE_TRANSFORM_LAUNCH && !point[d]))
+        tforge_dim_role role = tforge_space_role(t->space, d);
+        if (role == TFORGE_DIM_REWRITE || (role == TFORGE_DIM_LAUNCH && !point[d]))
             continue;
         switch (tforge_space_kind(t->space, d)) {
         case TFORGE_DIM_CATEGORICAL:
@@ -334,7 +329,7 @@ int tforge_task_point(tforge_level *out, const tforge_task *t, const char *confi
                     : cJSON_IsNumber(v) && v->valuedouble == tforge_space_value(t->space, d, l))
                 break;
         }
-        if (!v && transform_role(t, tforge_space_name(t->space, d)) >= 0)
+        if (!v && tforge_space_role(t->space, d) != TFORGE_DIM_KNOB)
             out[d] = 0; /* the kernel as it is */
         else if (!v || l == levels)
             rc = tforge_error_set(TFORGE_ENOTFOUND, "config %s: %s is outside the space", config,
@@ -390,8 +385,7 @@ int tforge_task_rewrites(char **out, const tforge_task *t, const tforge_level *p
     *out = NULL;
     size_t used = 0, cap = 0;
     for (uint32_t d = 0; point && d < tforge_space_dims(t->space); d++) {
-        if (!point[d] || transform_role(t, tforge_space_name(t->space, d)) !=
-                             TFORGE_TRANSFORM_REWRITE)
+        if (!point[d] || tforge_space_role(t->space, d) != TFORGE_DIM_REWRITE)
             continue;
         char value[64];
         const char *label = tforge_space_label(t->space, d, point[d]);

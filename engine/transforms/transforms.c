@@ -196,8 +196,18 @@ const char *tforge_transforms_skipped(const tforge_transforms *t, size_t i)
     return t->skipped[i];
 }
 
-static int add_param(tforge_space *space, const char *id, const tforge_transform_param *p)
+tforge_dim_effect tforge_transforms_effect(const tforge_transforms *t, size_t i, uint32_t j)
 {
+    const tforge_transform_param *p = tforge_transforms_param(t, i, j);
+    return t->items[i].record->abi_minor >= 3 && p->effect < TFORGE_EFFECT_COUNT
+               ? (tforge_dim_effect)p->effect
+               : TFORGE_EFFECT_UNKNOWN;
+}
+
+static int add_param(tforge_space *space, const tforge_transforms *t, size_t i, uint32_t j)
+{
+    const char *id = tforge_transforms_id(t, i);
+    const tforge_transform_param *p = tforge_transforms_param(t, i, j);
     int rc;
     if (tforge_space_find(space, p->name) >= 0)
         return tforge_error_set(TFORGE_EINPUT, "transform '%s': parameter '%s' is in the space "
@@ -223,6 +233,11 @@ static int add_param(tforge_space *space, const char *id, const tforge_transform
             rc = tforge_space_add_values(space, p->name, values, p->n_values);
         free(values);
     }
+    if (!rc)
+        rc = tforge_space_describe(space, tforge_space_dims(space) - 1, id,
+                                   p->role == TFORGE_TRANSFORM_LAUNCH ? TFORGE_DIM_LAUNCH
+                                                                      : TFORGE_DIM_REWRITE,
+                                   tforge_transforms_effect(t, i, j));
     if (rc)
         tforge_error_prefix("transform '%s'", id);
     return rc;
@@ -316,7 +331,7 @@ int tforge_transforms_add_to_space(const tforge_transforms *t, tforge_space *spa
 {
     for (size_t i = 0; i < tforge_transforms_count(t); i++)
         for (uint32_t j = 0; j < tforge_transforms_n_params(t, i); j++) {
-            int rc = add_param(space, tforge_transforms_id(t, i), tforge_transforms_param(t, i, j));
+            int rc = add_param(space, t, i, j);
             if (rc)
                 return rc;
         }
@@ -345,16 +360,22 @@ int tforge_transforms_find(const tforge_transforms *t, const char *name, size_t 
     return TFORGE_ENOTFOUND;
 }
 
-/* The levels of transform i's params at `point`, into `levels`; 1 when any is not 0. */
+/* The levels of transform i's params at `point`, into `levels`; 1 when any is not 0. Its
+ * dimensions are those the space says it owns, added in its params' order (add_to_space); a
+ * space without them leaves every level 0. */
 static int levels_of(tforge_level *levels, const tforge_transforms *t, const tforge_space *space,
                      const tforge_level *point, size_t i)
 {
+    uint32_t n = tforge_transforms_n_params(t, i), j = 0;
+    const char *id = tforge_transforms_id(t, i);
     int any = 0;
-    for (uint32_t j = 0; j < tforge_transforms_n_params(t, i); j++) {
-        int d = tforge_space_find(space, tforge_transforms_param(t, i, j)->name);
-        levels[j] = d >= 0 ? point[d] : 0;
-        any |= levels[j] != 0;
-    }
+    memset(levels, 0, n * sizeof *levels);
+    for (uint32_t d = 0; d < tforge_space_dims(space) && j < n; d++)
+        if (tforge_space_role(space, d) != TFORGE_DIM_KNOB &&
+            strcmp(tforge_space_owner(space, d), id) == 0) {
+            levels[j] = point[d];
+            any |= levels[j++] != 0;
+        }
     return any;
 }
 

@@ -32,14 +32,18 @@ const char *tforge_transforms_describe(const tforge_transforms *t, size_t i);
 uint32_t tforge_transforms_n_params(const tforge_transforms *t, size_t i);
 const tforge_transform_param *tforge_transforms_param(const tforge_transforms *t, size_t i,
                                                       uint32_t j);
+/* What param j of transform i changes: the effect it declares (tforge/plugin/types.h), or
+ * TFORGE_EFFECT_UNKNOWN from a module built before ABI 1.3, whose parameters have no such field. */
+tforge_dim_effect tforge_transforms_effect(const tforge_transforms *t, size_t i, uint32_t j);
 /* Those opened that do not apply to the kernel. */
 size_t tforge_transforms_n_skipped(const tforge_transforms *t);
 const char *tforge_transforms_skipped(const tforge_transforms *t, size_t i);
 
 /* Adds every parameter, then every constraint, to `space` (not built yet), and for each pair of
  * levels of two transforms whose edits alone overlap, the constraint `not (A and B)`: the search
- * never proposes a point that could not be composed. A name the space has already is an error
- * naming the transform. */
+ * never proposes a point that could not be composed. Each parameter's dimension says what it is
+ * (tforge_space_describe): its transform as the owner, its role, its effect. A name the space
+ * has already is an error naming the transform. */
 int tforge_transforms_add_to_space(const tforge_transforms *t, tforge_space *space);
 
 /* The parameter called `name`: 0 with its transform and index, else TFORGE_ENOTFOUND. */

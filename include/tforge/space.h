@@ -54,6 +54,21 @@ int tforge_space_add_categorical(tforge_space *space, const char *name,
                                  const char *const *labels, size_t n);
 int tforge_space_add_boolean(tforge_space *space, const char *name);
 
+/* What a dimension is, for the readers that steer by it (heuristics, reports, strategies): who
+ * declared it, how its level reaches the kernel and what it changes. A dimension added without
+ * it is a knob of unknown effect. */
+typedef enum tforge_dim_role {
+    TFORGE_DIM_KNOB = 0,    /* a value of the task's config: a parameter or a launch option */
+    TFORGE_DIM_REWRITE = 1, /* a transform's: its level selects a variant of the source */
+    TFORGE_DIM_LAUNCH = 2   /* a transform's launch option, level 0 meaning "not passed" */
+} tforge_dim_role;
+
+/* Says what dimension `dim` is: its owner (a transform's id, or TFORGE_DIM_OWNER_KNOB; copied),
+ * its role and its effect (a tforge_dim_effect of tforge/plugin/types.h). Only before the
+ * build; an unknown role or effect is TFORGE_EINPUT naming the parameter. */
+int tforge_space_describe(tforge_space *space, uint32_t dim, const char *owner,
+                          tforge_dim_role role, uint32_t effect);
+
 /* Parses `text` (copied) and checks it against the parameters added so far. Errors give the
  * constraint, the column (1-based) and what is wrong: syntax, an unknown name (with the list of
  * known parameters), a type mistake, or a top-level expression that is not a boolean. */
@@ -89,6 +104,11 @@ uint32_t tforge_space_dims(const tforge_space *space);
 uint32_t tforge_space_levels(const tforge_space *space, uint32_t dim);
 tforge_dim_kind tforge_space_kind(const tforge_space *space, uint32_t dim);
 const char *tforge_space_name(const tforge_space *space, uint32_t dim);
+/* What the dimension is (tforge_space_describe): TFORGE_DIM_OWNER_KNOB, TFORGE_DIM_KNOB and
+ * TFORGE_EFFECT_UNKNOWN unless described. */
+const char *tforge_space_owner(const tforge_space *space, uint32_t dim);
+tforge_dim_role tforge_space_role(const tforge_space *space, uint32_t dim);
+tforge_dim_effect tforge_space_effect(const tforge_space *space, uint32_t dim);
 /* Index of the parameter called `name`, or -1. */
 int tforge_space_find(const tforge_space *space, const char *name);
 /* Ordinal: the value; boolean: 0 or 1; categorical: the level itself. */

@@ -99,6 +99,10 @@ check $? "a bad value: exit $rc, $(cat "$tmp/out")"
 rc=$?
 [ $rc = 0 ] && grep -q "^kernel matmul_kernel " "$tmp/out"
 check $? "the kernel beside a helper: exit $rc, $(head -3 "$tmp/out")"
+# each parameter listed with its role and the effect its transform declares
+grep -Eq "^ +loop0_stages +0, 1, 2, 3, 4, 5  \(rewrite: pipeline-stages\)$" "$tmp/out" &&
+  grep -Eq "^ +maxnreg .*\(launch option: register-cap\)$" "$tmp/out"
+check $? "the parameters' effects: $(grep -E 'loop0_stages|maxnreg' "$tmp/out")"
 "$tforge" transform tests/python/fixtures/realistic/glu_act.py >"$tmp/out" 2>&1
 rc=$?
 [ $rc = 2 ] && grep -q "has 2 kernels (swiglu_fwd_kernel, geglu_tanh_fwd_kernel; helpers: _tanh)" \

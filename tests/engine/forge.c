@@ -103,7 +103,11 @@ static char evidence[128];
 static int fixture_create(void **state, const tforge_heuristic_args *args)
 {
     assert_true(args->struct_size >= sizeof *args);
+    /* the space says who owns each dimension; the host hands heuristics of ABI 1.0 the same
+     * as families ("" for a knob) */
+    assert_string_equal(args->families[0], "");
     assert_string_equal(args->families[1], "persistent");
+    assert_string_equal(args->space->owner(args->space->context, 1), "persistent");
     *state = &classified;
     return 0;
 }
@@ -228,8 +232,6 @@ typedef struct fixture {
     tforge_registry *reg;
 } fixture;
 
-static const char *const families[] = {"", "persistent"};
-
 extern const tforge_plugin_module tforge_static_bo;
 extern const tforge_plugin_module tforge_static_rules;
 extern const tforge_plugin_module tforge_static_bottleneck;
@@ -242,6 +244,8 @@ static int setup(void **state)
         values[i] = 16 << i;
     if (tforge_space_new(&f.space) || tforge_space_add_values(f.space, "BLOCK_M", values, SIDE) ||
         tforge_space_add_range(f.space, "persistent_programs", 0, SIDE - 1, 1) ||
+        tforge_space_describe(f.space, 1, "persistent", TFORGE_DIM_REWRITE,
+                              TFORGE_EFFECT_PROGRAMS) ||
         tforge_space_build(f.space, NULL) || tforge_registry_new(&f.reg) ||
         tforge_registry_add_static(f.reg, &fixtures_module, "test:fixtures") ||
         tforge_registry_add_static(f.reg, &tforge_static_rules, "builtin:rules"))
@@ -277,7 +281,6 @@ static int run_stored(tforge_loop_outcome *out, tforge_forge **forge, fixture *f
     assert_int_equal(tforge_backend_open(&the_backend, type, &args), 0);
     tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
     fo.heuristic = "fixture";
-    fo.families = families;
     fo.record = record;
     assert_int_equal(tforge_forge_open(forge, f->reg, f->space, &the_backend, &fo), 0);
     tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
@@ -540,7 +543,6 @@ static tforge_forge *fixture_forge(fixture *f, int steer, int profile_all)
 {
     tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
     fo.heuristic = "fixture";
-    fo.families = families;
     fo.steer = steer;
     fo.profile_all = profile_all;
     tforge_forge *forge;
@@ -666,7 +668,6 @@ static void names_and_refusals(void **state)
     assert_int_equal(tforge_forge_open(&forge, f->reg, f->space, &backend, &fo),
                      TFORGE_ENOTFOUND);
     fo.heuristic = "fixture";
-    fo.families = families;
     const char *const bad[] = {"threshold", NULL};
     fo.heuristic_options = bad;
     assert_int_equal(tforge_forge_open(&forge, f->reg, f->space, &backend, &fo), TFORGE_EINPUT);

@@ -49,7 +49,6 @@ static const tforge_heuristic_interface *heuristic(void)
 typedef struct fixture_space {
     tforge_space *space;
     tforge_space_view view;
-    const char **families;
 } fixture_space;
 
 static void add_values(tforge_space *s, const char *name, const double *v, size_t n)
@@ -57,7 +56,9 @@ static void add_values(tforge_space *s, const char *name, const double *v, size_
     assert_int_equal(tforge_space_add_values(s, name, v, n), 0);
 }
 
-/* The task's knobs and one parameter of each transform family the prior knows. */
+/* The task's knobs and one parameter of each transform family the prior knows, each named as
+ * its transform names it and saying its owner and effect as the host does (the heuristic reads
+ * only those; tests/heuristics/contract.c builds the space from the real transforms). */
 enum { BLOCK_M, BLOCK_N, WARPS, STAGES, GROUP_M, EVICT, TMA, PERSISTENT, MAXNREG, LOOP_STAGES,
        PRECISION, MASKSPLIT, SPLITK, DIMS };
 
@@ -65,13 +66,21 @@ static fixture_space gemm_space(void)
 {
     static const double tiles[] = {32, 64, 128, 256}, warps[] = {2, 4, 8}, stages[] = {1, 2, 3, 4},
                         group[] = {1, 8}, programs[] = {0, 132, 264},
-                        maxnreg[] = {0, 64, 96, 128, 168, 255}, splits[] = {1, 2, 4, 8};
+                        maxnreg[] = {0, 64, 96, 128, 168, 255}, splits[] = {1, 2, 4, 8},
+                        loop_stages[] = {0, 1, 2, 3, 4, 5};
     static const char *const evict[] = {"none", "evict_first", "evict_last"};
     static const char *const precision[] = {"tf32", "tf32x3", "ieee"};
-    static const char *families[DIMS] = {"", "", "", "", "", "eviction", "descriptors",
-                                         "persistent", "launch", "pipeline", "precision",
-                                         "masksplit", "splitk"};
-    fixture_space f = {NULL, {0}, families};
+    static const char *const owners[DIMS] = {
+        TFORGE_DIM_OWNER_KNOB, TFORGE_DIM_OWNER_KNOB, TFORGE_DIM_OWNER_KNOB, TFORGE_DIM_OWNER_KNOB,
+        TFORGE_DIM_OWNER_KNOB, "eviction", "descriptors", "persistent", "launch", "pipeline",
+        "precision", "masksplit", "splitk"};
+    static const tforge_dim_effect effects[DIMS] = {
+        TFORGE_EFFECT_TILE,     TFORGE_EFFECT_TILE_CONTIGUOUS, TFORGE_EFFECT_WARPS,
+        TFORGE_EFFECT_STAGES,   TFORGE_EFFECT_SWIZZLE,         TFORGE_EFFECT_EVICTION,
+        TFORGE_EFFECT_TMA,      TFORGE_EFFECT_PROGRAMS,        TFORGE_EFFECT_REGISTER_CAP,
+        TFORGE_EFFECT_PIPELINE_STAGES, TFORGE_EFFECT_PRECISION, TFORGE_EFFECT_MASK,
+        TFORGE_EFFECT_SPLIT_K};
+    fixture_space f = {NULL, {0}};
     assert_int_equal(tforge_space_new(&f.space), 0);
     add_values(f.space, "BLOCK_M", tiles, 4);
     add_values(f.space, "BLOCK_N", tiles, 4);
@@ -82,10 +91,17 @@ static fixture_space gemm_space(void)
     assert_int_equal(tforge_space_add_boolean(f.space, "tma"), 0);
     add_values(f.space, "persistent_programs", programs, 3);
     add_values(f.space, "maxnreg", maxnreg, 6);
-    assert_int_equal(tforge_space_add_boolean(f.space, "loop0_num_stages"), 0);
+    add_values(f.space, "loop0_stages", loop_stages, 6);
     assert_int_equal(tforge_space_add_categorical(f.space, "dot0_precision", precision, 3), 0);
     assert_int_equal(tforge_space_add_boolean(f.space, "masksplit0"), 0);
     add_values(f.space, "split_k", splits, 4);
+    for (uint32_t d = 0; d < DIMS; d++)
+        assert_int_equal(tforge_space_describe(f.space, d, owners[d],
+                                               d < EVICT ? TFORGE_DIM_KNOB
+                                               : d == MAXNREG ? TFORGE_DIM_LAUNCH
+                                                              : TFORGE_DIM_REWRITE,
+                                               effects[d]),
+                         0);
     assert_int_equal(tforge_space_build(f.space, NULL), 0);
     f.view = tforge_space_get_view(f.space);
     return f;
@@ -141,8 +157,7 @@ typedef struct classified {
 static void *open_heuristic(const fixture_space *f, uint32_t n_options, const char *const *keys,
                             const char *const *values)
 {
-    tforge_heuristic_args args = {sizeof args, &host, &f->view, f->families, n_options, keys,
-                                  values};
+    tforge_heuristic_args args = {sizeof args, &host, &f->view, NULL, n_options, keys, values};
     void *state = NULL;
     assert_int_equal(heuristic()->create(&state, &args), 0);
     return state;
@@ -555,42 +570,29 @@ static void test_prior_scale_and_cap(void **state)
     heuristic()->destroy(capped);
 }
 
-/* Tiles are told by name (BLOCK_*, *_BLOCK, BLOCK_SIZE*, TILE_*) or as power-of-two ordinal
- * knobs not named as counts (num_*, *GROUP*, *SPLIT*, *STAGES*, *WARPS*). */
-static void test_tile_recognition(void **state)
+/* A host's view of ABI 1.2 says no owners and no effects: the prior then moves nothing, rather
+ * than guessing from the names (the same space, each dimension named as before). */
+static void test_prior_without_effects(void **state)
 {
-    (void)state;
-    static const double pow2[] = {16, 32, 64}, other[] = {3, 5, 7};
-    const char *names[] = {"TILE_X", "CHUNK", "SPLIT_K", "ROW_BLOCK", "STEP", "num_ctas"};
-    const double *values[] = {other, pow2, pow2, other, other, pow2};
-    const int tile[] = {1, 1, 0, 1, 0, 0};
-    fixture_space f = {NULL, {0}, NULL};
-    const char *families[6] = {"", "", "", "", "", ""};
-    f.families = families;
-    assert_int_equal(tforge_space_new(&f.space), 0);
-    for (int i = 0; i < 6; i++)
-        add_values(f.space, names[i], values[i], 3);
-    assert_int_equal(tforge_space_build(f.space, NULL), 0);
-    f.view = tforge_space_get_view(f.space);
-    void *h = open_heuristic(&f, 0, NULL, NULL);
+    fixture *f = *state;
+    fixture_space old = f->space;
+    old.view.struct_size = (uint32_t)offsetof(tforge_space_view, owner);
+    old.view.owner = NULL;
+    old.view.effect = NULL;
+    void *h = open_heuristic(&old, 0, NULL, NULL);
     tforge_bottleneck b = label("compute-bound", 1, "sm_pct 90");
-    tforge_level here[6] = {1, 1, 1, 1, 1, 1};
-    double out[18];
-    assert_int_equal(heuristic()->prior(h, &b, 1, here, out, 18), 0);
-    for (int i = 0; i < 6; i++)
-        if (tile[i])
-            assert_true(out[3 * i + 2] > 0 && out[3 * i] < 0);
-        else
-            assert_true(out[3 * i + 2] == 0 && out[3 * i] == 0);
+    double out[64];
+    uint32_t total = prior_of(f, &b, 1).total;
+    assert_int_equal(heuristic()->prior(h, &b, 1, at, out, total), 0);
+    for (uint32_t i = 0; i < total; i++)
+        assert_float_equal(out[i], 0, 0);
     heuristic()->destroy(h);
-    tforge_space_free(f.space);
 }
 
 static void test_options(void **state)
 {
     fixture *f = *state;
-    tforge_heuristic_args args = {sizeof args, &host, &f->space.view, f->space.families, 1, NULL,
-                                  NULL};
+    tforge_heuristic_args args = {sizeof args, &host, &f->space.view, NULL, 1, NULL, NULL};
     const char *keys[] = {"threshold"}, *values[] = {"3"};
     args.option_keys = keys;
     args.option_values = values;
@@ -636,7 +638,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prior_latency_compute_launch_uncoalesced, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_prior_scale_and_cap, setup, teardown),
-        cmocka_unit_test(test_tile_recognition),
+        cmocka_unit_test_setup_teardown(test_prior_without_effects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_options, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,6 +2,7 @@
  * LP64 platforms we ship for, so a change that moves a field fails to compile. */
 #include "tforge/plugin/plugin.h"
 #include "tforge/plugin/strategy.h"
+#include "tforge/plugin/transform.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -57,7 +58,21 @@ _Static_assert(sizeof(tforge_measurement) == 64 + 16 * 40 + 256, "measurement si
 _Static_assert(offsetof(tforge_space_view, context) == 8, "space_view.context");
 _Static_assert(offsetof(tforge_space_view, dims) == 16, "space_view.dims");
 _Static_assert(offsetof(tforge_space_view, sample) == 88, "space_view.sample");
-_Static_assert(sizeof(tforge_space_view) == 96, "space_view size");
+_Static_assert(offsetof(tforge_space_view, owner) == 96, "space_view.owner (since 1.3)");
+_Static_assert(offsetof(tforge_space_view, effect) == 104, "space_view.effect (since 1.3)");
+_Static_assert(sizeof(tforge_space_view) == 112, "space_view size");
+
+_Static_assert(offsetof(tforge_transform_param, kind) == 8, "transform_param.kind");
+_Static_assert(offsetof(tforge_transform_param, role) == 12, "transform_param.role");
+_Static_assert(offsetof(tforge_transform_param, n_values) == 16, "transform_param.n_values");
+_Static_assert(offsetof(tforge_transform_param, values) == 24, "transform_param.values");
+_Static_assert(offsetof(tforge_transform_param, n_constraints) == 32,
+               "transform_param.n_constraints");
+_Static_assert(offsetof(tforge_transform_param, constraints) == 40,
+               "transform_param.constraints");
+_Static_assert(offsetof(tforge_transform_param, effect) == 48,
+               "transform_param.effect (since 1.3)");
+_Static_assert(sizeof(tforge_transform_param) == 56, "transform_param size");
 
 _Static_assert(offsetof(tforge_observation, status) == 8, "observation.status");
 _Static_assert(offsetof(tforge_observation, value) == 16, "observation.value");
@@ -99,6 +114,24 @@ static void kinds_and_statuses_keep_their_numbers(void **state)
     assert_int_equal(TFORGE_PLUGIN_ABI_MAJOR, 1);
     assert_int_equal(TFORGE_PLUGIN_ENOMEM, -2);
     assert_int_equal(TFORGE_PLUGIN_EINPUT, -3);
+    assert_int_equal(TFORGE_PLUGIN_ABI_MINOR, 3);
+}
+
+/* Effects travel in uint32_t fields too; a zeroed field (a plugin older than 1.3) is unknown,
+ * and each has its one spelling. */
+static void effects_keep_their_numbers(void **state)
+{
+    (void)state;
+    static const char *const names[] = TFORGE_EFFECT_NAMES;
+    assert_int_equal(sizeof names / sizeof *names, TFORGE_EFFECT_COUNT);
+    assert_int_equal(TFORGE_EFFECT_UNKNOWN, 0);
+    assert_string_equal(names[TFORGE_EFFECT_UNKNOWN], "unknown");
+    assert_int_equal(TFORGE_EFFECT_TILE, 1);
+    assert_int_equal(TFORGE_EFFECT_STAGES, 4);
+    assert_int_equal(TFORGE_EFFECT_PIPELINE_STAGES, 5);
+    assert_string_equal(names[TFORGE_EFFECT_PIPELINE_STAGES], "pipeline-stages");
+    assert_int_equal(TFORGE_EFFECT_FOLD, 18);
+    assert_string_equal(names[TFORGE_EFFECT_FOLD], "fold");
 }
 
 /* The generator is part of the ABI's promise that a seed means the same proposals everywhere. */
@@ -126,6 +159,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(kinds_and_statuses_keep_their_numbers),
         cmocka_unit_test(rng_sequence_is_pinned),
+        cmocka_unit_test(effects_keep_their_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -193,9 +193,21 @@ static void grid_init(grid *g, tforge_space_view *view, int enumerated)
             g->valid[g->n_valid++] = raw;
         }
     }
-    *view = (tforge_space_view){sizeof *view, g,       g_dims,     g_levels,   g_kind,
-                                g_name,       g_value, g_count,    g_point,    g_index_of,
-                                g_is_valid,   g_sample};
+    /* a view of ABI 1.2: no owners or effects, which no strategy reads */
+    *view = (tforge_space_view){offsetof(tforge_space_view, owner),
+                                g,
+                                g_dims,
+                                g_levels,
+                                g_kind,
+                                g_name,
+                                g_value,
+                                g_count,
+                                g_point,
+                                g_index_of,
+                                g_is_valid,
+                                g_sample,
+                                NULL,
+                                NULL};
 }
 
 /* ---- objectives (lower is better) ---- */

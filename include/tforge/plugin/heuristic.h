@@ -32,7 +32,9 @@ typedef struct tforge_heuristic_args {
     const tforge_host *host;
     const tforge_space_view *space;
     /* One per dimension: the transform id whose parameter it is ("persistent", "eviction"), or
-     * "" for the task's own knobs (tiles, num_warps, num_stages). */
+     * "" for the task's own knobs (tiles, num_warps, num_stages). Since ABI 1.3 the space view
+     * says this and more (owner and effect of each dimension): read those; a heuristic finds
+     * no role from a dimension's name. */
     const char *const *families;
     uint32_t n_options;
     const char *const *option_keys;

@@ -1,4 +1,4 @@
-/* The TritonForge plugin ABI, version 1.2: what a plugin author includes, and nothing else.
+/* The TritonForge plugin ABI, version 1.3: what a plugin author includes, and nothing else.
  *
  * A plugin is a shared object that exports one symbol, `tforge_plugin_entry`, of type
  * `tforge_plugin_module`. Its first field is the ABI version: the host reads it before running
@@ -16,7 +16,8 @@
  * in types.h; each kind's interface in a header of its own: strategy.h (ask/tell), transform.h
  * (source rewrites, over the analysis IR of ir.h), profiler.h and heuristic.h (over the profiles
  * of profile.h), and the drafts costmodel.h and llm.h. ABI 1.2 added set_level_prior to
- * strategies. `sdk/` (installed beside these
+ * strategies; 1.3 what a dimension is (its owner and effect, types.h) to the space view and to a
+ * transform's parameters. `sdk/` (installed beside these
  * headers as tforge/sdk/) holds the helpers in-tree plugins use, so an out-of-tree one copies
  * nothing.
  */
@@ -31,7 +32,7 @@ extern "C" {
 #endif
 
 #define TFORGE_PLUGIN_ABI_MAJOR 1u
-#define TFORGE_PLUGIN_ABI_MINOR 2u
+#define TFORGE_PLUGIN_ABI_MINOR 3u
 #define TFORGE_PLUGIN_ABI_VERSION_INIT {TFORGE_PLUGIN_ABI_MAJOR, TFORGE_PLUGIN_ABI_MINOR, 0u}
 
 #if defined(_WIN32)

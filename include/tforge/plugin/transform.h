@@ -44,7 +44,8 @@ typedef enum tforge_transform_role {
  * the search encodes it as, and its values as text. ORDINAL values are numbers, ascending;
  * CATEGORICAL ones are words (letters, digits, '_'); BOOLEAN has none (n_values 0). Level 0 (the
  * first value, or false) must mean "leave the kernel as it is". Constraints are expressions of
- * the space's language (tforge/space.h) over this and other parameters of the space. Static or
+ * the space's language (tforge/space.h) over this and other parameters of the space. What the
+ * parameter changes is its `effect`, never its name: heuristics steer by it. Static or
  * state-owned memory, valid as long as the state. */
 typedef struct tforge_transform_param {
     const char *name;
@@ -54,6 +55,9 @@ typedef struct tforge_transform_param {
     const char *const *values;
     uint32_t n_constraints;
     const char *const *constraints;
+    /* since 1.3: a tforge_dim_effect (types.h); the host reads it only from a module of ABI 1.3
+     * or later, and takes TFORGE_EFFECT_UNKNOWN for an older one */
+    uint32_t effect;
 } tforge_transform_param;
 
 /* Everything a transform is given, lent for the whole life of its state. */

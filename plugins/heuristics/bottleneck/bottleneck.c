@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,6 @@
 typedef struct bottleneck_state {
     const tforge_host *host;
     const tforge_space_view *space;
-    const char *const *families;
     double ridge;      /* flop per byte where the roofline's roofs meet */
     double max_weight; /* |log weight| cap per level */
     double unchanged;  /* log weight of level 0 of a transform parameter no label speaks for */
@@ -91,7 +91,6 @@ static int create(void **state, const tforge_heuristic_args *args)
         return fail(args->host, TFORGE_PLUGIN_ENOMEM, "out of memory");
     s->host = args->host;
     s->space = args->space;
-    s->families = args->families;
     s->ridge = values[0];
     s->max_weight = values[1];
     s->unchanged = values[2];
@@ -344,60 +343,44 @@ static double evidence_value(const char *evidence, const char *name)
     return NAN;
 }
 
-static int prefixed(const char *name, const char *prefix)
+/* What dimension d changes and whether a transform owns it, from the view (ABI 1.3); a host
+ * whose view does not say leaves every effect unknown and every dimension a knob. */
+static int view_describes(const tforge_space_view *v)
 {
-    return strncmp(name, prefix, strlen(prefix)) == 0;
+    return v->struct_size >= offsetof(tforge_space_view, effect) + sizeof v->effect && v->owner &&
+           v->effect;
 }
 
-static int suffixed(const char *name, const char *suffix)
+static uint32_t effect_of(const tforge_space_view *v, uint32_t d)
 {
-    size_t n = strlen(name), k = strlen(suffix);
-    return n >= k && strcmp(name + n - k, suffix) == 0;
+    return view_describes(v) ? v->effect(v->context, d) : TFORGE_EFFECT_UNKNOWN;
 }
 
-static int power_of_two(double v)
+static int owned_by_transform(const tforge_space_view *v, uint32_t d)
 {
-    return v >= 1 && v == floor(v) && ((unsigned long long)v & ((unsigned long long)v - 1)) == 0;
+    return view_describes(v) && strcmp(v->owner(v->context, d), TFORGE_DIM_OWNER_KNOB) != 0;
 }
 
-/* Whether a dimension is a tile size: a task knob (family "") named BLOCK_*, *_BLOCK,
- * BLOCK_SIZE*, TILE_*, or an ordinal knob whose values are all powers of two, unless its name
- * says it counts something else (num_*, NUM_*, *GROUP*, *SPLIT*, *STAGES*, *WARPS*). */
-static int is_tile(const tforge_space_view *v, const char *family, uint32_t d)
+/* A tile the prior can move: an ordinal of two levels or more. */
+static int is_tile(const tforge_space_view *v, uint32_t d)
 {
-    const char *name = v->name(v->context, d);
-    if (*family || v->kind(v->context, d) != TFORGE_DIM_ORDINAL || v->levels(v->context, d) < 2)
-        return 0;
-    if (prefixed(name, "BLOCK_") || suffixed(name, "_BLOCK") || prefixed(name, "TILE_") ||
-        strcmp(name, "BLOCK") == 0)
-        return 1;
-    if (prefixed(name, "num_") || prefixed(name, "NUM_") || strstr(name, "GROUP") ||
-        strstr(name, "SPLIT") || strstr(name, "STAGES") || strstr(name, "WARPS") ||
-        strstr(name, "group"))
-        return 0;
-    for (uint32_t l = 0; l < v->levels(v->context, d); l++)
-        if (!power_of_two(v->value(v->context, d, l)))
-            return 0;
-    return 1;
+    uint32_t e = effect_of(v, d);
+    return (e == TFORGE_EFFECT_TILE || e == TFORGE_EFFECT_TILE_CONTIGUOUS) &&
+           v->kind(v->context, d) == TFORGE_DIM_ORDINAL && v->levels(v->context, d) >= 2;
 }
 
-/* A tile along a contiguous dimension, guessed by name: one ending in N or K (row-major
- * operands are contiguous along N and K), a 1-D BLOCK_SIZE*, or the only tile there is. */
-static int is_contiguous_tile(const tforge_space_view *v, const char *const *families, uint32_t d)
+/* A tile along a contiguous dimension: one that says so, or the only tile there is. */
+static int is_contiguous_tile(const tforge_space_view *v, uint32_t d)
 {
-    const char *name = v->name(v->context, d);
     uint32_t tiles = 0, dims = v->dims(v->context);
     for (uint32_t e = 0; e < dims; e++)
-        tiles += (uint32_t)is_tile(v, families ? families[e] : "", e);
-    size_t n = strlen(name);
-    return tiles == 1 || prefixed(name, "BLOCK_SIZE") || strcmp(name, "BLOCK") == 0 ||
-           (n && (name[n - 1] == 'N' || name[n - 1] == 'K'));
+        tiles += (uint32_t)is_tile(v, e);
+    return tiles == 1 || effect_of(v, d) == TFORGE_EFFECT_TILE_CONTIGUOUS;
 }
 
 typedef struct dim_view {
     const tforge_space_view *v;
     uint32_t d, levels, kind, at; /* at == levels when unknown */
-    const char *name, *family;
     double *w;
 } dim_view;
 
@@ -462,41 +445,43 @@ static int level_is_at(const dim_view *d, uint32_t l, double unused)
     return l == d->at;
 }
 
-/* UNMASKED (masksplit: the main loop's iterations without their masks) and NO_MULTIPLY (exp2: no
- * multiply before each exponential; scalefold: none on each score) issue fewer instructions for the
- * same work and the same bytes;
- * SPLITK multiplies a GEMM's programs by its split of K. */
+/* The dimensions the rules move, each told by its effect (types.h): UNMASKED (effect mask:
+ * masksplit's main loop without its masks) and NO_MULTIPLY (effect fold: exp2's exponentials and
+ * scalefold's scores without their multiply) issue fewer instructions for the same work and the
+ * same bytes; SPLITK multiplies a GEMM's programs by its split of K. */
 enum role { OTHER, TILE, WARPS, STAGES, PIPELINE_STAGES, MAXNREG, PERSISTENT, EVICTION, TMA,
             PRECISION, UNMASKED, NO_MULTIPLY, SPLITK };
 
 static enum role role_of(const dim_view *d)
 {
-    const char *f = d->family, *name = d->name;
-    if (is_tile(d->v, f, d->d))
+    if (is_tile(d->v, d->d))
         return TILE;
-    if (!*f && strcmp(name, "num_warps") == 0)
+    switch (effect_of(d->v, d->d)) {
+    case TFORGE_EFFECT_WARPS:
         return WARPS;
-    if (!*f && strcmp(name, "num_stages") == 0)
+    case TFORGE_EFFECT_STAGES:
         return STAGES;
-    if (strcmp(f, "pipeline") == 0 && suffixed(name, "num_stages"))
+    case TFORGE_EFFECT_PIPELINE_STAGES:
         return PIPELINE_STAGES;
-    if (strcmp(f, "launch") == 0 && strcmp(name, "maxnreg") == 0)
+    case TFORGE_EFFECT_REGISTER_CAP:
         return MAXNREG;
-    if (strcmp(f, "persistent") == 0 && strcmp(name, "persistent_programs") == 0)
+    case TFORGE_EFFECT_PROGRAMS:
         return PERSISTENT;
-    if (strcmp(f, "eviction") == 0)
+    case TFORGE_EFFECT_EVICTION:
         return EVICTION;
-    if (strcmp(f, "descriptors") == 0)
+    case TFORGE_EFFECT_TMA:
         return TMA;
-    if (strcmp(f, "precision") == 0)
+    case TFORGE_EFFECT_PRECISION:
         return PRECISION;
-    if (strcmp(f, "masksplit") == 0)
+    case TFORGE_EFFECT_MASK:
         return UNMASKED;
-    if (strcmp(f, "exp2") == 0 || strcmp(f, "scalefold") == 0)
+    case TFORGE_EFFECT_FOLD:
         return NO_MULTIPLY;
-    if (strcmp(f, "splitk") == 0 && strcmp(name, "split_k") == 0)
+    case TFORGE_EFFECT_SPLIT_K:
         return SPLITK;
-    return OTHER;
+    default:
+        return OTHER;
+    }
 }
 
 /* One label's pull on one dimension, `s` its strength (confidence x 1.5). */
@@ -546,7 +531,7 @@ static void pull(const bottleneck_state *s, const tforge_bottleneck *b, const di
             favour(d, level_positive, 0, strength / 2);
         else if (r == TMA)
             favour(d, level_positive, 0, strength);
-        else if (r == TILE && (reuse || is_contiguous_tile(d->v, s->families, d->d)))
+        else if (r == TILE && (reuse || is_contiguous_tile(d->v, d->d)))
             toward(d, +1, strength); /* wider loads; with re-reads, more reuse in every tile */
     } else if (strcmp(label, "latency-bound") == 0) {
         if (r == STAGES || r == PIPELINE_STAGES)
@@ -587,7 +572,7 @@ static void lean_unchanged(const bottleneck_state *s, double *log_weight, uint64
     int any = 0;
     for (uint64_t i = 0; i < n; i++)
         any |= log_weight[i] != 0;
-    if (!any || !s->families)
+    if (!any)
         return;
     double *w = log_weight;
     for (uint32_t d = 0; d < dims; w += v->levels(v->context, d), d++) {
@@ -595,7 +580,7 @@ static void lean_unchanged(const bottleneck_state *s, double *log_weight, uint64
         int moved = 0;
         for (uint32_t l = 0; l < levels; l++)
             moved |= w[l] != 0;
-        if (!moved && levels > 1 && s->families[d] && *s->families[d])
+        if (!moved && levels > 1 && owned_by_transform(v, d))
             w[0] = fmin(s->max_weight, s->unchanged);
     }
 }
@@ -616,8 +601,6 @@ static int prior(void *state, const tforge_bottleneck *labels, uint32_t n_labels
     uint64_t offset = 0;
     for (uint32_t d = 0; d < dims; d++) {
         dim_view dv = {v, d, v->levels(v->context, d), v->kind(v->context, d), 0,
-                       v->name(v->context, d), s->families && s->families[d] ? s->families[d]
-                                                                             : "",
                        log_weight + offset};
         dv.at = at && at[d] < dv.levels ? at[d] : dv.levels;
         for (uint32_t i = 0; i < n_labels; i++)

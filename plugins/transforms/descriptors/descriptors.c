@@ -66,11 +66,11 @@ static int descriptors_create(void **state, const tforge_transform_args *args)
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     s->base.params[s->base.n_params++] = (tforge_transform_param){
-        "tma", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE, 0, NULL, 0, NULL};
+        "tma", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE, 0, NULL, 0, NULL, TFORGE_EFFECT_TMA};
     if (alone_on_its_line(args->source, g->c.access))
         s->base.params[s->base.n_params++] = (tforge_transform_param){
             "tma_subtile", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE, 0, NULL, 1,
-            subtile_constraint};
+            subtile_constraint, TFORGE_EFFECT_TMA};
     const tforge_ir_gemm_matrix *m[3] = {&g->a, &g->b, &g->c};
     for (int i = 0; i < 3; i++)
         local_name(s->names[i], sizeof s->names[i], k, m[i]->base, "_desc");

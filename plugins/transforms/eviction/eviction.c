@@ -65,7 +65,7 @@ static int eviction_create(void **state, const tforge_transform_args *args)
         snprintf(s->names[l], sizeof s->names[l], "evict%u", (unsigned)l);
         b->params[l] = (tforge_transform_param){s->names[l], TFORGE_DIM_CATEGORICAL,
                                                 TFORGE_TRANSFORM_REWRITE, 3, evict_values, 0,
-                                                NULL};
+                                                NULL, TFORGE_EFFECT_EVICTION};
         if (len < sizeof b->description)
             len += (size_t)snprintf(b->description + len, sizeof b->description - len, "%s %d%s",
                                     l ? "," : "", m->span.line, m->in_loop ? " (in a loop)" : "");

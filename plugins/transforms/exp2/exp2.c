@@ -24,7 +24,7 @@ static int exp2_create(void **state, const tforge_transform_args *args)
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     s->params[s->n_params++] = (tforge_transform_param){
-        "exp2", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE, 0, NULL, 0, NULL};
+        "exp2", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE, 0, NULL, 0, NULL, TFORGE_EFFECT_FOLD};
     size_t len = (size_t)snprintf(s->description, sizeof s->description, "%zu exp call%s at line",
                                   n, n > 1 ? "s" : "");
     int last = 0;

@@ -101,7 +101,8 @@ static int groupm_create(void **state, const tforge_transform_args *args)
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     s->params[s->n_params++] = (tforge_transform_param){
-        "group_m", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_REWRITE, 5, group_values, 0, NULL};
+        "group_m", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_REWRITE, 5, group_values, 0, NULL,
+        TFORGE_EFFECT_SWIZZLE};
     const tforge_ir_tile_map *t = k->tile_map;
     snprintf(s->description, sizeof s->description, "%s tile map %s, %s at lines %d, %d",
              t->form, t->m_target, t->n_target, t->m_stmt.line, t->n_stmt.line);

@@ -18,10 +18,11 @@ static int launch_create(void **state, const tforge_transform_args *args)
     if (!xf_in_space(args, "maxnreg"))
         s->params[s->n_params++] = (tforge_transform_param){
             "maxnreg", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_LAUNCH, 6, maxnreg_values,
-            warps ? 1u : 0u, warps ? maxnreg_fits : NULL};
+            warps ? 1u : 0u, warps ? maxnreg_fits : NULL, TFORGE_EFFECT_REGISTER_CAP};
     if (!xf_in_space(args, "num_ctas") && args->kernel->n_dots)
         s->params[s->n_params++] = (tforge_transform_param){
-            "num_ctas", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_LAUNCH, 2, num_ctas_values, 0, NULL};
+            "num_ctas", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_LAUNCH, 2, num_ctas_values, 0, NULL,
+            TFORGE_EFFECT_CLUSTER};
     if (s->n_params == 0) {
         free(s);
         return TFORGE_TRANSFORM_NOT_APPLICABLE;

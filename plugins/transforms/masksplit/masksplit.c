@@ -25,7 +25,7 @@ static int masksplit_create(void **state, const tforge_transform_args *args)
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     xf_base *b = &s->base;
-    xf_booleans(b, s->names, k->n_loop_tails, MAX_LOOPS, "masksplit");
+    xf_booleans(b, s->names, k->n_loop_tails, MAX_LOOPS, "masksplit", TFORGE_EFFECT_MASK);
     size_t len = (size_t)snprintf(b->description, sizeof b->description, "masked loop%s at line",
                                   b->n_params > 1 ? "s" : "");
     for (size_t i = 0; i < b->n_params; i++) {

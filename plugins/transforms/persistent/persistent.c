@@ -63,10 +63,11 @@ static int persistent_create(void **state, const tforge_transform_args *args)
     }
     b->n_params = 2;
     b->params[0] = (tforge_transform_param){"persistent_programs", TFORGE_DIM_ORDINAL,
-                                            TFORGE_TRANSFORM_REWRITE, 3, s->value_list, 0, NULL};
+                                            TFORGE_TRANSFORM_REWRITE, 3, s->value_list, 0, NULL,
+                                            TFORGE_EFFECT_PROGRAMS};
     b->params[1] = (tforge_transform_param){"persistent_flatten", TFORGE_DIM_BOOLEAN,
                                             TFORGE_TRANSFORM_REWRITE, 0, NULL, 1,
-                                            flatten_only_when_persistent};
+                                            flatten_only_when_persistent, TFORGE_EFFECT_FLATTEN};
     strcpy(s->tile, uses_word(args->source, k->span.start, k->span.end, "tile_id")
                         ? "_tforge_tile_id"
                         : "tile_id");

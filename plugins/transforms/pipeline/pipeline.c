@@ -17,6 +17,8 @@ typedef enum option { STAGES, UNROLL, FLATTEN, SINGLE_ACC } option;
 static const char *const option_names[] = {"num_stages", "loop_unroll_factor", "flatten",
                                            "disallow_acc_multi_buffer"};
 static const char *const option_suffix[] = {"stages", "unroll", "flatten", "single_acc"};
+static const uint32_t option_effect[] = {TFORGE_EFFECT_PIPELINE_STAGES, TFORGE_EFFECT_UNROLL,
+                                         TFORGE_EFFECT_FLATTEN, TFORGE_EFFECT_ACC_BUFFERS};
 
 typedef struct loop_params {
     const tforge_ir_loop *loop;
@@ -54,7 +56,7 @@ static void add(pipeline_state *s, loop_params *lp, option o)
              option_suffix[o]);
     tforge_transform_param *p = &b->params[k];
     *p = (tforge_transform_param){s->names[k], TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE,
-                                  0, NULL, 0, NULL};
+                                  0, NULL, 0, NULL, option_effect[o]};
     if (o == STAGES)
         p->kind = TFORGE_DIM_ORDINAL, p->n_values = 6, p->values = stages_values;
     else if (o == UNROLL)

@@ -55,7 +55,7 @@ static int precision_create(void **state, const tforge_transform_args *args)
         snprintf(s->names[j], sizeof s->names[j], "dot%u_precision", (unsigned)j);
         b->params[j] = (tforge_transform_param){s->names[j], TFORGE_DIM_CATEGORICAL,
                                                 TFORGE_TRANSFORM_REWRITE, 3, precision_values,
-                                                0, NULL};
+                                                0, NULL, TFORGE_EFFECT_PRECISION};
         if (len < sizeof b->description)
             len += (size_t)snprintf(b->description + len, sizeof b->description - len, "%s %d",
                                     j ? "," : "", d->span.line);

@@ -27,7 +27,7 @@ static int scalefold_create(void **state, const tforge_transform_args *args)
     xf_base *b = &s->base;
     snprintf(s->hook, sizeof s->hook, "_tforge_scalefold_%s", k->name);
     snprintf(s->unfolded, sizeof s->unfolded, "_tforge_unfolded_%s", k->name);
-    xf_booleans(b, s->names, k->n_scale_folds, MAX_FOLDS, "scalefold");
+    xf_booleans(b, s->names, k->n_scale_folds, MAX_FOLDS, "scalefold", TFORGE_EFFECT_FOLD);
     size_t len = (size_t)snprintf(b->description, sizeof b->description, "scaled score%s at line",
                                   b->n_params > 1 ? "s" : "");
     for (size_t i = 0; i < b->n_params; i++) {

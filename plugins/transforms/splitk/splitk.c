@@ -28,7 +28,8 @@ static int splitk_create(void **state, const tforge_transform_args *args)
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     s->base.params[s->base.n_params++] = (tforge_transform_param){
-        "split_k", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_REWRITE, 5, split_values, 0, NULL};
+        "split_k", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_REWRITE, 5, split_values, 0, NULL,
+        TFORGE_EFFECT_SPLIT_K};
     snprintf(s->hook, sizeof s->hook, "_tforge_splitk_%s", k->name);
     snprintf(s->base.description, sizeof s->base.description,
              "split-K for the GEMM %s = %s @ %s (loop at line %d, store at line %d)", g->c.base,

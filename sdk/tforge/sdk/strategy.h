@@ -235,8 +235,9 @@ static inline int strat_error(const strat_base *b, int code, const char *format,
 static inline int strat_check_space(strat_base *b, const tforge_strategy_args *args)
 {
     const tforge_space_view *s = args->space;
-    if (!s || s->struct_size < sizeof *s || !s->dims || !s->levels || !s->kind || !s->count ||
-        !s->is_valid)
+    /* the view of ABI 1.0 is enough: owners and effects (1.3) steer no strategy here */
+    if (!s || s->struct_size < offsetof(tforge_space_view, owner) || !s->dims || !s->levels ||
+        !s->kind || !s->count || !s->is_valid)
         return strat_error(b, TFORGE_PLUGIN_EINPUT, "the space view is missing or incomplete");
     b->space = s;
     b->context = s->context;

@@ -180,15 +180,15 @@ static inline void *xf_new(size_t size, const tforge_transform_args *args)
 }
 
 /* `n` BOOLEAN rewrite parameters (at most `max`), named prefix0, prefix1, ... in `names`, a
- * transform's one per site; returns how many. */
+ * transform's one per site, each of `effect` (a tforge_dim_effect); returns how many. */
 static inline uint32_t xf_booleans(xf_base *b, char (*names)[32], size_t n, size_t max,
-                                   const char *prefix)
+                                   const char *prefix, uint32_t effect)
 {
     b->n_params = (uint32_t)(n < max ? n : max);
     for (uint32_t i = 0; i < b->n_params; i++) {
         snprintf(names[i], 32, "%s%u", prefix, i);
         b->params[i] = (tforge_transform_param){names[i], TFORGE_DIM_BOOLEAN,
-                                                TFORGE_TRANSFORM_REWRITE, 0, NULL, 0, NULL};
+                                                TFORGE_TRANSFORM_REWRITE, 0, NULL, 0, NULL, effect};
     }
     return b->n_params;
 }
