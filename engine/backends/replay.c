@@ -166,7 +166,7 @@ static int lookup(uint64_t *index, replay_state *r, const tforge_candidate *c)
         return 0;
     char *text = NULL;
     if (c->point)
-        tforge_space_format(&text, r->space, c->point);
+        tforge_space_format(&text, r->space, c->point, NULL);
     rc = tforge_error_set(TFORGE_ENOTFOUND, "replay: the point %s is not in the recording",
                           text ? text : c->config);
     free(text);

@@ -352,16 +352,7 @@ static int store_profile(const tforge_forge *f, const tforge_loop_eval *e,
     if (!r || !r->store || e->resumed)
         return 0;
     char *key = NULL, *params = NULL, *metrics = NULL, *labels = NULL;
-    int rc;
-    if (e->point && r->space) {
-        rc = tforge_recording_key(&key, r->space, e->point);
-        if (!rc)
-            rc = tforge_recording_config_json(&params, r->space, e->point);
-    } else {
-        key = e->config ? strdup(e->config) : NULL;
-        params = e->config ? strdup(e->config) : NULL;
-        rc = key && params ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    }
+    int rc = tforge_loop_key(&key, &params, f->space, e->point, e->config);
     if (!rc)
         rc = store_texts(&metrics, &labels, p);
     if (!rc) {

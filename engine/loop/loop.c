@@ -104,25 +104,23 @@ typedef struct loop {
     uint32_t since_incumbent; /* candidates evaluated since it last changed */
 } loop;
 
-/* The store's key of a candidate and (when `params` is not NULL) its parameters: derived from its
- * levels, or its own text. */
-static int describe(char **key, char **params, const loop *l, const tforge_candidate *c)
+int tforge_loop_key(char **key, char **params, const tforge_space *space,
+                    const tforge_level *point, const char *config)
 {
     *key = NULL;
     if (params)
         *params = NULL;
-    const tforge_recording *codec = l->o->record ? l->o->record->space : NULL;
-    if (c->point && codec) {
-        int rc = tforge_recording_key(key, codec, c->point);
+    if (point) {
+        int rc = tforge_space_key(key, space, point);
         if (!rc && params)
-            rc = tforge_recording_config_json(params, codec, c->point);
+            rc = tforge_space_json(params, space, point, NULL);
         return rc;
     }
-    if (!c->config)
+    if (!config)
         return tforge_error_set(TFORGE_ERROR, "a candidate with neither point nor config");
-    *key = strdup(c->config);
+    *key = strdup(config);
     if (params)
-        *params = strdup(c->config);
+        *params = strdup(config);
     return *key && (!params || *params) ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
 }
 
@@ -132,7 +130,7 @@ static int record(loop *l, const tforge_candidate *c, const tforge_measurement *
     if (!r)
         return 0;
     char *key, *params, *extras = NULL;
-    int rc = describe(&key, &params, l, c);
+    int rc = tforge_loop_key(&key, &params, l->space, c->point, c->config);
     if (!rc && r->extras)
         rc = r->extras(r->extras_context, c, &extras);
     if (!rc) {
@@ -215,7 +213,7 @@ static int evaluate(loop *l, const tforge_candidate *c, size_t n, int baseline)
     int rc = 0;
     while (!rc && h && from_store < n && first + from_store < h->n) {
         char *key;
-        if ((rc = describe(&key, NULL, l, &c[from_store])))
+        if ((rc = tforge_loop_key(&key, NULL, l->space, c[from_store].point, c[from_store].config)))
             break;
         if (strcmp(key, h->keys[first + from_store]) != 0)
             rc = tforge_error_set(TFORGE_EINPUT, "resume: evaluation %zu of the stored run is %s, "
@@ -262,7 +260,7 @@ static int check_proposal(const loop *l, const tforge_level *p, const char *prop
     if (valid && !again)
         return 0;
     char *text = NULL;
-    tforge_space_format(&text, l->space, p);
+    tforge_space_format(&text, l->space, p, NULL);
     int rc = tforge_error_set(TFORGE_ERROR, "strategy %s proposed %s point %s", proposer,
                               valid ? "an already seen" : "an invalid (constraint-breaking)",
                               text ? text : "?");

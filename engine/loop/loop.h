@@ -26,8 +26,8 @@ typedef struct tforge_run_history {
 void tforge_run_history_dispose(tforge_run_history *history);
 
 /* Where a run is recorded: the store, the run, and the description of its space (recording
- * parameter p is dimension p, value l its level l), from which each point's key and parameters
- * are derived. */
+ * parameter p is dimension p, value l its level l; stored with the run, so that it exports as a
+ * recording). */
 typedef struct tforge_run_record {
     tforge_store *store;
     int64_t run_id;
@@ -38,6 +38,12 @@ typedef struct tforge_run_record {
     int (*extras)(void *context, const tforge_candidate *candidate, char **json);
     void *extras_context;
 } tforge_run_record;
+
+/* A candidate's key in the store and (when `params` is not NULL) its parameters as a JSON
+ * object text, both allocated: the space's texts of its point (tforge_space_key, _json), else a
+ * baseline's own config text. */
+int tforge_loop_key(char **key, char **params, const tforge_space *space,
+                    const tforge_level *point, const char *config);
 
 /* Opens the stored run that `like` describes (source, strategy, settings, seed, budget, space,
  * environment) and reads what it had evaluated into `history`:
