@@ -274,4 +274,4 @@ static unsigned restarts(const void *state)
 }
 
 const tforge_backend_type tforge_backend_replay = {"replay", 1, open_replay, evaluate, retime,
-                                                    profile, restarts, close_replay, NULL};
+                                                    profile, restarts, close_replay, NULL, NULL};
