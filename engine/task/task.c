@@ -33,6 +33,8 @@ void tforge_task_free(tforge_task *t)
         free(t->knobs[i]);
     free(t->knobs);
     free(t->kernel_text);
+    free(t->baseline_points);
+    free(t->baseline_inside);
     tforge_ir_free(t->ir);
     free(t);
 }
@@ -266,6 +268,8 @@ cleanup:
     return rc;
 }
 
+static int map_baselines(tforge_task *t);
+
 int tforge_task_select(tforge_task *t, size_t shape)
 {
     if (shape >= t->n_tune)
@@ -286,6 +290,8 @@ int tforge_task_select(tforge_task *t, size_t shape)
         rc = tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", t->path);
     if (!rc)
         rc = build_space(t, cJSON_GetObjectItemCaseSensitive(plan, "space"));
+    if (!rc)
+        rc = map_baselines(t);
     if (!rc)
         t->shape = shape;
     cJSON_Delete(plan);
@@ -357,6 +363,30 @@ int tforge_task_point(tforge_level *out, const tforge_task *t, const char *confi
                               config);
     cJSON_Delete(o);
     return rc;
+}
+
+/* Each baseline's point, where it lies in the space. */
+static int map_baselines(tforge_task *t)
+{
+    uint32_t dims = tforge_space_dims(t->space);
+    free(t->baseline_points);
+    free(t->baseline_inside);
+    t->baseline_points = malloc((t->n_baseline + 1) * (dims ? dims : 1) * sizeof *t->baseline_points);
+    t->baseline_inside = calloc(t->n_baseline + 1, 1);
+    if (!t->baseline_points || !t->baseline_inside)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", t->path);
+    for (size_t b = 0; b < t->n_baseline; b++)
+        t->baseline_inside[b] =
+            tforge_task_point(t->baseline_points + b * dims, t, t->baselines[b]) == 0;
+    tforge_error_clear(); /* a baseline outside the space is no error */
+    return 0;
+}
+
+const tforge_level *tforge_task_baseline_point(const tforge_task *t, size_t b)
+{
+    return b < t->n_baseline && t->baseline_inside[b]
+               ? t->baseline_points + b * tforge_space_dims(t->space)
+               : NULL;
 }
 
 int tforge_task_use_transforms(tforge_task *t, const tforge_registry *registry,
