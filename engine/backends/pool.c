@@ -38,6 +38,8 @@ struct pool {
                           nothing is that variant) */
     size_t kernel_size;
     char kernel_digest[TFORGE_DIGEST_SIZE];
+    char runner_has[TFORGE_DIGEST_SIZE]; /* the variant the runner was sent last and keeps: a
+                                            request of it again names only its digest */
     unsigned restarts;
     int said_refused; /* counters refused: said once, then the profiles' notes say it */
     uint64_t checks; /* every check draws inputs from a seed of its own */
@@ -254,17 +256,20 @@ int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
 }
 
 /* {"module": "tforge_worker", "function": F, "args": {"task": path, "config": C, "shape": S,
- *  "variant": V}} */
+ *  "variant": V, "digest": D}}: a variant's text is left out where `w` is the runner and has it
+ *  (runner_has), its digest names it. */
 static char *request(const pool *e, const char *function, const pool_job *job,
-                     const char *shape, const char *extra)
+                     const char *shape, const char *extra, const tforge_worker *w)
 {
     cJSON *r = cJSON_CreateObject(), *args = cJSON_AddObjectToObject(r, "args");
     cJSON_AddStringToObject(r, "module", "tforge_worker");
     cJSON_AddStringToObject(r, "function", function);
     cJSON_AddStringToObject(args, "task", e->task->path);
     cJSON_AddItemToObject(args, "config", cJSON_Parse(job->config));
-    if (job->variant)
+    if (job->variant && !(w && w == e->runner && strcmp(e->runner_has, job->digest) == 0))
         cJSON_AddStringToObject(args, "variant", job->variant);
+    if (job->variant)
+        cJSON_AddStringToObject(args, "digest", job->digest);
     cJSON_AddItemToObject(args, "shape", cJSON_Parse(shape));
     cJSON *more = extra ? cJSON_Parse(extra) : NULL;
     for (cJSON *m = more ? more->child : NULL; m; m = m->next)
@@ -336,19 +341,25 @@ static void count_restart(pool *e)
 
 /* A call that may crash or hang: those become the candidate's status, and the worker is
  * replaced. Returns the result object (owned by *doc) when the candidate passed. */
-static cJSON *call(pool *e, tforge_worker *w, const char *req, int timeout_ms,
-                   tforge_measurement *r, cJSON **doc)
+static cJSON *call(pool *e, tforge_worker *w, const char *req, const pool_job *job,
+                   int timeout_ms, tforge_measurement *r, cJSON **doc)
 {
     char *response = NULL, detail[200] = "";
     tforge_call_status how;
     *doc = NULL;
+    if (w == e->runner) /* what it keeps, unless it is replaced below */
+        snprintf(e->runner_has, sizeof e->runner_has, "%s", job->variant ? job->digest : "");
     if (tforge_worker_call(w, req, timeout_ms, &response, &how, detail, sizeof detail)) {
+        if (w == e->runner)
+            e->runner_has[0] = '\0';
         r->status = TFORGE_STATUS_RUNTIME;
         snprintf(r->message, sizeof r->message, "%s", tforge_error_last()->message);
         return NULL;
     }
     if (how != TFORGE_CALL_OK) {
         count_restart(e);
+        if (w == e->runner)
+            e->runner_has[0] = '\0';
         r->status = how == TFORGE_CALL_TIMEOUT ? TFORGE_STATUS_TIMEOUT : TFORGE_STATUS_RUNTIME;
         snprintf(r->message, sizeof r->message, "the worker %s", detail);
         return NULL;
@@ -359,6 +370,8 @@ static cJSON *call(pool *e, tforge_worker *w, const char *req, int timeout_ms,
     if (fatal) { /* a lost CUDA context poisons every later launch in that process */
         tforge_worker_kill(w, NULL, 0);
         count_restart(e);
+        if (w == e->runner)
+            e->runner_has[0] = '\0';
     }
     return result;
 }
@@ -402,7 +415,7 @@ static compile_entry *compile_of(pool *e, const pool_job *job)
         }
     }
     char *req = c && e->n_queue < e->cap_queue
-                    ? request(e, "compile", job, e->task->tune_shapes[e->o.shape], e->also)
+                    ? request(e, "compile", job, e->task->tune_shapes[e->o.shape], e->also, NULL)
                     : NULL;
     if (!req) {
         free(c);
@@ -565,9 +578,9 @@ int pool_check(pool *e, const pool_job *job, tforge_measurement *r)
                                                  : e->task->tune_shapes[e->o.shape];
         char extra[64];
         snprintf(extra, sizeof extra, "{\"seed\": %llu}", (unsigned long long)++e->checks);
-        char *req = request(e, "run_check", job, shape, extra);
+        char *req = request(e, "run_check", job, shape, extra, e->runner);
         cJSON *doc = NULL;
-        cJSON *ok = req ? call(e, e->runner, req, e->o.check_timeout_ms, r, &doc) : NULL;
+        cJSON *ok = req ? call(e, e->runner, req, job, e->o.check_timeout_ms, r, &doc) : NULL;
         free(req);
         cJSON_Delete(doc);
         if (!ok)
@@ -578,9 +591,9 @@ int pool_check(pool *e, const pool_job *job, tforge_measurement *r)
 
 void pool_time(pool *e, const pool_job *job, tforge_measurement *r)
 {
-    char *req = request(e, "time", job, e->task->tune_shapes[e->o.shape], NULL);
+    char *req = request(e, "time", job, e->task->tune_shapes[e->o.shape], NULL, e->runner);
     cJSON *doc = NULL;
-    const cJSON *t = req ? call(e, e->runner, req, e->o.time_timeout_ms, r, &doc) : NULL;
+    const cJSON *t = req ? call(e, e->runner, req, job, e->o.time_timeout_ms, r, &doc) : NULL;
     if (t) {
         r->value = r->median_ms = number(t, "median_ms");
         r->min_ms = number(t, "min_ms");
@@ -662,10 +675,10 @@ int pool_profile(void *state, const tforge_candidate *candidate,
     counters = counters && e->mode == POOL_CUDA;
     tforge_worker *w = e->runner ? e->runner : e->compilers[0];
     char *extra = rc == 0 ? profile_args(e, counters) : NULL;
-    char *req = extra ? request(e, "profile", &job, e->task->tune_shapes[e->o.shape], extra)
+    char *req = extra ? request(e, "profile", &job, e->task->tune_shapes[e->o.shape], extra, w)
                       : NULL;
     cJSON *doc = NULL;
-    const cJSON *answer = req ? call(e, w, req, e->o.time_timeout_ms, &r, &doc) : NULL;
+    const cJSON *answer = req ? call(e, w, req, &job, e->o.time_timeout_ms, &r, &doc) : NULL;
     free(extra);
     free(req);
     if (rc == 0)

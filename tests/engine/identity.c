@@ -111,6 +111,12 @@ static void foreign_sources_flow_to_the_store_and_the_report(void **state)
     lo.record = &record;
     tforge_loop_outcome out = {0};
     check(tforge_loop_run(&out, reg, task->space, &backend, &lo));
+    /* a variant evaluated twice in a row: the runner is sent its text once, then its digest */
+    tforge_candidate twice[2] = {baselines[2], baselines[2]};
+    tforge_measurement again[2];
+    check(tforge_backend_evaluate(&backend, twice, 2, again));
+    assert_int_equal(again[0].status, TFORGE_STATUS_WRONG);
+    assert_int_equal(again[1].status, TFORGE_STATUS_WRONG);
     tforge_backend_close(&backend);
 
     /* the worker ran each source: the hand edits as written */
