@@ -122,12 +122,13 @@ static int add_dim(tforge_space *s, const char *name, tforge_dim_kind kind, uint
     dim *dims = NULL;
     d.name = strdup(name);
     int texts_ok = 1;
-    if (kind == TFORGE_DIM_ORDINAL && values && (texts_ok = !!(d.texts = calloc(levels, sizeof *d.texts))))
-        for (uint32_t l = 0; l < levels && texts_ok; l++) {
-            char text[32];
-            tforge_space_number_text(text, sizeof text, values[l]);
-            texts_ok = !!(d.texts[l] = strdup(text));
-        }
+    if (kind == TFORGE_DIM_ORDINAL && values)
+        texts_ok = (d.texts = calloc(levels, sizeof *d.texts)) != NULL;
+    for (uint32_t l = 0; d.texts && l < levels && texts_ok; l++) {
+        char text[32];
+        tforge_space_number_text(text, sizeof text, values[l]);
+        texts_ok = (d.texts[l] = strdup(text)) != NULL;
+    }
     if (d.name && values && texts_ok)
         dims = realloc(s->dims, (s->n_dims + 1) * sizeof *dims);
     if (!dims) {

@@ -381,7 +381,8 @@ static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
     memset(p, 0, sizeof *p);
     p->eval = eval;
     const tforge_loop_eval *e = &out->evals[eval];
-    tforge_candidate candidate = {.point = e->point, .config = e->config, .source = e->source};
+    tforge_candidate candidate = {.point = e->point, .config = e->config,
+                                          .source = e->source};
     int rc = tforge_backend_profile(f->backend, &candidate, &e->m, f->o.counters, &p->profile);
     if (rc == TFORGE_ENOTFOUND) {
         snprintf(p->note, sizeof p->note, "The %s backend cannot profile",

@@ -471,7 +471,7 @@ static int propose_batch(loop *l, uint32_t want, proposal *p, const proposal *un
                      untold ? untold->points : NULL, untold ? untold->got : 0);
     l->out->split.search_s += tforge_clock_s() - began;
     for (uint32_t i = 0; i < p->got; i++)
-        p->c[i] = (tforge_candidate){.point = p->points + (size_t)i * l->dims, .config = NULL, .without = 0};
+        p->c[i] = (tforge_candidate){.point = p->points + (size_t)i * l->dims};
     size_t stored = l->o->history ? l->o->history->n : 0, skip = stored > at ? stored - at : 0;
     if (!rc && l->o->lookahead && skip < p->got)
         rc = tforge_backend_prepare(l->backend, p->c + skip, p->got - skip);
@@ -590,7 +590,8 @@ static int final_choice(loop *l)
         for (size_t i = 0; !rc && i < k; i++) {
             size_t c = (i + r) % k;
             const tforge_loop_eval *e = &out->evals[pick[c]];
-            tforge_candidate candidate = {.point = e->point, .config = e->config, .source = e->source};
+            tforge_candidate candidate = {.point = e->point, .config = e->config,
+                                          .source = e->source};
             tforge_measurement again;
             rc = tforge_backend_retime(l->backend, &candidate, l->o->seed * 1000003u + r * 31u + c,
                                        &again);

@@ -345,8 +345,10 @@ int tforge_task_point(tforge_level *out, const tforge_task *t, const char *confi
         if (cJSON_IsNumber(v))
             tforge_space_number_text(number, sizeof number, v->valuedouble);
         /* the value as the space reads a level, when its JSON type is the dimension's */
-        const char *text = kind == TFORGE_DIM_CATEGORICAL ? (cJSON_IsString(v) ? v->valuestring : NULL)
-                           : kind == TFORGE_DIM_BOOLEAN   ? (cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? "1" : "0") : NULL)
+        const char *truth = cJSON_IsTrue(v) ? "1" : "0";
+        const char *text = kind == TFORGE_DIM_CATEGORICAL ? (cJSON_IsString(v) ? v->valuestring
+                                                                               : NULL)
+                           : kind == TFORGE_DIM_BOOLEAN   ? (cJSON_IsBool(v) ? truth : NULL)
                            : cJSON_IsNumber(v)            ? number
                                                           : NULL;
         int64_t l = text ? tforge_space_level_of(t->space, d, text) : -1;
@@ -371,7 +373,8 @@ static int map_baselines(tforge_task *t)
     uint32_t dims = tforge_space_dims(t->space);
     free(t->baseline_points);
     free(t->baseline_inside);
-    t->baseline_points = malloc((t->n_baseline + 1) * (dims ? dims : 1) * sizeof *t->baseline_points);
+    size_t n = (t->n_baseline + 1) * (dims ? dims : 1);
+    t->baseline_points = malloc(n * sizeof *t->baseline_points);
     t->baseline_inside = calloc(t->n_baseline + 1, 1);
     if (!t->baseline_points || !t->baseline_inside)
         return tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", t->path);

@@ -382,7 +382,8 @@ static void keeps_each_source_once(void **state)
     tforge_store *store = open_ok(path);
     int64_t run = begin_ok(store, "kernel.py");
     tforge_store_measurement m = {.key = "16", .params_json = "{\"x\":16}",
-                                  .digest = "fnv1a64:00000000000000aa", .source = "def k(): pass\n"};
+                                  .digest = "fnv1a64:00000000000000aa",
+                                  .source = "def k(): pass\n"};
     m.m.status = TFORGE_STATUS_OK;
     m.m.value = 1.0;
     assert_int_equal(tforge_store_record(NULL, store, run, &m), 0);
