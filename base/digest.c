@@ -7,17 +7,31 @@
 #include <stdio.h>
 #include <string.h>
 
+#define FNV_OFFSET 1469598103934665603ull
+
+static uint64_t fnv1a(uint64_t h, const unsigned char *bytes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ bytes[i]) * 1099511628211ull;
+    return h;
+}
+
+void tforge_digest_text(char out[TFORGE_DIGEST_SIZE], const char *text, size_t n)
+{
+    snprintf(out, TFORGE_DIGEST_SIZE, "fnv1a64:%016llx",
+             (unsigned long long)fnv1a(FNV_OFFSET, (const unsigned char *)text, n));
+}
+
 int tforge_digest_append(char *buf, size_t size, size_t *used, const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         return tforge_error_set(TFORGE_EIO, "%s: cannot read: %s", path, strerror(errno));
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = FNV_OFFSET;
     unsigned char chunk[1 << 16];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        for (size_t i = 0; i < n; i++)
-            h = (h ^ chunk[i]) * 1099511628211ull;
+        h = fnv1a(h, chunk, n);
     int failed = ferror(f);
     fclose(f);
     if (failed)

@@ -5,6 +5,13 @@
 
 #include <stddef.h>
 
+/* "fnv1a64:" and 16 hex digits, NUL-terminated. */
+#define TFORGE_DIGEST_SIZE 25
+
+/* The digest of `n` bytes of `text` into `out`: a candidate's variant source is known by it (the
+ * same digest as its file's line below, for a kernel file as it is). */
+void tforge_digest_text(char out[TFORGE_DIGEST_SIZE], const char *text, size_t n);
+
 /* Appends "fnv1a64:<16 hex digits>  <path>\n" for the file at `path` to `buf` (of `size`,
  * NUL-terminated, holding `*used` bytes); TFORGE_EIO naming the file when it cannot be read,
  * TFORGE_ERROR when the line does not fit. */

@@ -276,7 +276,7 @@ static int run_profile(const cli_command *c, int argc, char **argv)
     const tforge_backend_type *type = gpu ? &tforge_backend_cuda : &tforge_backend_interpret;
     const char *where = gpu ? "the GPU" : "no GPU: Triton's CPU interpreter, no counters";
     tforge_measurement m;
-    tforge_candidate candidate = {r.point, r.config, 0};
+    tforge_candidate candidate = {.point = r.point, .config = r.config};
     if (tforge_backend_open(&r.backend, type, &args) ||
         tforge_backend_evaluate(&r.backend, &candidate, 1, &m)) {
         status = cli_fail(c);

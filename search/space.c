@@ -18,6 +18,7 @@ typedef struct dim {
     uint32_t levels;
     double *values; /* each level's value: ordinal values, 0/1, or the level of a categorical */
     char **labels;  /* categorical only */
+    char **texts;   /* ordinal only: each level's text (tforge_space_text) */
     char *owner;    /* NULL: a knob (tforge_space_describe) */
     tforge_dim_role role;
     tforge_dim_effect effect;
@@ -55,6 +56,9 @@ static void free_dim(dim *d)
     for (uint32_t l = 0; d->labels && l < d->levels; l++)
         free(d->labels[l]);
     free(d->labels);
+    for (uint32_t l = 0; d->texts && l < d->levels; l++)
+        free(d->texts[l]);
+    free(d->texts);
     free(d->values);
     free(d->name);
     free(d->owner);
@@ -118,10 +122,19 @@ static int check_name(const tforge_space *s, const char *name, size_t levels)
 static int add_dim(tforge_space *s, const char *name, tforge_dim_kind kind, uint32_t levels,
                    double *values, char **labels)
 {
-    dim d = {NULL, kind, levels, values, labels, NULL, TFORGE_DIM_KNOB, TFORGE_EFFECT_UNKNOWN};
+    dim d = {NULL, kind, levels, values, labels, NULL, NULL, TFORGE_DIM_KNOB,
+             TFORGE_EFFECT_UNKNOWN};
     dim *dims = NULL;
     d.name = strdup(name);
-    if (d.name && values)
+    int texts_ok = 1;
+    if (kind == TFORGE_DIM_ORDINAL && values)
+        texts_ok = (d.texts = calloc(levels, sizeof *d.texts)) != NULL;
+    for (uint32_t l = 0; d.texts && l < levels && texts_ok; l++) {
+        char text[32];
+        tforge_space_number_text(text, sizeof text, values[l]);
+        texts_ok = (d.texts[l] = strdup(text)) != NULL;
+    }
+    if (d.name && values && texts_ok)
         dims = realloc(s->dims, (s->n_dims + 1) * sizeof *dims);
     if (!dims) {
         free_dim(&d);
@@ -424,7 +437,7 @@ static int keep_allowed(tforge_space *s)
     for (uint64_t i = 1; i < s->count; i++)
         if (compare_levels(s->allowed + (i - 1) * n, s->allowed + i * n, n) == 0) {
             char *text = NULL;
-            tforge_space_format(&text, s, s->allowed + i * n);
+            tforge_space_format(&text, s, s->allowed + i * n, NULL);
             int rc = tforge_error_set(TFORGE_EINPUT, "space: point %s is allowed twice",
                                       text ? text : "?");
             free(text);
@@ -686,50 +699,157 @@ int tforge_space_neighbours(tforge_level *out, size_t *n_out, const tforge_space
     return 0;
 }
 
-/* Shortest text that reads back as the same double; integers without an exponent. */
-static void format_number(char *buf, size_t size, double v)
+void tforge_space_number_text(char *buf, size_t size, double value)
 {
-    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
-        snprintf(buf, size, "%.0f", v);
+    if (value == floor(value) && fabs(value) < 1e15) {
+        snprintf(buf, size, "%.0f", value);
         return;
     }
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(buf, size, "%.*g", digits, v);
-        if (strtod(buf, NULL) == v)
+    /* Python prints the shortest text that reads back as the same double. "%.15g" already is
+     * that text when it has 15 digits or fewer (%g drops trailing zeros), and for a non-integral
+     * value %g switches to an exponent exactly where Python does. */
+    for (int precision = 15; precision <= 17; precision++) {
+        snprintf(buf, size, "%.*g", precision, value);
+        if (strtod(buf, NULL) == value)
             return;
     }
 }
 
-/* snprintf-like: writes what fits and returns the full length. */
-static size_t write_point(char *buf, size_t size, const tforge_space *s, const tforge_level *point)
+const char *tforge_space_text(const tforge_space *space, uint32_t dim, uint32_t level)
 {
-    size_t used = 0;
-    for (uint32_t d = 0; d < s->n_dims; d++) {
-        const dim *x = &s->dims[d];
-        char number[32];
-        const char *text = number;
-        if (x->kind == TFORGE_DIM_CATEGORICAL)
-            text = x->labels[point[d]];
-        else if (x->kind == TFORGE_DIM_BOOLEAN)
-            text = point[d] ? "True" : "False";
-        else
-            format_number(number, sizeof number, x->values[point[d]]);
-        used += (size_t)snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0,
-                                 "%s%s=%s", d ? ", " : "", x->name, text);
-    }
-    return used;
+    const struct dim *x = &space->dims[dim];
+    return x->kind == TFORGE_DIM_CATEGORICAL ? x->labels[level]
+           : x->kind == TFORGE_DIM_BOOLEAN   ? (level ? "True" : "False")
+                                             : x->texts[level];
 }
 
-int tforge_space_format(char **out, const tforge_space *space, const tforge_level *point)
+int tforge_space_set_texts(tforge_space *space, uint32_t dim, const char *const *texts)
+{
+    if (space->built || dim >= space->n_dims || space->dims[dim].kind != TFORGE_DIM_ORDINAL)
+        return tforge_error_set(TFORGE_EINPUT, "space: texts are given to an ordinal dimension "
+                                "before the build");
+    struct dim *x = &space->dims[dim];
+    for (uint32_t l = 0; l < x->levels; l++) {
+        char *end;
+        if (!texts[l] || strtod(texts[l], &end) != x->values[l] || end == texts[l] || *end)
+            return tforge_error_set(TFORGE_EINPUT, "parameter '%s': text '%s' of level %u does "
+                                    "not read as its value %.17g", x->name,
+                                    texts[l] ? texts[l] : "(null)", l, x->values[l]);
+    }
+    for (uint32_t l = 0; l < x->levels; l++) {
+        char *copy = strdup(texts[l]);
+        if (!copy)
+            return tforge_error_set(TFORGE_ENOMEM, "space: out of memory");
+        free(x->texts[l]);
+        x->texts[l] = copy;
+    }
+    return 0;
+}
+
+/* A growing text, snprintf-like: `used` counts the full length even when it did not fit. */
+typedef struct text_buf {
+    char *buf;
+    size_t size, used;
+} text_buf;
+
+static void put(text_buf *t, const char *s, size_t n)
+{
+    if (t->used + n < t->size)
+        memcpy(t->buf + t->used, s, n);
+    t->used += n;
+}
+
+static void put_str(text_buf *t, const char *s)
+{
+    put(t, s, strlen(s));
+}
+
+/* `s` as a JSON string: quoted, with quotes, backslashes and control characters escaped. */
+static void put_json_string(text_buf *t, const char *s)
+{
+    put(t, "\"", 1);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        char esc[8];
+        if (*c == '"' || *c == '\\') {
+            esc[0] = '\\', esc[1] = (char)*c;
+            put(t, esc, 2);
+        } else if (*c < 0x20) {
+            snprintf(esc, sizeof esc, "\\u%04x", *c);
+            put(t, esc, 6);
+        } else {
+            put(t, (const char *)c, 1);
+        }
+    }
+    put(t, "\"", 1);
+}
+
+typedef enum point_form { FORM_NAMES, FORM_KEY, FORM_JSON } point_form;
+
+/* Writes a point in one form into `t` (with t->size 0 it only measures). */
+static void write_point(text_buf *t, const tforge_space *s, const tforge_level *point,
+                        const unsigned char *which, point_form form)
+{
+    size_t n = 0;
+    if (form == FORM_JSON)
+        put(t, "{", 1);
+    for (uint32_t d = 0; d < s->n_dims; d++) {
+        if (which && !which[d])
+            continue;
+        const dim *x = &s->dims[d];
+        const char *text = tforge_space_text(s, d, point[d]);
+        if (n++)
+            put_str(t, form == FORM_NAMES ? ", " : ",");
+        if (form == FORM_NAMES) {
+            put_str(t, x->name);
+            put(t, "=", 1);
+            put_str(t, text);
+        } else if (form == FORM_KEY) {
+            put_str(t, text);
+        } else {
+            put_json_string(t, x->name);
+            put(t, ":", 1);
+            if (x->kind == TFORGE_DIM_CATEGORICAL)
+                put_json_string(t, text);
+            else
+                put_str(t, x->kind == TFORGE_DIM_BOOLEAN ? (point[d] ? "true" : "false") : text);
+        }
+    }
+    if (form == FORM_JSON)
+        put(t, "}", 1);
+}
+
+static int point_text(char **out, const tforge_space *space, const tforge_level *point,
+                      const unsigned char *which, point_form form)
 {
     *out = NULL;
     if (!in_range(space, point))
         return tforge_error_set(TFORGE_EINPUT, "space: point has a level out of range");
-    size_t size = write_point(NULL, 0, space, point) + 1;
-    if (!(*out = malloc(size)))
+    text_buf t = {NULL, 0, 0};
+    write_point(&t, space, point, which, form);
+    t = (text_buf){malloc(t.used + 1), t.used + 1, 0};
+    if (!t.buf)
         return tforge_error_set(TFORGE_ENOMEM, "space: out of memory");
-    write_point(*out, size, space, point);
+    write_point(&t, space, point, which, form);
+    t.buf[t.used] = '\0';
+    *out = t.buf;
     return 0;
+}
+
+int tforge_space_format(char **out, const tforge_space *space, const tforge_level *point,
+                        const unsigned char *which)
+{
+    return point_text(out, space, point, which, FORM_NAMES);
+}
+
+int tforge_space_key(char **out, const tforge_space *space, const tforge_level *point)
+{
+    return point_text(out, space, point, NULL, FORM_KEY);
+}
+
+int tforge_space_json(char **out, const tforge_space *space, const tforge_level *point,
+                      const unsigned char *which)
+{
+    return point_text(out, space, point, which, FORM_JSON);
 }
 
 /* The level whose text is `text`, or -1. */
@@ -754,6 +874,11 @@ static int64_t parse_level(const dim *x, const char *text)
         return -1;
     const double *hit = bsearch(&v, x->values, x->levels, sizeof v, compare_doubles);
     return hit ? hit - x->values : -1;
+}
+
+int64_t tforge_space_level_of(const tforge_space *space, uint32_t dim, const char *text)
+{
+    return parse_level(&space->dims[dim], text);
 }
 
 int tforge_space_parse_point(tforge_level *out, const tforge_space *space,

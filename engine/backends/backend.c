@@ -59,6 +59,13 @@ unsigned tforge_backend_restarts(const tforge_backend *b)
     return b->type && b->type->restarts ? b->type->restarts(b->state) : 0;
 }
 
+int tforge_backend_identify(tforge_backend *b, tforge_candidate *candidate, char **source)
+{
+    *source = NULL;
+    candidate->digest[0] = '\0';
+    return b->type && b->type->identify ? b->type->identify(b->state, candidate, source) : 0;
+}
+
 int tforge_backend_prepare(tforge_backend *b, const tforge_candidate *candidates, size_t n)
 {
     return n && b->type && b->type->prepare ? b->type->prepare(b->state, candidates, n) : 0;

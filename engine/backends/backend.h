@@ -15,6 +15,7 @@
 #ifndef TFORGE_ENGINE_BACKEND_H
 #define TFORGE_ENGINE_BACKEND_H
 
+#include "digest.h"
 #include "recording.h"
 #include "replay.h"
 #include "task.h"
@@ -27,12 +28,17 @@
 
 /* What is evaluated: a point of the loop's space, or one of the task's own configs (a
  * baseline), which may lie outside the space and so travels as the task's text. A baseline
- * inside the space has both. */
+ * inside the space has both. Its identity is its point (or config) and the digest of its
+ * variant's source: the transforms' rewrite of the kernel file at its point, the file as it is,
+ * or a source no transform made (a model's proposal). */
 typedef struct tforge_candidate {
     const tforge_level *point; /* the space's dims levels, or NULL */
     const char *config;        /* the task's JSON object text, or NULL (then from the point) */
     unsigned without;          /* 0, or 1 + a transform left out of the point's variant (the
                                   report's what-each-transform-is-worth) */
+    const char *source;        /* the variant's source when no transform made it, else NULL */
+    char digest[TFORGE_DIGEST_SIZE]; /* its variant source's digest (tforge_backend_identify);
+                                        "" when unknown (a replay) or when the variant fails */
 } tforge_candidate;
 
 #define TFORGE_BACKEND_ARGS_VERSION 1
@@ -81,6 +87,9 @@ typedef struct tforge_backend_type {
      * will ask for soon (the loop's next batch, proposed while this one runs), so that the GPU
      * need not wait for their compiles. Never evaluated, they cost only compile time. */
     int (*prepare)(void *state, const tforge_candidate *candidates, size_t n);
+    /* Optional (NULL where candidates have no source: replay): sets the candidate's digest and
+     * gives its variant's source (allocated, the caller frees it), for the store to keep. */
+    int (*identify)(void *state, tforge_candidate *candidate, char **source);
 } tforge_backend_type;
 
 extern const tforge_backend_type tforge_backend_cuda;
@@ -109,6 +118,9 @@ int tforge_backend_profile(tforge_backend *backend, const tforge_candidate *cand
 unsigned tforge_backend_restarts(const tforge_backend *backend);
 /* Asks the backend to start work ahead (its compiles) where it does any; 0 otherwise. */
 int tforge_backend_prepare(tforge_backend *backend, const tforge_candidate *candidates, size_t n);
+/* The candidate's digest and its variant's source (NULL, digest "", where the backend knows no
+ * sources or the variant fails). */
+int tforge_backend_identify(tforge_backend *backend, tforge_candidate *candidate, char **source);
 /* A backend never opened (type NULL) is allowed. */
 void tforge_backend_close(tforge_backend *backend);
 

@@ -9,4 +9,4 @@ static int open_compile(void **state, const tforge_backend_args *args)
 
 const tforge_backend_type tforge_backend_compile = {
     "compile", 0, open_compile, pool_evaluate, pool_retime_untimed, pool_profile, pool_restarts,
-    pool_close, NULL};
+    pool_close, NULL, pool_identify};

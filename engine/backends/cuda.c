@@ -24,4 +24,5 @@ static int retime(void *state, const tforge_candidate *candidate, uint64_t seed,
 
 const tforge_backend_type tforge_backend_cuda = {"cuda",       1,           open_cuda,
                                                   pool_evaluate, retime,    pool_profile,
-                                                  pool_restarts, pool_close, pool_prepare};
+                                                  pool_restarts, pool_close, pool_prepare,
+                                                  pool_identify};

@@ -9,4 +9,4 @@ static int open_interpret(void **state, const tforge_backend_args *args)
 
 const tforge_backend_type tforge_backend_interpret = {
     "interpret", 0, open_interpret, pool_evaluate, pool_retime_untimed, pool_profile, pool_restarts,
-    pool_close, pool_prepare};
+    pool_close, pool_prepare, pool_identify};

@@ -1,5 +1,7 @@
 #include "pool.h"
 
+#include "digest.h"
+#include "file.h"
 #include "profile.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
@@ -18,7 +20,8 @@ enum { MAX_COMPILE_WORKERS = 256 };
 /* A compile asked for: queued, then taken by a compile worker, then answered. */
 enum { QUEUED, COMPILING, COMPILED };
 typedef struct compile_entry {
-    char *request;        /* the compile request: also its key */
+    char *key;            /* the variant's digest and the config: what a compile depends on */
+    char *request;        /* the compile request */
     int state;            /* QUEUED, COMPILING, COMPILED */
     int taken;            /* a pool_run has used its result (freed when that run ends) */
     tforge_measurement m; /* when COMPILED: status, message, compile_ms and the resources */
@@ -31,6 +34,12 @@ struct pool {
     tforge_worker **compilers; /* NULL for POOL_CHECK */
     tforge_worker *runner;     /* checks and times; NULL for POOL_COMPILE */
     char *also; /* the compile requests' {"also": [check shapes]}, or NULL */
+    char *kernel_text; /* the kernel file as it is, and its digest (a candidate that rewrites
+                          nothing is that variant) */
+    size_t kernel_size;
+    char kernel_digest[TFORGE_DIGEST_SIZE];
+    char runner_has[TFORGE_DIGEST_SIZE]; /* the variant the runner was sent last and keeps: a
+                                            request of it again names only its digest */
     unsigned restarts;
     int said_refused; /* counters refused: said once, then the profiles' notes say it */
     uint64_t checks; /* every check draws inputs from a seed of its own */
@@ -99,7 +108,14 @@ int pool_open(pool **out, const tforge_backend_args *o, pool_mode mode)
     if (e->o.compile_workers > MAX_COMPILE_WORKERS)
         e->o.compile_workers = MAX_COMPILE_WORKERS;
     int rc = 0;
-    if (mode != POOL_CHECK) {
+    const tforge_task *t = o->task;
+    const char *kernel_file = t->ir ? t->ir->path : t->source;
+    if (tforge_file_read(&e->kernel_text, &e->kernel_size, kernel_file))
+        rc = tforge_error_set(TFORGE_EINPUT, "%s: cannot read the kernel's file %s", t->path,
+                              kernel_file);
+    else
+        tforge_digest_text(e->kernel_digest, e->kernel_text, e->kernel_size);
+    if (!rc && mode != POOL_CHECK) {
         e->also = check_shapes(e);
         e->compilers = calloc(e->o.compile_workers, sizeof *e->compilers);
         if (!e->compilers)
@@ -135,6 +151,7 @@ void pool_close(void *state)
         pthread_join(e->compiler, NULL);
     }
     for (size_t i = 0; i < e->n_queue; i++) { /* compiles asked for ahead and never run */
+        free(e->queue[i]->key);
         free(e->queue[i]->request);
         free(e->queue[i]);
     }
@@ -146,6 +163,7 @@ void pool_close(void *state)
         tforge_worker_free(e->compilers[i]);
     free(e->compilers);
     free(e->also);
+    free(e->kernel_text);
     tforge_worker_free(e->runner);
     pthread_mutex_destroy(&e->lock);
     pthread_mutex_destroy(&e->qlock);
@@ -171,14 +189,17 @@ int pool_retime_untimed(void *state, const tforge_candidate *candidate, uint64_t
 
 int pool_job_of(pool_job *out, const pool *p, const tforge_candidate *c, tforge_measurement *m)
 {
-    *out = (pool_job){NULL, NULL};
+    *out = (pool_job){NULL, NULL, ""};
     int rc = c->config ? ((out->config = strdup(c->config)) ? 0 : TFORGE_ENOMEM)
                        : tforge_task_config(&out->config, p->task, c->point);
-    if (rc)
+    if (!rc && c->source && !(out->variant = strdup(c->source)))
+        rc = TFORGE_ENOMEM;
+    if (rc) {
+        pool_job_free(out);
         return tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    if (!c->point)
-        return 0;
-    if (tforge_task_variant(&out->variant, p->task, c->point,
+    }
+    if (!c->source && c->point &&
+        tforge_task_variant(&out->variant, p->task, c->point,
                             c->without ? c->without - 1 : SIZE_MAX)) {
         /* the transforms' edits do not compose here: a failed candidate, learnt by the search */
         m->status = TFORGE_STATUS_COMPILE;
@@ -186,6 +207,10 @@ int pool_job_of(pool_job *out, const pool *p, const tforge_candidate *c, tforge_
         pool_job_free(out);
         return 1;
     }
+    if (out->variant)
+        tforge_digest_text(out->digest, out->variant, strlen(out->variant));
+    else
+        memcpy(out->digest, p->kernel_digest, sizeof out->digest);
     return 0;
 }
 
@@ -193,7 +218,24 @@ void pool_job_free(pool_job *job)
 {
     free(job->config);
     free(job->variant);
-    *job = (pool_job){NULL, NULL};
+    *job = (pool_job){NULL, NULL, ""};
+}
+
+int pool_identify(void *state, tforge_candidate *c, char **source)
+{
+    pool *p = state;
+    pool_job job;
+    tforge_measurement failed;
+    *source = NULL;
+    c->digest[0] = '\0';
+    int rc = pool_job_of(&job, p, c, &failed);
+    if (rc)
+        return rc == 1 ? 0 : rc; /* a variant that fails has no source: its evaluation says so */
+    memcpy(c->digest, job.digest, sizeof c->digest);
+    *source = job.variant ? job.variant : strdup(p->kernel_text);
+    job.variant = NULL;
+    pool_job_free(&job);
+    return *source ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
 }
 
 int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
@@ -214,17 +256,20 @@ int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
 }
 
 /* {"module": "tforge_worker", "function": F, "args": {"task": path, "config": C, "shape": S,
- *  "variant": V}} */
+ *  "variant": V, "digest": D}}: a variant's text is left out where `w` is the runner and has it
+ *  (runner_has), its digest names it. */
 static char *request(const pool *e, const char *function, const pool_job *job,
-                     const char *shape, const char *extra)
+                     const char *shape, const char *extra, const tforge_worker *w)
 {
     cJSON *r = cJSON_CreateObject(), *args = cJSON_AddObjectToObject(r, "args");
     cJSON_AddStringToObject(r, "module", "tforge_worker");
     cJSON_AddStringToObject(r, "function", function);
     cJSON_AddStringToObject(args, "task", e->task->path);
     cJSON_AddItemToObject(args, "config", cJSON_Parse(job->config));
-    if (job->variant)
+    if (job->variant && !(w && w == e->runner && strcmp(e->runner_has, job->digest) == 0))
         cJSON_AddStringToObject(args, "variant", job->variant);
+    if (job->variant)
+        cJSON_AddStringToObject(args, "digest", job->digest);
     cJSON_AddItemToObject(args, "shape", cJSON_Parse(shape));
     cJSON *more = extra ? cJSON_Parse(extra) : NULL;
     for (cJSON *m = more ? more->child : NULL; m; m = m->next)
@@ -296,19 +341,25 @@ static void count_restart(pool *e)
 
 /* A call that may crash or hang: those become the candidate's status, and the worker is
  * replaced. Returns the result object (owned by *doc) when the candidate passed. */
-static cJSON *call(pool *e, tforge_worker *w, const char *req, int timeout_ms,
-                   tforge_measurement *r, cJSON **doc)
+static cJSON *call(pool *e, tforge_worker *w, const char *req, const pool_job *job,
+                   int timeout_ms, tforge_measurement *r, cJSON **doc)
 {
     char *response = NULL, detail[200] = "";
     tforge_call_status how;
     *doc = NULL;
+    if (w == e->runner) /* what it keeps, unless it is replaced below */
+        snprintf(e->runner_has, sizeof e->runner_has, "%s", job->variant ? job->digest : "");
     if (tforge_worker_call(w, req, timeout_ms, &response, &how, detail, sizeof detail)) {
+        if (w == e->runner)
+            e->runner_has[0] = '\0';
         r->status = TFORGE_STATUS_RUNTIME;
         snprintf(r->message, sizeof r->message, "%s", tforge_error_last()->message);
         return NULL;
     }
     if (how != TFORGE_CALL_OK) {
         count_restart(e);
+        if (w == e->runner)
+            e->runner_has[0] = '\0';
         r->status = how == TFORGE_CALL_TIMEOUT ? TFORGE_STATUS_TIMEOUT : TFORGE_STATUS_RUNTIME;
         snprintf(r->message, sizeof r->message, "the worker %s", detail);
         return NULL;
@@ -319,6 +370,8 @@ static cJSON *call(pool *e, tforge_worker *w, const char *req, int timeout_ms,
     if (fatal) { /* a lost CUDA context poisons every later launch in that process */
         tforge_worker_kill(w, NULL, 0);
         count_restart(e);
+        if (w == e->runner)
+            e->runner_has[0] = '\0';
     }
     return result;
 }
@@ -329,22 +382,28 @@ static cJSON *call(pool *e, tforge_worker *w, const char *req, int timeout_ms,
  * the runner still checks and times this one) and those of the batch being run share it, so the
  * runner waits for a compile only when nothing compiled is left to run. */
 
-/* Under qlock: the entry whose request is `request`, or NULL. */
-static compile_entry *find_entry(const pool *e, const char *request)
+/* Under qlock: the entry whose key is `key`, or NULL. */
+static compile_entry *find_entry(const pool *e, const char *key)
 {
     for (size_t i = 0; i < e->n_queue; i++)
-        if (strcmp(e->queue[i]->request, request) == 0)
+        if (strcmp(e->queue[i]->key, key) == 0)
             return e->queue[i];
     return NULL;
 }
 
-/* Under qlock: the entry of compile request `req` (which it takes), queued unless it is there
- * already; NULL when out of memory. */
-static compile_entry *enqueue(pool *e, char *req)
+/* Under qlock: the job's compile entry, queued unless it is there already; NULL when out of
+ * memory. Keyed by the variant's digest and the config, so that a variant's text is compared
+ * (and its request built) once. */
+static compile_entry *compile_of(pool *e, const pool_job *job)
 {
-    compile_entry *c = find_entry(e, req);
+    size_t size = sizeof job->digest + strlen(job->config) + 1;
+    char *key = malloc(size);
+    if (!key)
+        return NULL;
+    snprintf(key, size, "%s %s", job->digest, job->config);
+    compile_entry *c = find_entry(e, key);
     if (c) {
-        free(req);
+        free(key);
         return c;
     }
     c = calloc(1, sizeof *c);
@@ -355,22 +414,19 @@ static compile_entry *enqueue(pool *e, char *req)
             e->cap_queue = e->cap_queue * 2 + 8;
         }
     }
-    if (!c || e->n_queue == e->cap_queue) {
+    char *req = c && e->n_queue < e->cap_queue
+                    ? request(e, "compile", job, e->task->tune_shapes[e->o.shape], e->also, NULL)
+                    : NULL;
+    if (!req) {
         free(c);
-        free(req);
+        free(key);
         return NULL;
     }
+    c->key = key;
     c->request = req;
     tforge_measurement_init(&c->m);
     e->queue[e->n_queue++] = c;
     return c;
-}
-
-/* Under qlock: the job's compile entry, queued unless it is there already. */
-static compile_entry *compile_of(pool *e, const pool_job *job)
-{
-    char *req = request(e, "compile", job, e->task->tune_shapes[e->o.shape], e->also);
-    return req ? enqueue(e, req) : NULL;
 }
 
 static void wake_compiler(pool *e)
@@ -522,9 +578,9 @@ int pool_check(pool *e, const pool_job *job, tforge_measurement *r)
                                                  : e->task->tune_shapes[e->o.shape];
         char extra[64];
         snprintf(extra, sizeof extra, "{\"seed\": %llu}", (unsigned long long)++e->checks);
-        char *req = request(e, "run_check", job, shape, extra);
+        char *req = request(e, "run_check", job, shape, extra, e->runner);
         cJSON *doc = NULL;
-        cJSON *ok = req ? call(e, e->runner, req, e->o.check_timeout_ms, r, &doc) : NULL;
+        cJSON *ok = req ? call(e, e->runner, req, job, e->o.check_timeout_ms, r, &doc) : NULL;
         free(req);
         cJSON_Delete(doc);
         if (!ok)
@@ -535,9 +591,9 @@ int pool_check(pool *e, const pool_job *job, tforge_measurement *r)
 
 void pool_time(pool *e, const pool_job *job, tforge_measurement *r)
 {
-    char *req = request(e, "time", job, e->task->tune_shapes[e->o.shape], NULL);
+    char *req = request(e, "time", job, e->task->tune_shapes[e->o.shape], NULL, e->runner);
     cJSON *doc = NULL;
-    const cJSON *t = req ? call(e, e->runner, req, e->o.time_timeout_ms, r, &doc) : NULL;
+    const cJSON *t = req ? call(e, e->runner, req, job, e->o.time_timeout_ms, r, &doc) : NULL;
     if (t) {
         r->value = r->median_ms = number(t, "median_ms");
         r->min_ms = number(t, "min_ms");
@@ -619,10 +675,10 @@ int pool_profile(void *state, const tforge_candidate *candidate,
     counters = counters && e->mode == POOL_CUDA;
     tforge_worker *w = e->runner ? e->runner : e->compilers[0];
     char *extra = rc == 0 ? profile_args(e, counters) : NULL;
-    char *req = extra ? request(e, "profile", &job, e->task->tune_shapes[e->o.shape], extra)
+    char *req = extra ? request(e, "profile", &job, e->task->tune_shapes[e->o.shape], extra, w)
                       : NULL;
     cJSON *doc = NULL;
-    const cJSON *answer = req ? call(e, w, req, e->o.time_timeout_ms, &r, &doc) : NULL;
+    const cJSON *answer = req ? call(e, w, req, &job, e->o.time_timeout_ms, &r, &doc) : NULL;
     free(extra);
     free(req);
     if (rc == 0)
@@ -689,6 +745,7 @@ int pool_run(pool *e, const pool_job *jobs, size_t n, tforge_measurement *result
     size_t kept = 0;
     for (size_t q = 0; q < e->n_queue; q++)
         if (e->queue[q]->taken) {
+            free(e->queue[q]->key);
             free(e->queue[q]->request);
             free(e->queue[q]);
         } else {

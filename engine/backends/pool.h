@@ -6,6 +6,7 @@
 #define TFORGE_ENGINE_BACKENDS_POOL_H
 
 #include "backend.h"
+#include "digest.h"
 
 typedef struct pool pool;
 
@@ -20,12 +21,14 @@ int pool_open(pool **out, const tforge_backend_args *args, pool_mode mode);
 /* Also the type tables' close (`state` is a pool); NULL is allowed. */
 void pool_close(void *state);
 
-/* What the worker is sent for a candidate: its config text (its own, or its point's) and the
- * kernel file's variant at its point (NULL when the point rewrites nothing); the caller frees
- * both. A variant the transforms cannot compose fails the candidate: 1 with `m` holding the
- * failure (status compile, the reason). */
+/* What the worker is sent for a candidate: its config text (its own, or its point's), its
+ * variant's source (its own, or the kernel file's variant at its point; NULL when it rewrites
+ * nothing) and that source's digest (the kernel file's when it rewrites nothing); the caller
+ * frees the texts. A variant the transforms cannot compose fails the candidate: 1 with `m`
+ * holding the failure (status compile, the reason). */
 typedef struct pool_job {
     char *config, *variant;
+    char digest[TFORGE_DIGEST_SIZE];
 } pool_job;
 int pool_job_of(pool_job *out, const pool *p, const tforge_candidate *candidate,
                 tforge_measurement *m);
@@ -50,6 +53,9 @@ int pool_prepare(void *state, const tforge_candidate *candidates, size_t n);
 int pool_retime_untimed(void *state, const tforge_candidate *candidate, uint64_t seed,
                         tforge_measurement *out);
 unsigned pool_restarts(const void *state);
+/* The backends' identify: the candidate's digest, and its variant's source (the kernel file's
+ * when it rewrites nothing); a candidate whose variant fails gets neither. */
+int pool_identify(void *state, tforge_candidate *candidate, char **source);
 /* The profile op: the worker's `profile` request for the candidate (the runner's, else a compile
  * worker's), counters only on POOL_CUDA and when asked, then the static metrics over the
  * device's limits the worker sent (the H200's without a GPU). */

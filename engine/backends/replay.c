@@ -166,7 +166,7 @@ static int lookup(uint64_t *index, replay_state *r, const tforge_candidate *c)
         return 0;
     char *text = NULL;
     if (c->point)
-        tforge_space_format(&text, r->space, c->point);
+        tforge_space_format(&text, r->space, c->point, NULL);
     rc = tforge_error_set(TFORGE_ENOTFOUND, "replay: the point %s is not in the recording",
                           text ? text : c->config);
     free(text);
@@ -274,4 +274,4 @@ static unsigned restarts(const void *state)
 }
 
 const tforge_backend_type tforge_backend_replay = {"replay", 1, open_replay, evaluate, retime,
-                                                    profile, restarts, close_replay, NULL};
+                                                    profile, restarts, close_replay, NULL, NULL};

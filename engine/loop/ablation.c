@@ -39,7 +39,7 @@ int tforge_ablate(tforge_ablation **out, size_t *n, tforge_backend *b, const tfo
         tforge_ablation *e = &a[(*n)++];
         e->transform = i;
         e->with_ms = e->without_ms = NAN;
-        tforge_candidate without = {point, NULL, (unsigned)i + 1};
+        tforge_candidate without = {.point = point, .without = (unsigned)i + 1};
         rc = tforge_backend_evaluate(b, &without, 1, &e->m);
     }
     double *with = calloc(rounds + 1, sizeof *with), *alone = calloc(rounds + 1, sizeof *alone);
@@ -48,8 +48,8 @@ int tforge_ablate(tforge_ablation **out, size_t *n, tforge_backend *b, const tfo
     for (size_t k = 0; !rc && b->type->timed && k < *n; k++) {
         if (a[k].m.status != TFORGE_STATUS_OK)
             continue;
-        tforge_candidate winner = {point, NULL, 0};
-        tforge_candidate without = {point, NULL, (unsigned)a[k].transform + 1};
+        tforge_candidate winner = {.point = point};
+        tforge_candidate without = {.point = point, .without = (unsigned)a[k].transform + 1};
         /* interleaved, the order swapped every round: drift, and what ran just before, hit both
          * alike */
         tforge_candidate *pair[2] = {&winner, &without};

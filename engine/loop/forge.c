@@ -329,16 +329,8 @@ static int store_profile(const tforge_forge *f, const tforge_loop_eval *e,
     if (!r || !r->store || e->resumed)
         return 0;
     char *key = NULL, *params = NULL, *metrics = NULL, *labels = NULL;
-    int rc;
-    if (e->point && r->space) {
-        rc = tforge_recording_key(&key, r->space, e->point);
-        if (!rc)
-            rc = tforge_recording_config_json(&params, r->space, e->point);
-    } else {
-        key = e->config ? strdup(e->config) : NULL;
-        params = e->config ? strdup(e->config) : NULL;
-        rc = key && params ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    }
+    int rc = tforge_loop_key(&key, &params, f->space, e->point, e->config,
+                             e->source && e->digest[0] ? e->digest : NULL);
     if (!rc)
         rc = store_texts(&metrics, &labels, p);
     if (!rc) {
@@ -366,7 +358,8 @@ static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
     memset(p, 0, sizeof *p);
     p->eval = eval;
     const tforge_loop_eval *e = &out->evals[eval];
-    tforge_candidate candidate = {e->point, e->config, 0};
+    tforge_candidate candidate = {.point = e->point, .config = e->config,
+                                          .source = e->source};
     int rc = tforge_backend_profile(f->backend, &candidate, &e->m, f->o.counters, &p->profile);
     if (rc == TFORGE_ENOTFOUND) {
         snprintf(p->note, sizeof p->note, "The %s backend cannot profile",

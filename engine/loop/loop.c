@@ -16,6 +16,7 @@ void tforge_loop_outcome_dispose(tforge_loop_outcome *o)
     for (size_t i = 0; o->evals && i < o->n_evals; i++) {
         free(o->evals[i].point);
         free(o->evals[i].config);
+        free(o->evals[i].source);
     }
     free(o->evals);
     memset(o, 0, sizeof *o);
@@ -104,41 +105,64 @@ typedef struct loop {
     uint32_t since_incumbent; /* candidates evaluated since it last changed */
 } loop;
 
-/* The store's key of a candidate and (when `params` is not NULL) its parameters: derived from its
- * levels, or its own text. */
-static int describe(char **key, char **params, const loop *l, const tforge_candidate *c)
+int tforge_loop_key(char **key, char **params, const tforge_space *space,
+                    const tforge_level *point, const char *config, const char *own_digest)
 {
     *key = NULL;
     if (params)
         *params = NULL;
-    const tforge_recording *codec = l->o->record ? l->o->record->space : NULL;
-    if (c->point && codec) {
-        int rc = tforge_recording_key(key, codec, c->point);
+    int rc = 0;
+    if (point) {
+        rc = tforge_space_key(key, space, point);
         if (!rc && params)
-            rc = tforge_recording_config_json(params, codec, c->point);
-        return rc;
-    }
-    if (!c->config)
+            rc = tforge_space_json(params, space, point, NULL);
+    } else if (!config) {
         return tforge_error_set(TFORGE_ERROR, "a candidate with neither point nor config");
-    *key = strdup(c->config);
-    if (params)
-        *params = strdup(c->config);
-    return *key && (!params || *params) ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    } else if (!(*key = strdup(config)) || (params && !(*params = strdup(config)))) {
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    }
+    if (!rc && own_digest) { /* the same point with a source of its own is another candidate */
+        size_t size = strlen(*key) + strlen(own_digest) + 2;
+        char *both = malloc(size);
+        if (both)
+            snprintf(both, size, "%s@%s", *key, own_digest);
+        free(*key);
+        *key = both;
+        rc = both ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    }
+    if (rc) {
+        free(*key);
+        *key = NULL;
+        if (params) {
+            free(*params);
+            *params = NULL;
+        }
+    }
+    return rc;
 }
 
-static int record(loop *l, const tforge_candidate *c, const tforge_measurement *m)
+/* The digest that makes a candidate's key its own: that of a source no transform made. */
+static const char *own_digest(const tforge_candidate *c)
+{
+    return c->source && c->digest[0] ? c->digest : NULL;
+}
+
+static int record(loop *l, const tforge_candidate *c, const char *source,
+                  const tforge_measurement *m)
 {
     const tforge_run_record *r = l->o->record;
     if (!r)
         return 0;
     char *key, *params, *extras = NULL;
-    int rc = describe(&key, &params, l, c);
+    int rc = tforge_loop_key(&key, &params, l->space, c->point, c->config, own_digest(c));
     if (!rc && r->extras)
         rc = r->extras(r->extras_context, c, &extras);
     if (!rc) {
         tforge_store_measurement row = {0};
         row.key = key;
         row.params_json = params;
+        row.digest = c->digest[0] ? c->digest : NULL;
+        row.source = source;
         row.m = *m;
         row.metrics_json = extras;
         rc = tforge_store_record(NULL, r->store, r->run_id, &row);
@@ -162,8 +186,11 @@ static int append(loop *l, const tforge_candidate *c, int baseline, int resumed,
         return tforge_error_set(TFORGE_ENOMEM, "out of memory");
     if (c->point)
         memcpy(e->point, c->point, l->dims * sizeof *e->point);
-    if (c->config && !(e->config = strdup(c->config))) {
+    memcpy(e->digest, c->digest, sizeof e->digest);
+    if ((c->config && !(e->config = strdup(c->config))) ||
+        (c->source && !(e->source = strdup(c->source)))) {
         free(e->point);
+        free(e->config);
         return tforge_error_set(TFORGE_ENOMEM, "out of memory");
     }
     out->n_evals++;
@@ -202,20 +229,37 @@ static int append(loop *l, const tforge_candidate *c, int baseline, int resumed,
     return 0;
 }
 
+/* Each candidate's identity: a copy with its digest, and its variant's source, from the
+ * backend. */
+static int identify(loop *l, const tforge_candidate *c, size_t n, tforge_candidate **ids,
+                    char ***sources)
+{
+    *ids = malloc(n * sizeof **ids);
+    *sources = calloc(n, sizeof **sources);
+    int rc = *ids && *sources ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++) {
+        (*ids)[i] = c[i];
+        rc = tforge_backend_identify(l->backend, &(*ids)[i], &(*sources)[i]);
+    }
+    return rc;
+}
+
 /* Evaluates a batch (or takes its first part from the resumed run), records and appends it. */
-static int evaluate(loop *l, const tforge_candidate *c, size_t n, int baseline)
+static int evaluate(loop *l, const tforge_candidate *given, size_t n, int baseline)
 {
     if (n == 0)
         return 0;
     const tforge_run_history *h = l->o->history;
+    tforge_candidate *c = NULL;
+    char **sources = NULL;
     tforge_measurement *m = calloc(n, sizeof *m);
-    if (!m)
-        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    int rc = m ? identify(l, given, n, &c, &sources)
+               : tforge_error_set(TFORGE_ENOMEM, "out of memory");
     size_t first = l->out->n_evals, from_store = 0;
-    int rc = 0;
     while (!rc && h && from_store < n && first + from_store < h->n) {
         char *key;
-        if ((rc = describe(&key, NULL, l, &c[from_store])))
+        if ((rc = tforge_loop_key(&key, NULL, l->space, c[from_store].point,
+                                  c[from_store].config, own_digest(&c[from_store]))))
             break;
         if (strcmp(key, h->keys[first + from_store]) != 0)
             rc = tforge_error_set(TFORGE_EINPUT, "resume: evaluation %zu of the stored run is %s, "
@@ -230,13 +274,17 @@ static int evaluate(loop *l, const tforge_candidate *c, size_t n, int baseline)
     if (!rc && from_store < n)
         rc = tforge_backend_evaluate(l->backend, c + from_store, n - from_store, m + from_store);
     *(baseline ? &l->out->split.baselines_s : &l->out->split.candidates_s) += tforge_clock_s() - began;
-    for (size_t i = from_store; i < n; i++)
+    for (size_t i = from_store; m && i < n; i++)
         l->out->split.compile_s += isnan(m[i].compile_ms) ? 0 : m[i].compile_ms / 1e3;
     for (size_t i = 0; !rc && i < n; i++) {
         rc = append(l, &c[i], baseline, i < from_store, &m[i]);
         if (!rc && i >= from_store)
-            rc = record(l, &c[i], &m[i]);
+            rc = record(l, &c[i], sources[i], &m[i]);
     }
+    for (size_t i = 0; sources && i < n; i++)
+        free(sources[i]);
+    free(sources);
+    free(c);
     free(m);
     return rc;
 }
@@ -262,7 +310,7 @@ static int check_proposal(const loop *l, const tforge_level *p, const char *prop
     if (valid && !again)
         return 0;
     char *text = NULL;
-    tforge_space_format(&text, l->space, p);
+    tforge_space_format(&text, l->space, p, NULL);
     int rc = tforge_error_set(TFORGE_ERROR, "strategy %s proposed %s point %s", proposer,
                               valid ? "an already seen" : "an invalid (constraint-breaking)",
                               text ? text : "?");
@@ -423,7 +471,7 @@ static int propose_batch(loop *l, uint32_t want, proposal *p, const proposal *un
                      untold ? untold->points : NULL, untold ? untold->got : 0);
     l->out->split.search_s += tforge_clock_s() - began;
     for (uint32_t i = 0; i < p->got; i++)
-        p->c[i] = (tforge_candidate){p->points + (size_t)i * l->dims, NULL, 0};
+        p->c[i] = (tforge_candidate){.point = p->points + (size_t)i * l->dims};
     size_t stored = l->o->history ? l->o->history->n : 0, skip = stored > at ? stored - at : 0;
     if (!rc && l->o->lookahead && skip < p->got)
         rc = tforge_backend_prepare(l->backend, p->c + skip, p->got - skip);
@@ -542,7 +590,8 @@ static int final_choice(loop *l)
         for (size_t i = 0; !rc && i < k; i++) {
             size_t c = (i + r) % k;
             const tforge_loop_eval *e = &out->evals[pick[c]];
-            tforge_candidate candidate = {e->point, e->config, 0};
+            tforge_candidate candidate = {.point = e->point, .config = e->config,
+                                          .source = e->source};
             tforge_measurement again;
             rc = tforge_backend_retime(l->backend, &candidate, l->o->seed * 1000003u + r * 31u + c,
                                        &again);

@@ -26,8 +26,8 @@ typedef struct tforge_run_history {
 void tforge_run_history_dispose(tforge_run_history *history);
 
 /* Where a run is recorded: the store, the run, and the description of its space (recording
- * parameter p is dimension p, value l its level l), from which each point's key and parameters
- * are derived. */
+ * parameter p is dimension p, value l its level l; stored with the run, so that it exports as a
+ * recording). */
 typedef struct tforge_run_record {
     tforge_store *store;
     int64_t run_id;
@@ -38,6 +38,13 @@ typedef struct tforge_run_record {
     int (*extras)(void *context, const tforge_candidate *candidate, char **json);
     void *extras_context;
 } tforge_run_record;
+
+/* A candidate's key in the store and (when `params` is not NULL) its parameters as a JSON
+ * object text, both allocated: the space's texts of its point (tforge_space_key, _json), else a
+ * baseline's own config text; "KEY@DIGEST" for a candidate with a source of its own
+ * (`own_digest`, else NULL), which the same point's variant is not. */
+int tforge_loop_key(char **key, char **params, const tforge_space *space,
+                    const tforge_level *point, const char *config, const char *own_digest);
 
 /* Opens the stored run that `like` describes (source, strategy, settings, seed, budget, space,
  * environment) and reads what it had evaluated into `history`:
@@ -58,6 +65,8 @@ typedef struct tforge_loop_eval {
     tforge_level *point;  /* owned; NULL for a baseline outside the space */
     char *config;         /* owned; a baseline's task text, else NULL (a caller may set it for
                              its reports: it is freed with the outcome) */
+    char digest[TFORGE_DIGEST_SIZE]; /* its variant source's digest, "" where unknown */
+    char *source;         /* owned; its source when no transform made it, else NULL */
     int baseline;         /* 1 for the task's baselines */
     int resumed;          /* 1 when taken from the stored run */
     tforge_measurement m;

@@ -1,6 +1,7 @@
 #include "recording.h"
 
 #include "tforge/error.h"
+#include "tforge/space.h"
 #include "tforge/log.h"
 
 #include <cjson/cJSON.h>
@@ -188,22 +189,6 @@ static int is_json_number(const char *s)
     return *s == '\0';
 }
 
-void tforge_recording_format_number(char *buf, size_t size, double value)
-{
-    if (value == floor(value) && fabs(value) < 1e15) {
-        snprintf(buf, size, "%.0f", value);
-        return;
-    }
-    /* Python prints the shortest text that reads back as the same double. "%.15g" already is
-     * that text when it has 15 digits or fewer (%g drops trailing zeros), and for a non-integral
-     * value %g switches to an exponent exactly where Python does. */
-    for (int precision = 15; precision <= 17; precision++) {
-        snprintf(buf, size, "%.*g", precision, value);
-        if (strtod(buf, NULL) == value)
-            return;
-    }
-}
-
 /* cJSON prints doubles only approximately (15 digits within an epsilon): numbers go out as
  * their exact shortest text instead. */
 static cJSON *number_json(double value)
@@ -211,7 +196,7 @@ static cJSON *number_json(double value)
     char text[40];
     if (!isfinite(value))
         return cJSON_CreateNull();
-    tforge_recording_format_number(text, sizeof text, value);
+    tforge_space_number_text(text, sizeof text, value);
     return cJSON_CreateRaw(text);
 }
 
@@ -505,7 +490,7 @@ static int add_param_json(tforge_recording *rec, const char *name, const cJSON *
         char buf[32];
         if (cJSON_IsNumber(value)) {
             numbers[i] = value->valuedouble;
-            tforge_recording_format_number(buf, sizeof buf, value->valuedouble);
+            tforge_space_number_text(buf, sizeof buf, value->valuedouble);
         } else if (cJSON_IsString(value)) {
             numbers[i] = NAN;
         } else if (cJSON_IsBool(value)) { /* a categorical level named as Python prints it */
@@ -1428,7 +1413,7 @@ static cJSON *texts_object(const tforge_recording *rec)
         int plain = 1;
         for (uint32_t l = 0; l < param->n_values && plain; l++) {
             char text[40];
-            tforge_recording_format_number(text, sizeof text, param->numbers[l]);
+            tforge_space_number_text(text, sizeof text, param->numbers[l]);
             plain = isnan(param->numbers[l]) || strcmp(text, param->texts[l]) == 0;
         }
         if (!plain && !cJSON_AddItemToObject(object, param->name,

@@ -129,9 +129,6 @@ int tforge_recording_add_entry(tforge_recording *rec, const tforge_recording_ent
 /* The Kernel Tuner key of a point, "v1,v2,...", allocated; the caller frees it. */
 int tforge_recording_key(char **out, const tforge_recording *rec, const tforge_level *levels);
 
-/* Formats a number as Python prints it (an integral value as an integer). `size` >= 32. */
-void tforge_recording_format_number(char *buf, size_t size, double value);
-
 /* Reads a Kernel Tuner cache or a T4 results file, plain or gzip-compressed; which one is
  * decided by the content (a top-level "cache" or "results"). */
 int tforge_recording_read(tforge_recording **out, const char *path);

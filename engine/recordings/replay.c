@@ -78,6 +78,17 @@ static int build_space(tforge_replay *r)
                         found = s;
             r->level_map[p][l] = (tforge_level)found;
         }
+        if (param->all_numeric) { /* the recording's own texts ("1.0"), so that keys are its own */
+            const char **texts = malloc(param->n_values * sizeof *texts);
+            if (!texts)
+                return tforge_error_set(TFORGE_ENOMEM, "out of memory building the replay space");
+            for (uint32_t l = 0; l < param->n_values; l++)
+                texts[r->level_map[p][l]] = param->texts[l];
+            rc = tforge_space_set_texts(r->space, p, texts);
+            free(texts);
+            if (rc)
+                return rc;
+        }
     }
     return 0;
 }
@@ -205,54 +216,31 @@ void tforge_replay_answer(tforge_measurement *out, const tforge_replay *r, uint6
     out->wall_ms = compile + bench;
 }
 
-/* The text `texts` gives value `v` of parameter `name`, or NULL. */
-static const char *text_of(const tforge_recording *texts, const char *name, double v)
-{
-    for (uint32_t p = 0; texts && p < texts->n_params; p++)
-        if (strcmp(texts->params[p].name, name) == 0)
-            for (uint32_t l = 0; l < texts->params[p].n_values; l++)
-                if (texts->params[p].numbers && texts->params[p].numbers[l] == v)
-                    return texts->params[p].texts[l];
-    return NULL;
-}
-
 int tforge_recording_describe_space(tforge_recording **out, const tforge_space *space,
-                                    const tforge_recording *texts, const char *kernel_name)
+                                    const tforge_recording *like, const char *kernel_name)
 {
     tforge_recording *rec = NULL;
     uint32_t dims = tforge_space_dims(space);
     int rc = tforge_recording_new(&rec);
     if (!rc)
-        rc = tforge_recording_set_info(rec, texts ? texts->device_name : "", kernel_name,
-                                       texts ? texts->problem_size : NULL,
-                                       texts ? texts->objective : NULL);
+        rc = tforge_recording_set_info(rec, like ? like->device_name : "", kernel_name,
+                                       like ? like->problem_size : NULL,
+                                       like ? like->objective : NULL);
     for (uint32_t d = 0; !rc && d < dims; d++) {
         uint32_t n = tforge_space_levels(space, d);
-        const char **labels = calloc(n, sizeof *labels);
-        char (*formatted)[32] = calloc(n, sizeof *formatted);
+        const char **texts = malloc(n * sizeof *texts);
         double *numbers = malloc(n * sizeof *numbers);
-        tforge_dim_kind kind = tforge_space_kind(space, d);
-        const char *name = tforge_space_name(space, d);
-        rc = labels && formatted && numbers ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        rc = texts && numbers ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
         for (uint32_t l = 0; !rc && l < n; l++) {
-            if (kind == TFORGE_DIM_CATEGORICAL) {
-                labels[l] = tforge_space_label(space, d, l);
-            } else if (kind == TFORGE_DIM_BOOLEAN) {
-                labels[l] = l ? "True" : "False";
-            } else {
-                numbers[l] = tforge_space_value(space, d, l);
-                labels[l] = text_of(texts, name, numbers[l]);
-                if (!labels[l]) {
-                    tforge_recording_format_number(formatted[l], sizeof formatted[l], numbers[l]);
-                    labels[l] = formatted[l];
-                }
-            }
+            texts[l] = tforge_space_text(space, d, l);
+            numbers[l] = tforge_space_value(space, d, l);
         }
         if (!rc)
-            rc = tforge_recording_add_param(rec, name, n, labels,
-                                            kind == TFORGE_DIM_ORDINAL ? numbers : NULL);
-        free(labels);
-        free(formatted);
+            rc = tforge_recording_add_param(rec, tforge_space_name(space, d), n, texts,
+                                            tforge_space_kind(space, d) == TFORGE_DIM_ORDINAL
+                                                ? numbers
+                                                : NULL);
+        free(texts);
         free(numbers);
     }
     if (rc) {

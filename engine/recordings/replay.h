@@ -34,13 +34,12 @@ const char *tforge_replay_objective(const tforge_replay *replay, int *higher);
 double tforge_replay_value(const tforge_replay *replay, size_t entry, uint32_t *status);
 
 /* A recording with no entries that describes `space`: parameter p is dimension p and its value
- * l is level l (ordinal values as numbers, categorical labels and False/True as strings), so
- * that a point's levels are its recording levels: how a run's space is stored and its points
- * keyed and exported. A number's text is taken from `texts` (may be NULL) where that recording
- * has a parameter of the same name with the same value (so "1.0" stays "1.0"), else it is
- * formatted as Python prints it. */
+ * l is level l, written as the space writes it (tforge_space_text: ordinal values as numbers,
+ * categorical labels and False/True as strings), so that a point's levels are its recording
+ * levels: how a run's space is stored and exported. Device, problem size and objective are
+ * those of `like` (may be NULL). */
 int tforge_recording_describe_space(tforge_recording **out, const tforge_space *space,
-                                    const tforge_recording *texts, const char *kernel_name);
+                                    const tforge_recording *like, const char *kernel_name);
 
 /* The enumerated index of the configuration with these recording levels (n_params of them, in
  * the recording's own value order), or TFORGE_NO_INDEX. */

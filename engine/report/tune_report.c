@@ -372,8 +372,9 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
         char value[32] = "-";
         if (!isnan(m->value))
             snprintf(value, sizeof value, "%.4g", m->value);
-        fprintf(f, "| %zu%s | `%s` |", i + 1, o->evals[i].baseline ? " (baseline)" : "",
-                o->evals[i].config);
+        fprintf(f, "| %zu%s | `%s`%s%s%s |", i + 1, o->evals[i].baseline ? " (baseline)" : "",
+                o->evals[i].config, o->evals[i].source ? " with a source of its own (`" : "",
+                o->evals[i].source ? o->evals[i].digest : "", o->evals[i].source ? "`)" : "");
         if (r->transforms)
             fprintf(f, " %s |", r->rewrites && r->rewrites[i] ? r->rewrites[i] : "-");
         fprintf(f, " %s | %s | %s |\n", tforge_status_name(m->status), value,

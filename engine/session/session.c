@@ -370,19 +370,14 @@ static int any_ok(const tforge_loop_outcome *o)
 
 /* The task's baselines as candidates: each its own text, with its point where it lies in the
  * space (then the strategy is told of it). */
-static int task_baselines(tforge_candidate **out, tforge_level **points, const tforge_task *t)
+static int task_baselines(tforge_candidate **out, const tforge_task *t)
 {
-    uint32_t dims = tforge_space_dims(t->space);
     *out = calloc(t->n_baseline + 1, sizeof **out);
-    *points = malloc((t->n_baseline + 1) * dims * sizeof **points);
-    if (!*out || !*points)
+    if (!*out)
         return tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    for (size_t b = 0; b < t->n_baseline; b++) {
-        tforge_level *p = *points + b * dims;
-        (*out)[b].config = t->baselines[b];
-        (*out)[b].point = tforge_task_point(p, t, t->baselines[b]) == 0 ? p : NULL;
-    }
-    tforge_error_clear(); /* a baseline outside the space is no error */
+    for (size_t b = 0; b < t->n_baseline; b++)
+        (*out)[b] = (tforge_candidate){.point = tforge_task_baseline_point(t, b),
+                                       .config = t->baselines[b]};
     return 0;
 }
 
@@ -701,7 +696,6 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     tforge_recording *described = NULL;
     tforge_backend backend = {0};
     tforge_candidate *baselines = NULL;
-    tforge_level *baseline_points = NULL;
     tforge_run_history history = {0};
     tforge_store *store = NULL;
     tforge_loop_outcome outcome = {0};
@@ -751,7 +745,7 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     if (make_dir(dir) || lock_dir(&lock, dir) || tforge_store_open(&store, db) ||
         open_run(&record, &history, store, task, &s, set, env, &described) ||
         tforge_backend_open(&backend, s.backend, &args) ||
-        task_baselines(&baselines, &baseline_points, task))
+        task_baselines(&baselines, task))
         goto failed;
     tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
     fo.heuristic = s.heuristic;
@@ -844,7 +838,6 @@ cleanup:
     tforge_run_history_dispose(&history);
     tforge_recording_free(described);
     free(baselines);
-    free(baseline_points);
     tforge_store_close(store);
     if (lock >= 0)
         close(lock);

@@ -14,7 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 3
+#define SCHEMA_VERSION 4
+
+/* Version 4: each variant's source text once, by its digest, and the digest of each
+ * configuration's variant (NULL where unknown: a replay, a store of an older version). */
+#define SOURCES_TABLE                                                                              \
+    "CREATE TABLE sources (digest TEXT PRIMARY KEY, text TEXT NOT NULL);"
+#define CONFIGURATION_DIGEST "digest TEXT REFERENCES sources(digest)"
 
 /* Version 3: the profiles of the candidates a run profiled (the baseline, each new incumbent),
  * each after the measurement `seq` of its run. */
@@ -48,6 +54,7 @@ static const char *const schema =
     " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     " key TEXT NOT NULL,"
     " params TEXT NOT NULL CHECK (json_valid(params)),"
+    " " CONFIGURATION_DIGEST ","
     " UNIQUE (run_id, key));"
     "CREATE TABLE measurements ("
     " id INTEGER PRIMARY KEY,"
@@ -62,7 +69,7 @@ static const char *const schema =
     " timestamp TEXT,"
     " UNIQUE (run_id, seq));"
     "CREATE INDEX measurements_configuration ON measurements(configuration_id);"
-    PROFILES_TABLE;
+    PROFILES_TABLE SOURCES_TABLE;
 
 
 /* Prepared once, kept for the store's life. */
@@ -88,6 +95,8 @@ enum {
     ST_COUNT,
     ST_PROFILE_INSERT,
     ST_PROFILES,
+    ST_SOURCE_INSERT,
+    ST_SOURCE_FIND,
     N_STATEMENTS
 };
 
@@ -109,7 +118,8 @@ static const char *const statement_sql[N_STATEMENTS] = {
     [ST_RUN_LATEST] = "SELECT id FROM runs WHERE source = ?1 ORDER BY id DESC LIMIT 1",
     [ST_METRICS] = "SELECT key, value FROM json_each(?1) WHERE type IN ('integer', 'real')",
     [ST_CONFIG_FIND] = "SELECT id FROM configurations WHERE run_id = ?1 AND key = ?2",
-    [ST_CONFIG_INSERT] = "INSERT INTO configurations (run_id, key, params) VALUES (?1, ?2, ?3)",
+    [ST_CONFIG_INSERT] = "INSERT INTO configurations (run_id, key, params, digest)"
+                         " VALUES (?1, ?2, ?3, ?4)",
     [ST_NEXT_SEQ] = "SELECT COALESCE(MAX(seq), 0) + 1 FROM measurements WHERE run_id = ?1",
     [ST_MEASUREMENT_INSERT] =
         "INSERT INTO measurements (run_id, configuration_id, seq, status, median, min, spread,"
@@ -117,7 +127,7 @@ static const char *const statement_sql[N_STATEMENTS] = {
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     [ST_MEASUREMENTS] =
         "SELECT m.id, m.configuration_id, m.seq, c.key, c.params, m.status, m.median, m.min,"
-        " m.spread, m.repeats, m.compile_ms, m.wall_ms, m.metrics, m.timestamp"
+        " m.spread, m.repeats, m.compile_ms, m.wall_ms, m.metrics, m.timestamp, c.digest"
         " FROM measurements m JOIN configurations c ON c.id = m.configuration_id"
         " WHERE m.run_id = ?1 ORDER BY m.seq",
     /* as ST_MEASUREMENTS, the metrics merged with those of the configuration's latest profile */
@@ -125,7 +135,7 @@ static const char *const statement_sql[N_STATEMENTS] = {
         "SELECT m.id, m.configuration_id, m.seq, c.key, c.params, m.status, m.median, m.min,"
         " m.spread, m.repeats, m.compile_ms, m.wall_ms,"
         " CASE WHEN p.metrics IS NULL THEN m.metrics"
-        " ELSE json_patch(COALESCE(m.metrics, '{}'), p.metrics) END, m.timestamp"
+        " ELSE json_patch(COALESCE(m.metrics, '{}'), p.metrics) END, m.timestamp, c.digest"
         " FROM measurements m JOIN configurations c ON c.id = m.configuration_id"
         " LEFT JOIN profiles p ON p.id = (SELECT MAX(id) FROM profiles"
         " WHERE configuration_id = m.configuration_id)"
@@ -138,6 +148,8 @@ static const char *const statement_sql[N_STATEMENTS] = {
     [ST_PROFILES] = "SELECT c.key, c.params, p.seq, p.counters, p.note, p.metrics, p.labels"
                     " FROM profiles p JOIN configurations c ON c.id = p.configuration_id"
                     " WHERE p.run_id = ?1 ORDER BY p.id",
+    [ST_SOURCE_INSERT] = "INSERT OR IGNORE INTO sources (digest, text) VALUES (?1, ?2)",
+    [ST_SOURCE_FIND] = "SELECT text FROM sources WHERE digest = ?1",
 };
 
 struct tforge_store {
@@ -270,16 +282,20 @@ static int check_schema(tforge_store *store)
     else if (version == 0) {
         rc = create_schema(store);
         if (!rc)
-            rc = exec(store, "PRAGMA user_version = 3", "set the schema version");
+            rc = exec(store, "PRAGMA user_version = 4", "set the schema version");
     } else if (version < SCHEMA_VERSION) {
         if (version == 1) /* version 2 adds the runs' input digests and writer lease */
             rc = exec(store, "ALTER TABLE runs ADD COLUMN inputs TEXT;"
                              " ALTER TABLE runs ADD COLUMN writer TEXT;"
                              " ALTER TABLE runs ADD COLUMN heartbeat REAL;",
                       "upgrade the schema to version 2");
-        if (!rc) /* version 3 adds the profiles */
+        if (!rc && version < 3) /* version 3 adds the profiles */
             rc = exec(store, PROFILES_TABLE " PRAGMA user_version = 3",
                       "upgrade the schema to version 3");
+        if (!rc) /* version 4 adds the variants' sources */
+            rc = exec(store, SOURCES_TABLE " ALTER TABLE configurations ADD COLUMN "
+                      CONFIGURATION_DIGEST "; PRAGMA user_version = 4",
+                      "upgrade the schema to version 4");
     }
 cleanup:
     if (rc == 0)
@@ -454,7 +470,7 @@ void tforge_store_run_dispose(tforge_store_run *run)
 /* Inside a transaction: the configuration on first sight, then the measurement. */
 /* The id of the run's configuration `key`, created (with `params_json`) on first sight. */
 static int configuration_id(int64_t *out, tforge_store *store, int64_t run_id, const char *key,
-                            const char *params_json)
+                            const char *params_json, const char *digest)
 {
     sqlite3_stmt *st = statement(store, ST_CONFIG_FIND);
     sqlite3_bind_int64(st, 1, run_id);
@@ -470,6 +486,7 @@ static int configuration_id(int64_t *out, tforge_store *store, int64_t run_id, c
     sqlite3_bind_int64(st, 1, run_id);
     bind_text(st, 2, key);
     bind_text(st, 3, params_json);
+    bind_text(st, 4, digest);
     int rc = 0;
     if (sqlite3_step(st) != SQLITE_DONE)
         rc = sqlite3_extended_errcode(store->db) == SQLITE_CONSTRAINT_FOREIGNKEY
@@ -490,8 +507,19 @@ static int insert_measurement(int64_t *sequence, tforge_store *store, int64_t ru
     if (m->m.status >= TFORGE_STATUS_COUNT)
         return tforge_error_set(TFORGE_EINPUT, "%s: record: unknown status %d", store->path,
                                 (int)m->m.status);
+    if (m->source && !m->digest)
+        return tforge_error_set(TFORGE_EINPUT, "%s: record: a source without its digest",
+                                store->path);
+    int rc = 0;
+    if (m->source) { /* kept once, by digest */
+        sqlite3_stmt *st = statement(store, ST_SOURCE_INSERT);
+        bind_text(st, 1, m->digest);
+        bind_text(st, 2, m->source);
+        rc = step_done(store, ST_SOURCE_INSERT, "keep a variant's source");
+    }
     int64_t config_id;
-    int rc = configuration_id(&config_id, store, run_id, m->key, m->params_json);
+    if (!rc)
+        rc = configuration_id(&config_id, store, run_id, m->key, m->params_json, m->digest);
     if (rc < 0)
         return rc;
 
@@ -625,6 +653,24 @@ int tforge_store_record(int64_t *sequence, tforge_store *store, int64_t run_id,
     return end(store, rc);
 }
 
+int tforge_store_source(char **text, tforge_store *store, const char *digest)
+{
+    *text = NULL;
+    sqlite3_stmt *st = statement(store, ST_SOURCE_FIND);
+    bind_text(st, 1, digest);
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW && !(*text = strdup(column_text(st, 0))))
+        step = SQLITE_NOMEM;
+    sqlite3_reset(st);
+    if (step == SQLITE_ROW)
+        return 0;
+    if (step == SQLITE_DONE)
+        return tforge_error_set(TFORGE_ENOTFOUND, "%s: no source of digest %s", store->path,
+                                digest);
+    return step == SQLITE_NOMEM ? tforge_error_set(TFORGE_ENOMEM, "out of memory")
+                                : db_error(store, "read a source");
+}
+
 /* The numeric top-level entries of a metrics object, as far as the measurement holds them. */
 static void read_metrics(tforge_store *store, tforge_measurement *m, const char *json)
 {
@@ -655,6 +701,7 @@ static int each_measurement(tforge_store *store, int which, int64_t run_id,
             .params_json = column_text(st, 4),
             .metrics_json = column_text(st, 12),
             .timestamp = column_text(st, 13),
+            .digest = column_text(st, 14),
         };
         tforge_measurement_init(&m.m);
         m.m.value = m.m.median_ms = column_number(st, 6);
@@ -708,7 +755,8 @@ int tforge_store_record_profile(tforge_store *store, int64_t run_id,
     int64_t config_id = 0;
     rc = check_lease(store, run_id, 0);
     if (!rc)
-        rc = configuration_id(&config_id, store, run_id, profile->key, profile->params_json);
+        rc = configuration_id(&config_id, store, run_id, profile->key, profile->params_json,
+                              NULL);
     if (!rc) {
         sqlite3_stmt *st = statement(store, ST_PROFILE_INSERT);
         sqlite3_bind_int64(st, 1, run_id);

@@ -54,6 +54,9 @@ typedef struct tforge_store_measurement {
     int64_t sequence;
     const char *key;          /* derived from the point's levels (or a baseline's own text) */
     const char *params_json;  /* the configuration, {"name": value}; kept from its first sight */
+    const char *digest;       /* its variant source's digest, or NULL; kept from its first sight */
+    const char *source;       /* when recording: that source's text, kept once by digest (or
+                                 NULL: kept already, or unknown); never set when read back */
     tforge_measurement m;
     const char *metrics_json; /* or NULL */
     const char *timestamp;    /* UTC, ISO 8601; NULL when recording means now */
@@ -89,6 +92,10 @@ int tforge_store_claim(tforge_store *store, int64_t run_id);
  * measurement gets the run's next sequence number (returned in `sequence`, which may be NULL). */
 int tforge_store_record(int64_t *sequence, tforge_store *store, int64_t run_id,
                         const tforge_store_measurement *measurement);
+
+/* The text of the variant source of `digest`, allocated (the caller frees it);
+ * TFORGE_ENOTFOUND when the store has none. */
+int tforge_store_source(char **text, tforge_store *store, const char *digest);
 
 /* Visits a run's measurements in sequence order. */
 int tforge_store_each_measurement(tforge_store *store, int64_t run_id, tforge_store_visit visit,

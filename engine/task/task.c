@@ -34,6 +34,8 @@ void tforge_task_free(tforge_task *t)
         free(t->knobs[i]);
     free(t->knobs);
     free(t->kernel_text);
+    free(t->baseline_points);
+    free(t->baseline_inside);
     tforge_ir_free(t->ir);
     free(t);
 }
@@ -262,6 +264,8 @@ cleanup:
     return rc;
 }
 
+static int map_baselines(tforge_task *t);
+
 int tforge_task_select(tforge_task *t, size_t shape)
 {
     if (shape >= t->n_tune)
@@ -283,33 +287,36 @@ int tforge_task_select(tforge_task *t, size_t shape)
     if (!rc)
         rc = build_space(t, cJSON_GetObjectItemCaseSensitive(plan, "space"));
     if (!rc)
+        rc = map_baselines(t);
+    if (!rc)
         t->shape = shape;
     cJSON_Delete(plan);
     return rc;
 }
 
+/* The dimensions of a point that a worker's config holds (`config`: the plan's parameters and the
+ * launch options a point sets), or its rewrites (the transforms' rewrite parameters it sets), as
+ * the space's `which`; NULL when out of memory. */
+static unsigned char *dims_of(const tforge_task *t, const tforge_level *point, int config)
+{
+    uint32_t dims = tforge_space_dims(t->space);
+    unsigned char *which = calloc(dims ? dims : 1, 1);
+    for (uint32_t d = 0; which && d < dims; d++) {
+        tforge_dim_role role = tforge_space_role(t->space, d);
+        which[d] = config ? role != TFORGE_DIM_REWRITE && !(role == TFORGE_DIM_LAUNCH && !point[d])
+                          : role == TFORGE_DIM_REWRITE && point[d];
+    }
+    return which;
+}
+
 int tforge_task_config(char **out, const tforge_task *t, const tforge_level *point)
 {
-    cJSON *o = cJSON_CreateObject();
-    for (uint32_t d = 0; d < tforge_space_dims(t->space); d++) {
-        const char *name = tforge_space_name(t->space, d);
-        tforge_dim_role role = tforge_space_role(t->space, d);
-        if (role == TFORGE_DIM_REWRITE || (role == TFORGE_DIM_LAUNCH && !point[d]))
-            continue;
-        switch (tforge_space_kind(t->space, d)) {
-        case TFORGE_DIM_CATEGORICAL:
-            cJSON_AddStringToObject(o, name, tforge_space_label(t->space, d, point[d]));
-            break;
-        case TFORGE_DIM_BOOLEAN:
-            cJSON_AddBoolToObject(o, name, point[d] != 0);
-            break;
-        default:
-            cJSON_AddNumberToObject(o, name, tforge_space_value(t->space, d, point[d]));
-        }
-    }
-    *out = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return *out ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    *out = NULL;
+    unsigned char *which = dims_of(t, point, 1);
+    int rc = which ? tforge_space_json(out, t->space, point, which)
+                   : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    free(which);
+    return rc;
 }
 
 int tforge_task_point(tforge_level *out, const tforge_task *t, const char *config)
@@ -318,20 +325,21 @@ int tforge_task_point(tforge_level *out, const tforge_task *t, const char *confi
     int rc = o ? 0 : tforge_error_set(TFORGE_EINPUT, "a config is not JSON: %s", config);
     for (uint32_t d = 0; !rc && d < tforge_space_dims(t->space); d++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, tforge_space_name(t->space, d));
-        uint32_t levels = tforge_space_levels(t->space, d), l = 0;
-        for (; v && l < levels; l++) {
-            tforge_dim_kind kind = tforge_space_kind(t->space, d);
-            if (kind == TFORGE_DIM_CATEGORICAL
-                    ? cJSON_IsString(v) &&
-                          strcmp(v->valuestring, tforge_space_label(t->space, d, l)) == 0
-                : kind == TFORGE_DIM_BOOLEAN
-                    ? cJSON_IsBool(v) && cJSON_IsTrue(v) == (l == 1)
-                    : cJSON_IsNumber(v) && v->valuedouble == tforge_space_value(t->space, d, l))
-                break;
-        }
+        tforge_dim_kind kind = tforge_space_kind(t->space, d);
+        char number[32] = "";
+        if (cJSON_IsNumber(v))
+            tforge_space_number_text(number, sizeof number, v->valuedouble);
+        /* the value as the space reads a level, when its JSON type is the dimension's */
+        const char *truth = cJSON_IsTrue(v) ? "1" : "0";
+        const char *text = kind == TFORGE_DIM_CATEGORICAL ? (cJSON_IsString(v) ? v->valuestring
+                                                                               : NULL)
+                           : kind == TFORGE_DIM_BOOLEAN   ? (cJSON_IsBool(v) ? truth : NULL)
+                           : cJSON_IsNumber(v)            ? number
+                                                          : NULL;
+        int64_t l = text ? tforge_space_level_of(t->space, d, text) : -1;
         if (!v && tforge_space_role(t->space, d) != TFORGE_DIM_KNOB)
             out[d] = 0; /* the kernel as it is */
-        else if (!v || l == levels)
+        else if (l < 0)
             rc = tforge_error_set(TFORGE_ENOTFOUND, "config %s: %s is outside the space", config,
                                   tforge_space_name(t->space, d));
         else
@@ -342,6 +350,31 @@ int tforge_task_point(tforge_level *out, const tforge_task *t, const char *confi
                               config);
     cJSON_Delete(o);
     return rc;
+}
+
+/* Each baseline's point, where it lies in the space. */
+static int map_baselines(tforge_task *t)
+{
+    uint32_t dims = tforge_space_dims(t->space);
+    free(t->baseline_points);
+    free(t->baseline_inside);
+    size_t n = (t->n_baseline + 1) * (dims ? dims : 1);
+    t->baseline_points = malloc(n * sizeof *t->baseline_points);
+    t->baseline_inside = calloc(t->n_baseline + 1, 1);
+    if (!t->baseline_points || !t->baseline_inside)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", t->path);
+    for (size_t b = 0; b < t->n_baseline; b++)
+        t->baseline_inside[b] =
+            tforge_task_point(t->baseline_points + b * dims, t, t->baselines[b]) == 0;
+    tforge_error_clear(); /* a baseline outside the space is no error */
+    return 0;
+}
+
+const tforge_level *tforge_task_baseline_point(const tforge_task *t, size_t b)
+{
+    return b < t->n_baseline && t->baseline_inside[b]
+               ? t->baseline_points + b * tforge_space_dims(t->space)
+               : NULL;
 }
 
 int tforge_task_use_transforms(tforge_task *t, const tforge_registry *registry,
@@ -383,29 +416,15 @@ int tforge_task_variant(char **out, const tforge_task *t, const tforge_level *po
 int tforge_task_rewrites(char **out, const tforge_task *t, const tforge_level *point)
 {
     *out = NULL;
-    size_t used = 0, cap = 0;
-    for (uint32_t d = 0; point && d < tforge_space_dims(t->space); d++) {
-        if (!point[d] || tforge_space_role(t->space, d) != TFORGE_DIM_REWRITE)
-            continue;
-        char value[64];
-        const char *label = tforge_space_label(t->space, d, point[d]);
-        if (tforge_space_kind(t->space, d) == TFORGE_DIM_BOOLEAN)
-            label = "True";
-        else if (!label)
-            snprintf(value, sizeof value, "%.17g", tforge_space_value(t->space, d, point[d]));
-        const char *name = tforge_space_name(t->space, d);
-        size_t need = used + strlen(name) + strlen(label ? label : value) + 4;
-        if (need > cap) {
-            char *bigger = realloc(*out, cap = 2 * need);
-            if (!bigger) {
-                free(*out);
-                *out = NULL;
-                return tforge_error_set(TFORGE_ENOMEM, "out of memory");
-            }
-            *out = bigger;
-        }
-        used += (size_t)snprintf(*out + used, cap - used, "%s%s=%s", used ? ", " : "", name,
-                                 label ? label : value);
-    }
-    return 0;
+    if (!point)
+        return 0;
+    unsigned char *which = dims_of(t, point, 0);
+    if (!which)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    size_t any = 0;
+    for (uint32_t d = 0; d < tforge_space_dims(t->space); d++)
+        any += which[d];
+    int rc = any ? tforge_space_format(out, t->space, point, which) : 0;
+    free(which);
+    return rc;
 }

@@ -29,6 +29,9 @@ typedef struct tforge_task {
     char **plans;          /* per tuning shape (n_plans == n_tune): {"baseline": [...], "space": {...}} */
     size_t shape;          /* the tuning shape selected (0 after loading) */
     char **baselines;      /* the selected shape's configs: {"BLOCK_M": 32, "num_warps": 4} */
+    tforge_level *baseline_points; /* their points in its space (n_baseline x dims), mapped when
+                                      the shape is selected */
+    unsigned char *baseline_inside; /* 1 where baseline b lies in the space */
     tforge_space *space;   /* the selected shape's space, built */
     tforge_ir_file *ir;    /* the analysis of the file defining the kernel (that kernel only),
                               NULL when it could not be analysed */
@@ -46,8 +49,12 @@ int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
 void tforge_task_free(tforge_task *task);
 
 /* Selects tuning shape `shape`: its baselines and its space (constraints over shape symbols take
- * its sizes) replace the current ones. */
+ * its sizes) replace the current ones, and each baseline is mapped to its point. */
 int tforge_task_select(tforge_task *task, size_t shape);
+
+/* Baseline b's point in the selected shape's space, or NULL when it lies outside the space (a
+ * value the space lacks, a broken constraint). */
+const tforge_level *tforge_task_baseline_point(const tforge_task *task, size_t b);
 
 /* Opens the transforms named in `ids` (NULL-terminated; NULL: every one the registry has) on the
  * task's kernel and adds their parameters to every shape's space (the selected shape is built

@@ -139,12 +139,34 @@ size_t tforge_space_max_neighbours(const tforge_space *space);
 int tforge_space_neighbours(tforge_level *out, size_t *n_out, const tforge_space *space,
                             const tforge_level *point, size_t capacity);
 
-/* Formats a point as "name=value, name=value" (numbers shortest round-trip, booleans True/False,
- * labels as they are) into a string the caller frees with free(). */
-int tforge_space_format(char **out, const tforge_space *space, const tforge_level *point);
-/* Parses a point from `n` pairs (names[i], values[i]), every parameter given exactly once: a
- * number for ordinals, a label for categoricals, True/False/true/false/1/0 for booleans. Errors
- * name the parameter and the value. */
+/* ---- The one converter of a point: levels <-> texts. Every text of a candidate (the store's
+ * key, its parameters, the config sent to a worker, messages) is made here. ----
+ * A level's text: a categorical's label, True/False for a boolean, an ordinal value as Python
+ * prints it (an integral value as an integer, else the shortest text that reads back), unless
+ * tforge_space_set_texts gave the dimension texts of its own (a recording's "1.0"). */
+const char *tforge_space_text(const tforge_space *space, uint32_t dim, uint32_t level);
+/* Gives ordinal dimension `dim` the texts its levels are written as, texts[l] for level l (copied;
+ * each must read back as that level's value). Before the build. */
+int tforge_space_set_texts(tforge_space *space, uint32_t dim, const char *const *texts);
+/* A number as Python prints it into `buf` (size >= 32): the default text of an ordinal level. */
+void tforge_space_number_text(char *buf, size_t size, double value);
+
+/* The texts of a point, allocated, the caller frees them with free(). `which` selects the
+ * dimensions written (NULL: all; else those d with which[d] != 0), in dimension order.
+ *   format: "name=text, name=text" (for people)
+ *   key:    "text,text" every dimension: a Kernel Tuner cache key, and the store's key
+ *   json:   {"name":value,...} compact JSON: an ordinal's text as a number, a label as a string,
+ *           a boolean as true/false */
+int tforge_space_format(char **out, const tforge_space *space, const tforge_level *point,
+                        const unsigned char *which);
+int tforge_space_key(char **out, const tforge_space *space, const tforge_level *point);
+int tforge_space_json(char **out, const tforge_space *space, const tforge_level *point,
+                      const unsigned char *which);
+/* The level of dimension `dim` whose value `text` names (a number for ordinals, a label,
+ * True/False/true/false/1/0 for booleans), or -1. */
+int64_t tforge_space_level_of(const tforge_space *space, uint32_t dim, const char *text);
+/* Parses a point from `n` pairs (names[i], values[i]), every parameter given exactly once, each
+ * value as tforge_space_level_of reads it. Errors name the parameter and the value. */
 int tforge_space_parse_point(tforge_level *out, const tforge_space *space,
                              const char *const *names, const char *const *values, size_t n);
 

@@ -91,9 +91,10 @@ static void fake_close(void *state)
 }
 
 static const tforge_backend_type fake_type = {"fake", 1,          fake_open,  fake_evaluate,
-                                              fake_retime, fake_profile, NULL, fake_close, NULL};
+                                              fake_retime, fake_profile, NULL, fake_close, NULL,
+                                              NULL};
 static const tforge_backend_type blind_type = {"blind", 1,   fake_open, fake_evaluate,
-                                               fake_retime, NULL, NULL, fake_close, NULL};
+                                               fake_retime, NULL, NULL, fake_close, NULL, NULL};
 
 /* ---- the fixture heuristic: one label, whose prior favours smaller BLOCK_M ---- */
 
@@ -264,7 +265,7 @@ static int teardown(void **state)
 
 /* The baseline at (5, 1): 4.25 ms. */
 static tforge_level baseline_point[2] = {5, 1};
-static const tforge_candidate baseline = {baseline_point, "{\"baseline\": 1}", 0};
+static const tforge_candidate baseline = {.point = baseline_point, .config = "{\"baseline\": 1}"};
 
 static tforge_backend the_backend; /* open from run() to finish(): the forge profiles through it */
 
@@ -575,7 +576,7 @@ static void rule_moves_join_the_batches(void **state)
     fixture *f = *state;
     the_fake.refuse_counters = 0;
     tforge_level start[2] = {1, 0};
-    const tforge_candidate from = {start, "{\"baseline\": 2}", 0};
+    const tforge_candidate from = {.point = start, .config = "{\"baseline\": 2}"};
     tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
     args.space = f->space;
     assert_int_equal(tforge_backend_open(&the_backend, &fake_type, &args), 0);

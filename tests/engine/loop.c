@@ -122,9 +122,10 @@ static int fake_prepare(void *state, const tforge_candidate *c, size_t n)
 }
 
 static const tforge_backend_type fake_type = {"fake", 1, fake_open, fake_evaluate, fake_retime,
-                                              NULL, NULL, fake_close, NULL};
+                                              NULL, NULL, fake_close, NULL, NULL};
 static const tforge_backend_type ahead_type = {"ahead", 1,    fake_open,  fake_evaluate,
-                                               fake_retime, NULL, NULL, fake_close, fake_prepare};
+                                               fake_retime, NULL, NULL, fake_close, fake_prepare,
+                                               NULL};
 
 /* ---- fixture ---- */
 
@@ -244,7 +245,8 @@ static void baselines_come_first(void **state)
     fixture *f = *state;
     reset_fake();
     tforge_level inside[2] = {2, 3};
-    tforge_candidate baselines[1] = {{inside, "{\"BLOCK_M\": 64, \"BLOCK_N\": 128}", 0}};
+    tforge_candidate baselines[1] = {{.point = inside,
+        .config = "{\"BLOCK_M\": 64, \"BLOCK_N\": 128}"}};
     tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
     o.strategy = "exhaustive";
     o.budget = POINTS;
@@ -268,7 +270,8 @@ static void the_baseline_wins_when_nothing_beats_it(void **state)
     fixture *f = *state;
     reset_fake();
     tforge_level fastest[2] = {1, 3};
-    tforge_candidate baselines[1] = {{fastest, "{\"BLOCK_M\": 32, \"BLOCK_N\": 128}", 0}};
+    tforge_candidate baselines[1] = {{.point = fastest,
+        .config = "{\"BLOCK_M\": 32, \"BLOCK_N\": 128}"}};
     tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
     o.strategy = "exhaustive";
     o.budget = 6;
@@ -290,7 +293,8 @@ static void the_time_limit_counts_the_search(void **state)
     the_fake.first_call_ms = 300;
     the_fake.call_ms = 20;
     tforge_level inside[2] = {2, 3};
-    tforge_candidate baselines[1] = {{inside, "{\"BLOCK_M\": 64, \"BLOCK_N\": 128}", 0}};
+    tforge_candidate baselines[1] = {{.point = inside,
+        .config = "{\"BLOCK_M\": 64, \"BLOCK_N\": 128}"}};
     tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
     o.strategy = "exhaustive";
     o.budget = POINTS;
@@ -503,7 +507,7 @@ static void bad_proposals_are_named(void **state)
                         "level 9 (it has 6)");
     tforge_loop_outcome_dispose(&out);
     tforge_level told[2] = {1, 1};
-    tforge_candidate baseline = {told, "{}", 0};
+    tforge_candidate baseline = {.point = told, .config = "{}"};
     o.baselines = &baseline;
     o.n_baselines = 1;
     rogue_out_of_range = 0;
@@ -580,7 +584,7 @@ static void the_host_keeps_the_history(void **state)
     assert_int_equal(tforge_registry_add_static(f->reg, &historian_module, "test:historian"), 0);
     reset_fake();
     tforge_level inside[2] = {2, 3};
-    tforge_candidate baselines[1] = {{inside, "{}", 0}};
+    tforge_candidate baselines[1] = {{.point = inside, .config = "{}"}};
     tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
     o.strategy = "historian";
     o.budget = 10;
@@ -672,7 +676,7 @@ static void the_companion_keeps_the_batch_while_it_leads(void **state)
     assert_int_equal(tforge_registry_add_static(f->reg, &ladders_module, "test:ladders"), 0);
     reset_fake();
     tforge_level far[2] = {5, 1};
-    tforge_candidate baseline = {far, "{}", 0};
+    tforge_candidate baseline = {.point = far, .config = "{}"};
     tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
     o.strategy = "down";
     o.companion = "up";

@@ -312,7 +312,7 @@ static void test_replay_profile(void **state)
     tforge_backend backend;
     assert_int_equal(tforge_backend_open(&backend, &tforge_backend_replay, &args), 0);
 
-    tforge_candidate copy = {NULL, "{\"BLOCK_SIZE\": 1024, \"num_warps\": 4}", 0};
+    tforge_candidate copy = {.config = "{\"BLOCK_SIZE\": 1024, \"num_warps\": 4}"};
     tforge_profile p;
     assert_int_equal(tforge_backend_profile(&backend, &copy, NULL, 1, &p), 0);
     assert_int_equal(p.counters, TFORGE_COUNTERS_OK);
@@ -335,7 +335,7 @@ static void test_replay_profile(void **state)
 
     /* A point recorded without counters, and the time the loop measured rather than the
      * recorded one. */
-    tforge_candidate spilling = {NULL, "{\"BLOCK_SIZE\": 1024, \"num_warps\": 8}", 0};
+    tforge_candidate spilling = {.config = "{\"BLOCK_SIZE\": 1024, \"num_warps\": 8}"};
     tforge_measurement measured;
     tforge_measurement_init(&measured);
     measured.median_ms = 0.125;
@@ -347,10 +347,10 @@ static void test_replay_profile(void **state)
     assert_true(isnan(tforge_profile_get(&p, "waves"))); /* no grid recorded */
 
     /* A failed compile has no time; a point the recording lacks is an error. */
-    tforge_candidate failed = {NULL, "{\"BLOCK_SIZE\": 4096, \"num_warps\": 4}", 0};
+    tforge_candidate failed = {.config = "{\"BLOCK_SIZE\": 4096, \"num_warps\": 4}"};
     assert_int_equal(tforge_backend_profile(&backend, &failed, NULL, 1, &p), 0);
     assert_true(isnan(tforge_profile_get(&p, "time_ms")));
-    tforge_candidate absent = {NULL, "{\"BLOCK_SIZE\": 4096, \"num_warps\": 8}", 0};
+    tforge_candidate absent = {.config = "{\"BLOCK_SIZE\": 4096, \"num_warps\": 8}"};
     assert_int_equal(tforge_backend_profile(&backend, &absent, NULL, 1, &p), TFORGE_ENOTFOUND);
 
     tforge_backend_close(&backend);

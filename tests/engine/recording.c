@@ -461,23 +461,6 @@ static void reads_caches_from_the_wild(void **state)
 
 /* ---- building ---- */
 
-static void formats_numbers_as_python(void **state)
-{
-    (void)state;
-    static const struct {
-        double value;
-        const char *text;
-    } cases[] = {{3, "3"},          {-2, "-2"},       {0.5, "0.5"},     {0.1, "0.1"},
-                 {1e-05, "1e-05"},  {0.0001, "0.0001"}, {1.5e-07, "1.5e-07"},
-                 {123456.789, "123456.789"}, {3.976191997528076, "3.976191997528076"},
-                 {1e22, "1e+22"}};
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char buf[32];
-        tforge_recording_format_number(buf, sizeof buf, cases[i].value);
-        assert_string_equal(buf, cases[i].text);
-    }
-}
-
 static void builds_and_checks_entries(void **state)
 {
     (void)state;
@@ -530,7 +513,6 @@ int main(void)
         cmocka_unit_test(malformed_fields_are_named),
         cmocka_unit_test(keeps_a_measured_spread),
         cmocka_unit_test(reads_caches_from_the_wild),
-        cmocka_unit_test(formats_numbers_as_python),
         cmocka_unit_test(builds_and_checks_entries),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);

@@ -88,7 +88,7 @@ static void answers_every_recorded_point_and_refuses_others(void **state)
     args.recording = f->rec;
     tforge_backend backend;
     assert_int_equal(tforge_backend_open(&backend, &tforge_backend_replay, &args), 0);
-    tforge_candidate c = {point, NULL, 0};
+    tforge_candidate c = {.point = point};
     tforge_measurement m;
     assert_int_equal(tforge_backend_evaluate(&backend, &c, 1, &m), TFORGE_ENOTFOUND);
     assert_non_null(strstr(tforge_error_last()->message, "is not in the recording"));

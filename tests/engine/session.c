@@ -67,7 +67,7 @@ static void fake_close(void *state)
 }
 
 static const tforge_backend_type fake_type = {"fake", 1, fake_open, fake_evaluate, fake_retime,
-                                              NULL, NULL, fake_close, NULL};
+                                              NULL, NULL, fake_close, NULL, NULL};
 
 /* ---- what the session told ---- */
 

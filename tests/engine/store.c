@@ -84,9 +84,9 @@ static void creates_schema_in_wal_mode(void **state)
     (void)state;
     const char *path = fresh("schema.db");
     tforge_store_close(open_ok(path));
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 3);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 4);
     assert_int_equal(sql_int(path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
-    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 4);
+    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 5);
     tforge_store_close(open_ok(path)); /* and opens again */
 }
 
@@ -98,11 +98,11 @@ static void refuses_newer_and_foreign_files(void **state)
 
     const char *path = fresh("newer.db");
     tforge_store_close(open_ok(path));
-    sql_exec(path, "PRAGMA user_version = 4");
+    sql_exec(path, "PRAGMA user_version = 5");
     assert_int_equal(tforge_store_open(&store, path), TFORGE_EINPUT);
     assert_null(store);
     snprintf(expected, sizeof expected,
-             "%s: the store's schema is version 4, newer than this tforge knows (3); use a "
+             "%s: the store's schema is version 5, newer than this tforge knows (4); use a "
              "newer tforge",
              path);
     assert_string_equal(tforge_error_last()->message, expected);
@@ -344,28 +344,73 @@ static void one_writer_per_run(void **state)
     assert_int_equal(sql_int(path, "SELECT writer IS NULL FROM runs"), 1); /* released */
 }
 
-/* Stores of schema versions 1 and 2 are upgraded in place, their runs kept. */
+/* Stores of schema versions 1 to 3 are upgraded in place, their runs kept. */
 static void upgrades_older_versions(void **state)
 {
     (void)state;
-    for (int version = 1; version <= 2; version++) {
-        const char *path = fresh(version == 1 ? "v1.db" : "v2.db");
+    static const char *const names[] = {"", "v1.db", "v2.db", "v3.db"};
+    for (int version = 1; version <= 3; version++) {
+        const char *path = fresh(names[version]);
         tforge_store *store = open_ok(path);
         begin_ok(store, "old");
         tforge_store_close(store);
-        sql_exec(path, "DROP TABLE profiles; PRAGMA user_version = 2");
+        sql_exec(path, "DROP TABLE sources; ALTER TABLE configurations DROP COLUMN digest;"
+                       " PRAGMA user_version = 3");
+        if (version <= 2)
+            sql_exec(path, "DROP TABLE profiles; PRAGMA user_version = 2");
         if (version == 1)
             sql_exec(path, "ALTER TABLE runs DROP COLUMN heartbeat; ALTER TABLE runs DROP COLUMN"
                            " writer; ALTER TABLE runs DROP COLUMN inputs; PRAGMA user_version = 1");
         store = open_ok(path);
         assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name"
                                        " IN ('inputs', 'writer', 'heartbeat')"), 3);
-        assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE name ="
-                                       " 'profiles'"), 1);
-        assert_int_equal(sql_int(path, "PRAGMA user_version"), 3);
+        assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE name IN"
+                                       " ('profiles', 'sources')"), 2);
+        assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM pragma_table_info('configurations')"
+                                       " WHERE name = 'digest'"), 1);
+        assert_int_equal(sql_int(path, "PRAGMA user_version"), 4);
         assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM runs"), 1);
         tforge_store_close(store);
     }
+}
+
+/* Each variant's source is kept once, by its digest; each configuration names its digest. */
+static void keeps_each_source_once(void **state)
+{
+    (void)state;
+    const char *path = fresh("sources.db");
+    tforge_store *store = open_ok(path);
+    int64_t run = begin_ok(store, "kernel.py");
+    tforge_store_measurement m = {.key = "16", .params_json = "{\"x\":16}",
+                                  .digest = "fnv1a64:00000000000000aa",
+                                  .source = "def k(): pass\n"};
+    m.m.status = TFORGE_STATUS_OK;
+    m.m.value = 1.0;
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), 0);
+    m.key = "32"; /* another point of the same variant */
+    m.params_json = "{\"x\":32}";
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), 0);
+    m.key = "64"; /* a variant without its source, and one with neither */
+    m.source = NULL;
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), 0);
+    m.key = "baseline";
+    m.digest = NULL;
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), 0);
+    m.key = "128";
+    m.source = "text";
+    assert_int_equal(tforge_store_record(NULL, store, run, &m), TFORGE_EINPUT);
+    assert_non_null(strstr(tforge_error_last()->message, "a source without its digest"));
+    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM sources"), 1);
+    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM configurations WHERE digest ="
+                                   " 'fnv1a64:00000000000000aa'"), 3);
+    char *text = NULL;
+    assert_int_equal(tforge_store_source(&text, store, "fnv1a64:00000000000000aa"), 0);
+    assert_string_equal(text, "def k(): pass\n");
+    free(text);
+    assert_int_equal(tforge_store_source(&text, store, "fnv1a64:00000000000000bb"),
+                     TFORGE_ENOTFOUND);
+    assert_null(text);
+    tforge_store_close(store);
 }
 
 /* ---- a writer killed mid-run ---- */
@@ -735,6 +780,7 @@ int main(void)
         cmocka_unit_test(refused_records_leave_nothing),
         cmocka_unit_test(one_writer_per_run),
         cmocka_unit_test(upgrades_older_versions),
+        cmocka_unit_test(keeps_each_source_once),
         cmocka_unit_test(records_profiles),
         cmocka_unit_test(exports_the_profiles_metrics),
         cmocka_unit_test(survives_a_killed_writer),

@@ -57,7 +57,7 @@ static const char *labels_of(const char *file, const char *config)
     args.recording = rec;
     tforge_backend backend;
     assert_int_equal(tforge_backend_open(&backend, &tforge_backend_replay, &args), 0);
-    tforge_candidate c = {levels, NULL, 0};
+    tforge_candidate c = {.point = levels};
     tforge_profile p;
     assert_int_equal(tforge_backend_profile(&backend, &c, NULL, 1, &p), 0);
     assert_int_equal(p.counters, TFORGE_COUNTERS_OK);

@@ -302,7 +302,7 @@ static void formats_and_parses_points(void **state)
     const tforge_level p[] = {3, 2, 1};
     tforge_level q[3];
     char *text;
-    assert_int_equal(tforge_space_format(&text, s, p), 0);
+    assert_int_equal(tforge_space_format(&text, s, p, NULL), 0);
     assert_string_equal(text, "a=8, c=z, f=True");
     free(text);
     const char *names[] = {"f", "a", "c"}, *values[] = {"true", "8", "z"};
@@ -323,10 +323,10 @@ static void formats_and_parses_points(void **state)
     assert_int_equal(tforge_space_new(&s), 0);
     assert_int_equal(tforge_space_add_values(s, "h", halves, 3), 0);
     const tforge_level l0[] = {0}, l2[] = {2};
-    assert_int_equal(tforge_space_format(&text, s, l0), 0);
+    assert_int_equal(tforge_space_format(&text, s, l0, NULL), 0);
     assert_string_equal(text, "h=0.1");
     free(text);
-    assert_int_equal(tforge_space_format(&text, s, l2), 0);
+    assert_int_equal(tforge_space_format(&text, s, l2, NULL), 0);
     assert_string_equal(text, "h=1000000");
     free(text);
     tforge_space_free(s);

@@ -29,11 +29,13 @@ def unified_diff(path, text):
                                         f"a/{name}", f"b/{name}"))
 
 
-def _kernel_of(loaded, text):
-    """The variant's jit function of the task's kernel name, loaded once per text."""
+def _kernel_of(loaded, text, digest=None):
+    """The variant's jit function of the task's kernel name, loaded once per variant: known by
+    the engine's digest of its text (else by a hash of it here)."""
     from .worker import unwrap
     cache = loaded.cache.setdefault("variants", {})
-    digest = hashlib.sha1(text.encode()).hexdigest()
+    if digest is None:
+        digest = hashlib.sha1(text.encode()).hexdigest()
     if digest not in cache:
         path = loaded.analysis_path
         try:
@@ -47,6 +49,23 @@ def _kernel_of(loaded, text):
             del cache[next(iter(cache))]
         cache[digest] = unwrap(kernel)
     return cache[digest]
+
+
+_sources = {}  # digest -> text: the variants the engine sent, so that it sends each once
+
+
+def source_of(text, digest):
+    """The variant's text: as sent (then kept under its digest), or the one kept under the
+    digest when the engine sent the digest only (it sends each variant's text once)."""
+    if text is not None:
+        if digest is not None:
+            if len(_sources) >= 8 and digest not in _sources:  # the engine names the last only
+                del _sources[next(iter(_sources))]
+            _sources[digest] = text
+        return text
+    if digest not in _sources:
+        raise VariantError(f"variant {digest}: its text was never sent to this worker")
+    return _sources[digest]
 
 
 class VariantError(Exception):
@@ -86,14 +105,15 @@ def suspended():
 
 
 @contextlib.contextmanager
-def active(loaded, text):
+def active(loaded, text, digest=None):
     """While it holds, launches of the task's kernel run the variant of `text` (None: the file
-    as it is). A variant that does not load raises VariantError."""
+    as it is), known by `digest` when the engine gave it. A variant that does not load raises
+    VariantError."""
     if text is None:
         yield
         return
     from .worker import JIT_CLASSES, hooked_runs
-    variant = _kernel_of(loaded, text)
+    variant = _kernel_of(loaded, text, digest)
 
     def make(cls, original):
         def run(fn, *args, grid, warmup=False, **kwargs):
@@ -112,15 +132,18 @@ def active(loaded, text):
 
 
 def taking_variant(request):
-    """`request(task, config, shape, ...)` gains `variant=None`: the kernel file's rewritten text,
-    active while the request runs. A variant that does not load is a failed compile."""
+    """`request(task, config, shape, ...)` gains `variant=None` and `digest=None`: the kernel
+    file's rewritten text and the engine's digest of it (the digest alone for a variant this
+    worker was sent before), active while the request runs. A variant that does not load is a
+    failed compile."""
     @functools.wraps(request)
-    def run(task, config, shape, *args, variant=None, **kwargs):
+    def run(task, config, shape, *args, variant=None, digest=None, **kwargs):
         from .worker import get
-        if variant is None:
+        if variant is None and digest is None:
             return request(task, config, shape, *args, **kwargs)
         try:
-            with active(get(task), variant):
+            text = source_of(variant, digest)
+            with active(get(task), text, digest):
                 return request(task, config, shape, *args, **kwargs)
         except VariantError as e:
             return {"status": "compile", "fatal": False, "message": str(e)}
