@@ -385,7 +385,8 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
     cJSON_AddStringToObject(r, "strategy", s->strategy);
     int steered;
     const char *id = tforge_forge_plugin(s->strategy, &steered);
-    const tforge_plugin_record *plugin = tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, id);
+    const tforge_plugin_record *plugin =
+        tforge_registry_find(reg, TFORGE_STRATEGY_INTERFACE_ID, id);
     cJSON_AddStringToObject(r, "strategy_version", plugin ? plugin->descriptor->version : "?");
     cJSON_AddItemToObject(r, "strategy_options", cli_strategy_options(reg, id, s->options));
     cJSON_AddNumberToObject(r, "seed", (double)s->seed);
@@ -789,7 +790,7 @@ static const char *default_strategy(const settings *s, const tforge_registry *re
 {
     if (s->backend != &tforge_backend_cuda)
         return "bo";
-    if (tforge_registry_find(reg, TFORGE_PLUGIN_HEURISTIC, s->heuristic))
+    if (tforge_registry_find(reg, TFORGE_HEURISTIC_INTERFACE_ID, s->heuristic))
         return "forge";
     tforge_log(TFORGE_LOG_WARN, "no heuristic plugin %s: tuning with bo, unsteered by profiles",
                s->heuristic);
@@ -1073,7 +1074,8 @@ static int check_strategy(const settings *s, const tforge_registry *reg)
     int steered;
     const char *plugin = tforge_forge_plugin(s->strategy ? s->strategy : "bo", &steered);
     int rc = tforge_strategy_check(reg, plugin, s->options);
-    if (!rc && steered && !tforge_registry_find(reg, TFORGE_PLUGIN_HEURISTIC, s->heuristic))
+    if (!rc && steered &&
+        !tforge_registry_find(reg, TFORGE_HEURISTIC_INTERFACE_ID, s->heuristic))
         rc = tforge_error_set(TFORGE_ENOTFOUND, "--strategy %s is steered by a heuristic, and "
                               "there is no heuristic plugin %s (see `tforge plugins`)",
                               s->strategy, s->heuristic);
