@@ -161,8 +161,8 @@ int recording_add_param_json(tforge_recording *rec, const char *name, const cJSO
     if (!cJSON_IsArray(values) || n == 0 || (unsigned)n > MAX_LEVELS)
         return recording_field_error(file, values, "a non-empty array of values", "%s", at);
     if (texts && (!cJSON_IsArray(texts) || cJSON_GetArraySize(texts) != n))
-        return recording_field_error(file, texts, "an array of texts as long as its values", "%s",
-                                     texts_at);
+        return recording_field_error(file, texts, "an array of texts as long as its values",
+                                     "%s", texts_at);
     char **strings = calloc((size_t)n, sizeof *strings);
     double *numbers = malloc((size_t)n * sizeof *numbers);
     int rc = 0, i = 0;
@@ -182,8 +182,8 @@ int recording_add_param_json(tforge_recording *rec, const char *name, const cJSO
             numbers[i] = NAN;
             snprintf(buf, sizeof buf, "%s", cJSON_IsTrue(value) ? "True" : "False");
         } else {
-            rc = recording_field_error(file, value, "a number, a string or a boolean", "%s[%d]", at,
-                                       i);
+            rc = recording_field_error(file, value, "a number, a string or a boolean", "%s[%d]",
+                                       at, i);
             goto cleanup;
         }
         if (text) {
@@ -285,8 +285,8 @@ int recording_read_configuration(const tforge_recording *rec, tforge_level *leve
     if (cJSON_GetArraySize(config) != (int)rec->n_params)
         for (const cJSON *value = config->child; value; value = value->next)
             if (recording_find_param(rec, value->string) < 0)
-                return recording_field_error(file, value, "a known parameter", "%s.%s", field,
-                                             value->string);
+                return recording_field_error(file, value, "a known parameter", "%s.%s",
+                                             field, value->string);
     for (uint32_t p = 0; p < rec->n_params; p++) {
         const cJSON *value = cJSON_GetObjectItemCaseSensitive(config, rec->params[p].name);
         long level = recording_find_level(&rec->params[p], value);

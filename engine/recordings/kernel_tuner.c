@@ -88,8 +88,8 @@ static int read_kt_entry(tforge_recording *rec, const cJSON *item, tforge_level 
         const char *name = field->string;
         long p = recording_find_param(rec, name);
         if ((p >= 0 && seen[p]) || (p < 0 && strcmp(name, "time") == 0 && has_time)) {
-            rc = recording_field_error(file, field, "each field once", "cache[\"%.200s\"].%s", key,
-                                       name);
+            rc = recording_field_error(file, field, "each field once", "cache[\"%.200s\"].%s",
+                                       key, name);
         } else if (p >= 0) {
             long level = recording_find_level(&rec->params[p], field);
             if (level < 0)
@@ -123,13 +123,13 @@ static int read_kt_entry(tforge_recording *rec, const cJSON *item, tforge_level 
             rc = recording_read_numbers(&entry.times, &entry.n_times, field, 1.0, file, at);
         } else if (strcmp(name, "timestamp") == 0) {
             if (!cJSON_IsString(field))
-                rc = recording_field_error(file, field, "a string", "cache[\"%.200s\"].timestamp",
-                                           key);
+                rc = recording_field_error(file, field, "a string",
+                                           "cache[\"%.200s\"].timestamp", key);
             entry.timestamp = field->valuestring;
         } else if (strcmp(name, "spread") == 0) {
             if (!cJSON_IsNumber(field) || !(field->valuedouble >= 0))
-                rc = recording_field_error(file, field, "a number >= 0", "cache[\"%.200s\"].spread",
-                                           key);
+                rc = recording_field_error(file, field, "a number >= 0",
+                                           "cache[\"%.200s\"].spread", key);
             else
                 entry.spread = field->valuedouble;
         } else {
@@ -138,8 +138,8 @@ static int read_kt_entry(tforge_recording *rec, const cJSON *item, tforge_level 
                 t++;
             if (t < N_TIMING) {
                 if (!recording_is_duration(field))
-                    rc = recording_field_error(file, field, DURATION, "cache[\"%.200s\"].%s", key,
-                                               name);
+                    rc = recording_field_error(file, field, DURATION, "cache[\"%.200s\"].%s",
+                                               key, name);
                 else
                     *timing(&entry, t) = field->valuedouble;
             } else if (cJSON_IsNumber(field)) {
@@ -149,8 +149,8 @@ static int read_kt_entry(tforge_recording *rec, const cJSON *item, tforge_level 
     }
     for (uint32_t p = 0; p < rec->n_params && rc == 0; p++)
         if (!seen[p])
-            rc = recording_field_error(file, NULL, "a value", "cache[\"%.200s\"].%s", key,
-                                       rec->params[p].name);
+            rc = recording_field_error(file, NULL, "a value", "cache[\"%.200s\"].%s",
+                                       key, rec->params[p].name);
     if (rc == 0 && !has_time)
         rc = recording_field_error(file, NULL, "a number or a failure string",
                                    "cache[\"%.200s\"].time",
@@ -191,10 +191,9 @@ int recording_read_kt(tforge_recording *rec, const cJSON *root, const char *file
     for (const cJSON *name = keys->child; name; name = name->next, i++) {
         if (!cJSON_IsString(name))
             return recording_field_error(file, name, "a string", "tune_params_keys[%d]", i);
-        rc = recording_add_param_json(rec, name->valuestring,
-                                      cJSON_GetObjectItemCaseSensitive(values,
-                                                                       name->valuestring), NULL,
-                                      file, "tune_params[\"%s\"]", "");
+        rc = recording_add_param_json(
+            rec, name->valuestring, cJSON_GetObjectItemCaseSensitive(values, name->valuestring),
+            NULL, file, "tune_params[\"%s\"]", "");
         if (rc < 0)
             return rc;
     }
@@ -237,17 +236,15 @@ static cJSON *kt_entry(const tforge_recording *rec, const tforge_recording_entry
         recording_add_number(object, "spread", entry->spread, &failed);
     /* Kernel Tuner's order: the three times it requires, the metrics, the last two. */
     for (size_t t = 0; t < 3; t++)
-        recording_add_item(object, recording_timing_fields[t].kt,
-                           recording_number_json(isnan(timing_of(entry, t)) ? 0 : timing_of(entry,
-                                                                                            t)),
-                           &failed);
+        recording_add_item(
+            object, recording_timing_fields[t].kt,
+            recording_number_json(isnan(timing_of(entry, t)) ? 0 : timing_of(entry, t)), &failed);
     for (uint32_t m = 0; m < rec->n_metrics; m++)
         recording_add_number(object, rec->metric_names[m], entry->metrics[m], &failed);
     for (size_t t = 3; t < N_TIMING; t++)
-        recording_add_item(object, recording_timing_fields[t].kt,
-                           recording_number_json(isnan(timing_of(entry, t)) ? 0 : timing_of(entry,
-                                                                                            t)),
-                           &failed);
+        recording_add_item(
+            object, recording_timing_fields[t].kt,
+            recording_number_json(isnan(timing_of(entry, t)) ? 0 : timing_of(entry, t)), &failed);
     if (entry->timestamp)
         recording_add_item(object, "timestamp", cJSON_CreateString(entry->timestamp), &failed);
     if (failed) {

@@ -73,9 +73,9 @@ int tforge_recording_from_space_json(tforge_recording **out, const char *json, c
     if (!rc)
         rc = recording_read_string_field(&rec->objective, space, "objective", 0, where);
     if (!rc)
-        rc = recording_read_problem_size(rec, cJSON_GetObjectItemCaseSensitive(space,
-                                                                               "problem_size"),
-                                         where, "space.problem_size");
+        rc = recording_read_problem_size(
+            rec, cJSON_GetObjectItemCaseSensitive(space, "problem_size"), where,
+            "space.problem_size");
     int i = 0;
     for (const cJSON *param = params->child; param && rc == 0; param = param->next, i++) {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(param, "name");
@@ -171,8 +171,8 @@ int tforge_recording_extras_read(tforge_recording_entry *entry, tforge_recording
         else if (t < N_TIMING)
             *timing(entry, t) = field->valuedouble;
         else if (cJSON_IsNumber(field) && !entry_field(rec, field->string))
-            rc = recording_set_metric(rec, &entry->metrics, &have, field->string,
-                                      field->valuedouble);
+            rc = recording_set_metric(rec, &entry->metrics, &have,
+                                      field->string, field->valuedouble);
     }
     cJSON_Delete(extras);
     return rc;

@@ -170,8 +170,8 @@ static int t4_times(tforge_recording_entry *entry, const cJSON *times, double sc
         if (t == N_TIMING)
             continue; /* data, kernel_overhead ...: nothing of ours */
         if (!recording_is_duration(field))
-            return recording_field_error(file, field, DURATION, "results[%d].times.%s", index,
-                                         name);
+            return recording_field_error(file, field, DURATION, "results[%d].times.%s",
+                                         index, name);
         *timing(entry, t) = field->valuedouble * scale;
     }
     return 0;
@@ -201,8 +201,8 @@ static int t4_measurements(tforge_recording *rec, tforge_recording_entry *entry,
                                              "results[%d].measurements[%d].value", index, i);
             entry->time = value->valuedouble * scale;
         } else if (cJSON_IsNumber(value)) {
-            int rc = recording_set_metric(rec, metrics, have, name->valuestring,
-                                          value->valuedouble);
+            int rc = recording_set_metric(rec, metrics, have,
+                                          name->valuestring, value->valuedouble);
             if (rc < 0)
                 return rc;
         }
@@ -228,10 +228,8 @@ static int read_t4_result(tforge_recording *rec, const cJSON *result, int index,
     const cJSON *timestamp = cJSON_GetObjectItemCaseSensitive(result, "timestamp");
     char field[48];
     snprintf(field, sizeof field, "results[%d].configuration", index);
-    int rc = recording_read_configuration(rec, levels,
-                                          cJSON_GetObjectItemCaseSensitive(result,
-                                                                           "configuration"), file,
-                                          field);
+    int rc = recording_read_configuration(
+        rec, levels, cJSON_GetObjectItemCaseSensitive(result, "configuration"), file, field);
     if (!rc)
         rc = t4_status(&entry.status, result, index, file);
     if (!rc)
@@ -272,9 +270,9 @@ int recording_read_t4(tforge_recording *rec, const cJSON *root, const char *file
     if (!rc)
         rc = recording_read_string_field(&rec->objective, metadata, "objective", 0, file);
     if (!rc)
-        rc = recording_read_problem_size(rec, cJSON_GetObjectItemCaseSensitive(metadata,
-                                                                               "problem_size"),
-                                         file, "metadata.problem_size");
+        rc = recording_read_problem_size(
+            rec, cJSON_GetObjectItemCaseSensitive(metadata, "problem_size"), file,
+            "metadata.problem_size");
     if (rc < 0)
         return rc;
 
@@ -285,11 +283,9 @@ int recording_read_t4(tforge_recording *rec, const cJSON *root, const char *file
                                          "metadata.tune_params");
         const cJSON *texts = cJSON_GetObjectItemCaseSensitive(metadata, "tune_params_texts");
         for (const cJSON *param = space->child; param && rc == 0; param = param->next)
-            rc = recording_add_param_json(rec, param->string, param,
-                                          cJSON_GetObjectItemCaseSensitive(texts,
-                                                                           param->string), file,
-                                          "metadata.tune_params[\"%s\"]",
-                                          "metadata.tune_params_texts[\"%s\"]");
+            rc = recording_add_param_json(
+                rec, param->string, param, cJSON_GetObjectItemCaseSensitive(texts, param->string),
+                file, "metadata.tune_params[\"%s\"]", "metadata.tune_params_texts[\"%s\"]");
     } else {
         rc = t4_derive_params(rec, results, file);
     }
