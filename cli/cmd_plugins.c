@@ -77,7 +77,7 @@ static int print_json(const tforge_registry *registry)
         const tforge_plugin_record *r = tforge_registry_at(registry, i);
         cJSON *item = cJSON_CreateObject();
         cJSON_AddStringToObject(item, "id", r->descriptor->id);
-        cJSON_AddStringToObject(item, "kind", tforge_plugin_kind_name(r->descriptor->kind));
+        cJSON_AddStringToObject(item, "kind", r->kind);
         cJSON_AddStringToObject(item, "version", r->descriptor->version);
         cJSON_AddStringToObject(item, "interface", r->descriptor->interface_id);
         cJSON_AddStringToObject(item, "description",
@@ -109,7 +109,7 @@ static void print_table(const tforge_registry *registry, int with_options)
     for (size_t i = 0; i < tforge_registry_count(registry); i++) {
         const tforge_plugin_record *r = tforge_registry_at(registry, i);
         printf("%-20s %-10s %-8s %s\n", r->descriptor->id,
-               tforge_plugin_kind_name(r->descriptor->kind), r->descriptor->version, r->path);
+               r->kind, r->descriptor->version, r->path);
         if (with_options)
             print_options(r);
     }

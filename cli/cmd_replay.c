@@ -122,7 +122,8 @@ static int check_strategies(const settings *s, const tforge_registry *reg, const
         int steered;
         const char *plugin = tforge_forge_plugin(base_id(id, base, sizeof base), &steered);
         rc = tforge_strategy_check(reg, plugin, options);
-        if (!rc && steered && !tforge_registry_find(reg, TFORGE_PLUGIN_HEURISTIC, s->heuristic))
+        if (!rc && steered &&
+            !tforge_registry_find(reg, TFORGE_HEURISTIC_INTERFACE_ID, s->heuristic))
             rc = tforge_error_set(TFORGE_ENOTFOUND, "--strategy %s is steered by a heuristic, "
                                   "and there is no heuristic plugin %s (see `tforge plugins`)",
                                   id, s->heuristic);
@@ -256,7 +257,8 @@ static void add_strategy_identity(cJSON *o, const settings *s, const tforge_regi
     char base[64];
     int steered;
     const char *plugin = tforge_forge_plugin(base_id(id, base, sizeof base), &steered);
-    const tforge_plugin_record *r = tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, plugin);
+    const tforge_plugin_record *r =
+        tforge_registry_find(reg, TFORGE_STRATEGY_INTERFACE_ID, plugin);
     cJSON_AddStringToObject(o, "version", r ? r->descriptor->version : "?");
     const char *given[65];
     options_for(s, id, given, 65);

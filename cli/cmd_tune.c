@@ -246,7 +246,7 @@ static int check_strategy(const tforge_tune_options *o, const tforge_registry *r
     int steered;
     const char *plugin = tforge_forge_plugin(o->strategy ? o->strategy : "bo", &steered);
     int rc = tforge_strategy_check(reg, plugin, o->strategy_options);
-    if (!rc && steered && !tforge_registry_find(reg, TFORGE_PLUGIN_HEURISTIC, o->heuristic))
+    if (!rc && steered && !tforge_registry_find(reg, TFORGE_HEURISTIC_INTERFACE_ID, o->heuristic))
         rc = tforge_error_set(TFORGE_ENOTFOUND, "--strategy %s is steered by a heuristic, and "
                               "there is no heuristic plugin %s (see `tforge plugins`)",
                               o->strategy, o->heuristic);

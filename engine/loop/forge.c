@@ -144,26 +144,27 @@ int tforge_forge_open(tforge_forge **out, const tforge_registry *registry,
                              ? ""
                              : tforge_space_owner(space, d);
     const tforge_plugin_record *record =
-        rc ? NULL : tforge_registry_find(registry, TFORGE_PLUGIN_HEURISTIC, f->heuristic_id);
-    if (!rc && !record)
+        rc ? NULL : tforge_registry_find(registry, TFORGE_HEURISTIC_INTERFACE_ID, f->heuristic_id);
+    if (!rc && !record && tforge_error_last()->code == TFORGE_ENOTFOUND)
         rc = tforge_error_set(TFORGE_ENOTFOUND, "no heuristic plugin %s (`tforge plugins` lists "
                               "those there are; the profile-guided strategies need one)",
                               f->heuristic_id);
-    if (!rc && !(f->heuristic = tforge_plugin_interface(record, TFORGE_HEURISTIC_INTERFACE_ID)))
-        rc = tforge_error_set(TFORGE_EINPUT, "heuristic %s (%s) speaks interface %s, this tforge "
-                              "speaks %s", f->heuristic_id, record->path,
-                              record->descriptor->interface_id, TFORGE_HEURISTIC_INTERFACE_ID);
+    else if (!rc && !record)
+        rc = tforge_error_last()->code; /* one of another revision: the message says which */
+    if (!rc)
+        f->heuristic = tforge_plugin_interface(record, TFORGE_HEURISTIC_INTERFACE_ID);
     if (!rc)
         rc = split_options(f, o->heuristic_options);
     if (!rc)
         rc = tforge_plugin_check_options(record, (const char *const *)f->keys,
                                          (const char *const *)f->values, f->n_options);
     if (!rc) {
-        tforge_heuristic_args args = {sizeof args, tforge_registry_host(), &f->view,
-                                      f->families, f->n_options, (const char *const *)f->keys,
-                                      (const char *const *)f->values};
+        tforge_options_view given = {sizeof given, f->n_options, (const char *const *)f->keys,
+                                     (const char *const *)f->values};
+        tforge_heuristic_input input = {sizeof input, &f->view, f->families};
         tforge_error_clear();
-        if ((rc = f->heuristic->create(&f->state, &args)) && !tforge_error_last()->message[0])
+        if ((rc = f->heuristic->create(&f->state, tforge_registry_host(), &given, &input)) &&
+            !tforge_error_last()->message[0])
             tforge_error_set(rc, "heuristic %s refused to start (no reason given)",
                              f->heuristic_id);
         if (rc)

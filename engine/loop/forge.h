@@ -1,6 +1,6 @@
 /* The profile-guided loop: a steer for the one loop (loop.h) that profiles each new incumbent,
  * the baseline first (the backend's profile op, counters included where asked and there),
- * classifies it with a heuristic plugin ("tforge.heuristic/1", `bottleneck` by default), asks it
+ * classifies it with a heuristic plugin ("tforge.heuristic/2", `bottleneck` by default), asks it
  * for the prior its labels favour at the incumbent's levels and hands that to the strategy
  * (set_level_prior, which fades as observations come). `forge` is bo steered so, with the
  * prior's favoured moves from the incumbent (rules, as the loop's companion) first in each batch,

@@ -32,12 +32,33 @@ struct tforge_registry {
     size_t n_refusals, cap_refusals;
 };
 
-static const char *const kind_names[] = {NULL,        "transform", "heuristic", "llm",
-                                         "costmodel", "strategy",  "profiler"};
-
-const char *tforge_plugin_kind_name(uint32_t kind)
+/* The length of an interface id's name, the kind: what comes before its '/'; 0 when the id is
+ * not "<kind>/<revision>". */
+static size_t kind_length(const char *interface_id)
 {
-    return kind < sizeof kind_names / sizeof *kind_names ? kind_names[kind] : NULL;
+    const char *slash = strrchr(interface_id, '/');
+    return slash && slash > interface_id && slash[1] ? (size_t)(slash - interface_id) : 0;
+}
+
+/* Whether two interface ids name one kind, at any revisions. */
+static int same_kind(const char *a, const char *b)
+{
+    size_t n = kind_length(a);
+    return n && kind_length(b) == n && strncmp(a, b, n) == 0;
+}
+
+int tforge_plugin_is_kind(const tforge_plugin_record *record, const char *interface_id)
+{
+    return same_kind(record->descriptor->interface_id, interface_id);
+}
+
+/* The kind as listed: the interface id's name without the "tforge." of the shipped kinds. */
+static void kind_name(char *out, size_t size, const char *interface_id)
+{
+    size_t n = kind_length(interface_id), skip = 0;
+    if (n > 7 && strncmp(interface_id, "tforge.", 7) == 0)
+        skip = 7;
+    snprintf(out, size, "%.*s", (int)(n - skip), interface_id + skip);
 }
 
 /* ---- the host services table ---- */
@@ -123,17 +144,23 @@ static int refuse(tforge_registry *registry, int code, const char *path, const c
     return tforge_error_set(code, "plugin %s refused: %s", path, reason);
 }
 
-const tforge_plugin_record *tforge_registry_find(const tforge_registry *registry, uint32_t kind,
-                                                 const char *id)
+const tforge_plugin_record *tforge_registry_find(const tforge_registry *registry,
+                                                 const char *interface_id, const char *id)
 {
     for (size_t i = 0; i < registry->n_records; i++) {
-        const tforge_plugin_descriptor *d = registry->records[i].descriptor;
-        if (d->kind == kind && strcmp(d->id, id) == 0)
-            return &registry->records[i];
+        const tforge_plugin_record *r = &registry->records[i];
+        if (!tforge_plugin_is_kind(r, interface_id) || strcmp(r->descriptor->id, id) != 0)
+            continue;
+        if (tforge_plugin_interface(r, interface_id))
+            return r;
+        tforge_error_set(TFORGE_EINPUT, "%s plugin '%s' (%s) speaks %s, this tforge speaks %s",
+                         r->kind, id, r->path, r->descriptor->interface_id, interface_id);
+        return NULL;
     }
-    const char *name = tforge_plugin_kind_name(kind);
-    tforge_error_set(TFORGE_ENOTFOUND, "no %s plugin with id '%s' (see `tforge plugins`)",
-                     name ? name : "such", id);
+    char name[64];
+    kind_name(name, sizeof name, interface_id);
+    tforge_error_set(TFORGE_ENOTFOUND, "no %s plugin with id '%s' (see `tforge plugins`)", name,
+                     id);
     return NULL;
 }
 
@@ -145,25 +172,33 @@ static int check_descriptors(const tforge_registry *registry, const tforge_plugi
     uint32_t n = entry->count();
     for (uint32_t i = 0; i < n; i++) {
         const tforge_plugin_descriptor *d = entry->get(i);
-        if (!d || !d->id || !d->id[0] || !d->version || !d->interface_id || !d->interface ||
-            !tforge_plugin_kind_name(d->kind)) {
-            snprintf(reason, size, "factory %u has an unknown kind or a missing id, version or "
+        if (!d || !d->id || !d->id[0] || !d->version || !d->interface_id || !d->interface) {
+            snprintf(reason, size, "factory %u has a missing id, version, interface id or "
                                    "interface", i);
+            return 1;
+        }
+        char kind[64];
+        kind_name(kind, sizeof kind, d->interface_id);
+        if (!kind[0] || kind_length(d->interface_id) >= sizeof kind) {
+            snprintf(reason, size, "factory '%s': interface id '%s' is not <kind>/<revision> "
+                                   "(a kind of at most %zu characters)", d->id, d->interface_id,
+                     sizeof kind - 1);
             return 1;
         }
         for (size_t r = 0; r < registry->n_records; r++) {
             const tforge_plugin_record *other = &registry->records[r];
-            if (other->descriptor->kind == d->kind && strcmp(other->descriptor->id, d->id) == 0) {
-                snprintf(reason, size, "duplicate id: %s '%s' is already provided by %s",
-                         tforge_plugin_kind_name(d->kind), d->id, other->path);
+            if (same_kind(other->descriptor->interface_id, d->interface_id) &&
+                strcmp(other->descriptor->id, d->id) == 0) {
+                snprintf(reason, size, "duplicate id: %s '%s' is already provided by %s", kind,
+                         d->id, other->path);
                 return 1;
             }
         }
         for (uint32_t j = 0; j < i; j++) {
             const tforge_plugin_descriptor *e = entry->get(j);
-            if (e->kind == d->kind && strcmp(e->id, d->id) == 0) {
-                snprintf(reason, size, "duplicate id: %s '%s' appears twice in the module",
-                         tforge_plugin_kind_name(d->kind), d->id);
+            if (same_kind(e->interface_id, d->interface_id) && strcmp(e->id, d->id) == 0) {
+                snprintf(reason, size, "duplicate id: %s '%s' appears twice in the module", kind,
+                         d->id);
                 return 1;
             }
         }
@@ -218,9 +253,10 @@ static int admit(tforge_registry *registry, void *handle, const tforge_plugin_mo
         if (tforge_grow((void **)&registry->records, &registry->cap_records,
                         registry->n_records, sizeof *registry->records, "plugin registry"))
             return TFORGE_ENOMEM;
-        registry->records[registry->n_records++] =
-            (tforge_plugin_record){entry->get(i), owned, entry->name ? entry->name : owned,
-                                   entry->abi_version.minor};
+        tforge_plugin_record *r = &registry->records[registry->n_records++];
+        *r = (tforge_plugin_record){entry->get(i), owned, entry->name ? entry->name : owned,
+                                    entry->abi_version.minor, ""};
+        kind_name(r->kind, sizeof r->kind, r->descriptor->interface_id);
     }
     tforge_log(TFORGE_LOG_DEBUG, "plugin %s loaded: %u factories", path, n);
     return 0;
@@ -406,7 +442,7 @@ static int is_choice(const char *choices, const char *word)
 static int check_value(const tforge_plugin_record *r, const tforge_option_spec *o,
                        const char *text)
 {
-    const char *id = r->descriptor->id, *kind = tforge_plugin_kind_name(r->descriptor->kind);
+    const char *id = r->descriptor->id, *kind = r->kind;
     if (o->type == TFORGE_OPTION_CHOICE) {
         if (is_choice(o->choices, text))
             return 0;
@@ -441,8 +477,7 @@ int tforge_plugin_check_options(const tforge_plugin_record *r, const char *const
                 used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
                                          j ? ", " : "", specs[j].name);
             return tforge_error_set(TFORGE_EINPUT, "%s %s has no option '%s' (%s%s; see `tforge "
-                                    "plugins --options`)", tforge_plugin_kind_name(
-                                    r->descriptor->kind), r->descriptor->id, keys[i],
+                                    "plugins --options`)", r->kind, r->descriptor->id, keys[i],
                                     n_specs ? "it takes " : "it takes none", known);
         }
         int rc = check_value(r, o, values[i]);

@@ -1,5 +1,7 @@
 /* The plugin registry: modules loaded with dlopen or registered statically, their factories
- * looked up by kind and id, and the modules that were refused with the reason why. */
+ * looked up by kind and id, and the modules that were refused with the reason why. A kind is the
+ * name of an interface id ("tforge.strategy" of "tforge.strategy/2"), so the registry knows no
+ * list of kinds: a new kind is a new interface id. */
 #ifndef TFORGE_ENGINE_REGISTRY_H
 #define TFORGE_ENGINE_REGISTRY_H
 
@@ -15,7 +17,12 @@ typedef struct tforge_plugin_record {
     const char *path;   /* the module's file, or "builtin:<name>" for a static one */
     const char *module; /* the module's name */
     uint32_t abi_minor; /* the ABI minor the module was built for: which fields it has */
+    char kind[64];      /* its kind as listed: the interface id's name, "tforge." left out
+                           ("strategy", "transform"; "acme.energy" for a kind from elsewhere) */
 } tforge_plugin_record;
+
+/* Whether the factory is of the kind `interface_id` names, at any revision of it. */
+int tforge_plugin_is_kind(const tforge_plugin_record *record, const char *interface_id);
 
 /* The options a factory publishes (NULL and 0 for a module older than ABI 1.1, or none). */
 const tforge_option_spec *tforge_plugin_options(const tforge_plugin_record *record, uint32_t *n);
@@ -72,12 +79,11 @@ const tforge_plugin_record *tforge_registry_at(const tforge_registry *registry, 
 size_t tforge_registry_refusal_count(const tforge_registry *registry);
 const tforge_plugin_refusal *tforge_registry_refusal(const tforge_registry *registry, size_t index);
 
-/* The factory of that kind and id, or NULL (with TFORGE_ENOTFOUND as the last error). */
-const tforge_plugin_record *tforge_registry_find(const tforge_registry *registry, uint32_t kind,
-                                                 const char *id);
-
-/* "strategy", "transform" ...; NULL for an unknown kind. */
-const char *tforge_plugin_kind_name(uint32_t kind);
+/* The factory `id` of the kind `interface_id` names that speaks that revision of it, or NULL
+ * with the last error TFORGE_ENOTFOUND (no such factory) or TFORGE_EINPUT (one that speaks only
+ * another revision: the message names both). */
+const tforge_plugin_record *tforge_registry_find(const tforge_registry *registry,
+                                                 const char *interface_id, const char *id);
 
 /* The host services table every module is given. */
 const tforge_host *tforge_registry_host(void);

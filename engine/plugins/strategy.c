@@ -65,13 +65,14 @@ struct tforge_strategy {
     const tforge_plugin_descriptor *descriptor;
     const tforge_strategy_interface *interface;
     void *state;
-    tforge_strategy_args args;
+    tforge_options_view options; /* lent to the plugin with input for the life of its state */
+    tforge_strategy_input input;
     char **keys, **values;
 };
 
 static void free_options(tforge_strategy *s)
 {
-    for (uint32_t i = 0; i < s->args.n_options; i++) {
+    for (uint32_t i = 0; i < s->options.count; i++) {
         free(s->keys[i]);
         free(s->values[i]);
     }
@@ -97,7 +98,7 @@ static int split_options(tforge_strategy *s, const char *const *options)
                                     s->descriptor->id, options[i]);
         s->keys[i] = strndup(options[i], (size_t)(eq - options[i]));
         s->values[i] = strdup(eq + 1);
-        s->args.n_options = i + 1;
+        s->options.count = i + 1;
         if (!s->keys[i] || !s->values[i])
             return tforge_error_set(TFORGE_ENOMEM, "out of memory reading strategy options");
     }
@@ -112,23 +113,16 @@ static int prepare(tforge_strategy *s, const tforge_registry *registry, const ch
         return tforge_error_set(TFORGE_EINPUT, "no strategy named: give an id (see `tforge "
                                 "plugins`)");
     const tforge_plugin_record *record =
-        tforge_registry_find(registry, TFORGE_PLUGIN_STRATEGY, id);
+        tforge_registry_find(registry, TFORGE_STRATEGY_INTERFACE_ID, id);
     if (!record)
         return tforge_error_last()->code;
-    const tforge_strategy_interface *interface =
-        tforge_plugin_interface(record, TFORGE_STRATEGY_INTERFACE_ID);
-    if (!interface)
-        return tforge_error_set(TFORGE_EINPUT,
-                                "strategy %s (%s) speaks interface %s, this tforge speaks %s", id,
-                                record->path, record->descriptor->interface_id,
-                                TFORGE_STRATEGY_INTERFACE_ID);
     s->record = record;
     s->descriptor = record->descriptor;
-    s->interface = interface;
+    s->interface = tforge_plugin_interface(record, TFORGE_STRATEGY_INTERFACE_ID);
     int rc = split_options(s, options);
     if (!rc)
         rc = tforge_plugin_check_options(record, (const char *const *)s->keys,
-                                         (const char *const *)s->values, s->args.n_options);
+                                         (const char *const *)s->values, s->options.count);
     return rc;
 }
 
@@ -150,7 +144,7 @@ size_t tforge_strategy_effective(const tforge_registry *registry, const char *id
     if (prepare(&s, registry, id, options) == 0)
         n = tforge_plugin_effective_options(out, max, buffer, size, s.record,
                                             (const char *const *)s.keys,
-                                            (const char *const *)s.values, s.args.n_options);
+                                            (const char *const *)s.values, s.options.count);
     else
         out[0] = NULL;
     free_options(&s);
@@ -167,20 +161,15 @@ int tforge_strategy_open(tforge_strategy **out, const tforge_registry *registry,
     int rc = prepare(s, registry, id, options);
     if (rc)
         goto fail;
-    s->args = (tforge_strategy_args){sizeof s->args,
-                                     tforge_registry_host(),
-                                     view,
-                                     seed,
-                                     budget,
-                                     s->args.n_options,
-                                     (const char *const *)s->keys,
-                                     (const char *const *)s->values,
-                                     &s->history_view};
+    s->options = (tforge_options_view){sizeof s->options, s->options.count,
+                                       (const char *const *)s->keys,
+                                       (const char *const *)s->values};
+    s->input = (tforge_strategy_input){sizeof s->input, view, seed, budget, &s->history_view};
     s->history.dims = view->dims(view->context);
     s->history_view = (tforge_history_view){sizeof s->history_view, &s->history, history_count,
                                             history_get};
     tforge_error_clear();
-    if ((rc = s->interface->create(&s->state, &s->args))) {
+    if ((rc = s->interface->create(&s->state, tforge_registry_host(), &s->options, &s->input))) {
         /* The plugin's own message names it; a refusal without one still says who refused. */
         if (!tforge_error_last()->message[0])
             tforge_error_set(rc, "strategy %s refused to start (no reason given)", id);

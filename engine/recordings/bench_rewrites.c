@@ -140,9 +140,10 @@ static double run(padded *p, uint64_t seed, uint32_t budget, int hold, const cha
     char tail[16];
     snprintf(tail, sizeof tail, "%u", hold ? p->r : 0);
     const char *keys[] = {"unchanged_tail", "knobs_first"}, *values[] = {tail, knobs_first};
-    tforge_strategy_args args = {sizeof args, NULL, &view, seed, budget, 2, keys, values, NULL};
+    tforge_options_view options = {sizeof options, 2, keys, values};
+    tforge_strategy_input input = {sizeof input, &view, seed, budget, NULL};
     void *s;
-    if (it->create(&s, &args))
+    if (it->create(&s, NULL, &options, &input))
         exit(1);
     uint32_t dims = p->k + p->r;
     tforge_level *x = malloc(dims * sizeof *x);

@@ -2,7 +2,10 @@
  * autotuning community shares them. Independent of any search code; the replay backend serves
  * its entries and the store imports and exports it.
  *
- * Files read and written here (cJSON and zlib are used in this file pair only):
+ * The one door to this folder: its files (one a format or job, recording_internal.h what they
+ * share) are included by nothing else, and cJSON and zlib are used in this folder only.
+ *
+ * Files read and written here:
  *
  * Kernel Tuner cache (`.json`, or gzip-compressed `.json.gz`; the name decides when writing):
  *   device_name, kernel_name, problem_size, tune_params_keys (parameter order), tune_params (the

@@ -242,7 +242,7 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
     cJSON_AddStringToObject(r, "strategy", s->strategy);
     int steered;
     const char *id = tforge_forge_plugin(s->strategy, &steered);
-    const tforge_plugin_record *plugin = tforge_registry_find(reg, TFORGE_PLUGIN_STRATEGY, id);
+    const tforge_plugin_record *plugin = tforge_registry_find(reg, TFORGE_STRATEGY_INTERFACE_ID, id);
     cJSON_AddStringToObject(r, "strategy_version", plugin ? plugin->descriptor->version : "?");
     cJSON_AddItemToObject(r, "strategy_options",
                           tforge_report_strategy_options(reg, id, s->options));
@@ -620,7 +620,7 @@ static const char *default_strategy(const settings *s, const tforge_registry *re
 {
     if (s->backend != &tforge_backend_cuda)
         return "bo";
-    if (tforge_registry_find(reg, TFORGE_PLUGIN_HEURISTIC, s->heuristic))
+    if (tforge_registry_find(reg, TFORGE_HEURISTIC_INTERFACE_ID, s->heuristic))
         return "forge";
     tforge_log(TFORGE_LOG_WARN, "no heuristic plugin %s: tuning with bo, unsteered by profiles",
                s->heuristic);

@@ -13,7 +13,7 @@ typedef struct opened {
     void *state;
     char **keys, **values; /* its options */
     uint32_t n_options;
-    tforge_transform_args args; /* lent to the plugin for the life of its state */
+    tforge_transform_input input; /* lent to the plugin for the life of its state */
 } opened;
 
 struct tforge_transforms {
@@ -87,20 +87,15 @@ static int open_one(tforge_transforms *t, const tforge_plugin_record *r,
         return tforge_error_set(TFORGE_EINPUT, "transform '%s' (%s) speaks %s, not %s", id,
                                 r->path, r->descriptor->interface_id,
                                 TFORGE_TRANSFORM_INTERFACE_ID);
-    opened *o = &t->items[t->n]; /* in place: the plugin keeps a pointer to o->args */
+    opened *o = &t->items[t->n]; /* in place: the plugin keeps pointers to o's views */
     *o = (opened){r, api, NULL, NULL, NULL, 0, {0}};
     int rc = take_options(o, id, options);
-    o->args = (tforge_transform_args){sizeof o->args,
-                                      tforge_registry_host(),
-                                      kernel,
-                                      t->source,
-                                      (uint32_t)t->size,
-                                      (uint32_t)n_space_params,
-                                      space_params,
-                                      o->n_options,
-                                      (const char *const *)o->keys,
-                                      (const char *const *)o->values};
-    int applies = rc ? rc : api->create(&o->state, &o->args);
+    tforge_options_view given = {sizeof given, o->n_options, (const char *const *)o->keys,
+                                 (const char *const *)o->values};
+    o->input = (tforge_transform_input){sizeof o->input, kernel, t->source, (uint32_t)t->size,
+                                        (uint32_t)n_space_params, space_params};
+    int applies =
+        rc ? rc : api->create(&o->state, tforge_registry_host(), &given, &o->input);
     if (applies == TFORGE_TRANSFORM_NOT_APPLICABLE) {
         o->state = NULL;
         close_one(o);
@@ -140,11 +135,11 @@ int tforge_transforms_open(tforge_transforms **out, const tforge_registry *regis
     t->size = size;
     int rc = 0;
     for (size_t i = 0; ids && ids[i] && !rc; i++)
-        if (!tforge_registry_find(registry, TFORGE_PLUGIN_TRANSFORM, ids[i]))
+        if (!tforge_registry_find(registry, TFORGE_TRANSFORM_INTERFACE_ID, ids[i]))
             rc = tforge_error_last()->code;
     for (size_t i = 0; i < n && !rc; i++) {
         const tforge_plugin_record *r = tforge_registry_at(registry, i);
-        if (r->descriptor->kind != TFORGE_PLUGIN_TRANSFORM)
+        if (!tforge_plugin_is_kind(r, TFORGE_TRANSFORM_INTERFACE_ID))
             continue;
         int wanted = !ids;
         for (size_t j = 0; ids && ids[j] && !wanted; j++)

@@ -1,6 +1,6 @@
 /* The worker's side: embeds CPython (the only file that does) and answers framed JSON requests
  * by calling `module.function(**args)`. It also gives that Python a built-in module,
- * `_tforge_profiler`, over a profiler plugin (tforge.profiler/1) of the engine's registry. */
+ * `_tforge_profiler`, over a profiler plugin (tforge.profiler/2) of the engine's registry. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -64,12 +64,13 @@ static PyObject *profiler_create(PyObject *self, PyObject *args)
          tforge_registry_load_search_path(profiler.registry, NULL, 0)))
         return profiler_error("the plugin registry");
     const tforge_plugin_record *record =
-        tforge_registry_find(profiler.registry, TFORGE_PLUGIN_PROFILER, id);
+        tforge_registry_find(profiler.registry, TFORGE_PROFILER_INTERFACE_ID, id);
     profiler.api = record ? tforge_plugin_interface(record, TFORGE_PROFILER_INTERFACE_ID) : NULL;
     if (!profiler.api)
         return Py_BuildValue("is", TFORGE_ENOTFOUND,
-                             record ? "the plugin does not speak " TFORGE_PROFILER_INTERFACE_ID
-                                    : "no profiler plugin of that id in the plugin folders");
+                             tforge_error_last()->code == TFORGE_ENOTFOUND
+                                 ? "no profiler plugin of that id in the plugin folders"
+                                 : "the plugin does not speak " TFORGE_PROFILER_INTERFACE_ID);
     Py_ssize_t n = PyDict_Size(options), at = 0;
     const char **keys = calloc((size_t)n + 1, sizeof *keys);
     const char **values = calloc((size_t)n + 1, sizeof *values);
@@ -88,9 +89,9 @@ static PyObject *profiler_create(PyObject *self, PyObject *args)
     else if (PyErr_Occurred())
         rc = TFORGE_EINPUT; /* an option that is not text: Python's TypeError says so */
     else if (!(rc = tforge_plugin_check_options(record, keys, values, i))) {
-        tforge_profiler_args a = {sizeof a, tforge_registry_host(), device, 0, NULL, i, keys,
-                                  values};
-        rc = profiler.api->create(&profiler.state, &a);
+        tforge_options_view given = {sizeof given, i, keys, values};
+        tforge_profiler_input input = {sizeof input, device, 0, NULL};
+        rc = profiler.api->create(&profiler.state, tforge_registry_host(), &given, &input);
     }
     free(keys);
     free(values);

@@ -25,15 +25,16 @@ static void hello_destroy(void *state)
     strat_destroy(state);
 }
 
-static int hello_create(void **state, const tforge_strategy_args *args)
+static int hello_create(void **state, const tforge_host *host, const tforge_options_view *options,
+                        const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(hello), "hello", args);
+    int rc = strat_create(state, sizeof(hello), "hello", host, input);
     if (rc)
         return rc;
     hello *h = *state;
     h->best = STRAT_NONE;
     double *const targets[] = {&h->explore};
-    if ((rc = strat_parse_options(&h->base, args, hello_options, 1, targets)) == 0 &&
+    if ((rc = strat_parse_options(&h->base, options, hello_options, 1, targets)) == 0 &&
         !(h->move = malloc(h->base.dims * sizeof *h->move)))
         rc = strat_error(&h->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
     if (rc) {

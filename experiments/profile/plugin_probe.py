@@ -1,4 +1,4 @@
-"""Drives a profiler plugin ("tforge.profiler/1") from Python through ctypes, outside the engine,
+"""Drives a profiler plugin ("tforge.profiler/2") from Python through ctypes, outside the engine,
 around a torch kernel: each call printed before it is made, so that a crash names the call.
 
     python -X faulthandler experiments/profile/plugin_probe.py path/to/tforge-cupti.so [K=V...]
@@ -26,15 +26,19 @@ class Module(C.Structure):
 
 
 class Descriptor(C.Structure):
-    _fields_ = [("kind", C.c_uint32), ("id", C.c_char_p), ("version", C.c_char_p),
+    _fields_ = [("reserved", C.c_uint32), ("id", C.c_char_p), ("version", C.c_char_p),
                 ("description", C.c_char_p), ("interface_id", C.c_char_p),
                 ("interface", C.c_void_p)]
 
 
-class Args(C.Structure):
-    _fields_ = [("struct_size", C.c_uint32), ("host", C.POINTER(Host)), ("device", C.c_int),
-                ("n_metrics", C.c_uint32), ("metrics", C.c_void_p), ("n_options", C.c_uint32),
+class Options(C.Structure):
+    _fields_ = [("struct_size", C.c_uint32), ("count", C.c_uint32),
                 ("keys", C.POINTER(C.c_char_p)), ("values", C.POINTER(C.c_char_p))]
+
+
+class Input(C.Structure):
+    _fields_ = [("struct_size", C.c_uint32), ("device", C.c_int), ("n_metrics", C.c_uint32),
+                ("metrics", C.c_void_p)]
 
 
 class Metric(C.Structure):
@@ -48,7 +52,8 @@ class Profile(C.Structure):
 
 class Interface(C.Structure):
     _fields_ = [("struct_size", C.c_uint32),
-                ("create", C.CFUNCTYPE(C.c_int, C.POINTER(C.c_void_p), C.POINTER(Args))),
+                ("create", C.CFUNCTYPE(C.c_int, C.POINTER(C.c_void_p), C.POINTER(Host),
+                                       C.POINTER(Options), C.POINTER(Input))),
                 ("passes", C.CFUNCTYPE(C.c_uint32, C.c_void_p)),
                 ("begin", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_uint32)),
                 ("end", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_uint32)),
@@ -69,7 +74,7 @@ def main():
     api = C.cast(descriptor.interface, C.POINTER(Interface)).contents
     log = LOG(lambda h, level, m: say("  log", level, m.decode()))
     error = ERROR(lambda h, code, m: (say("  error", code, m.decode()), code)[1])
-    host = Host((1, 2, 0), C.sizeof(Host), None, log, error, ALLOC(0), FREE(0))
+    host = Host((1, 3, 0), C.sizeof(Host), None, log, error, ALLOC(0), FREE(0))
     gpu = torch.cuda.is_available()  # without one, only planning (chip=GH100) can be probed
     if gpu:
         x = torch.randn(1 << 24, device="cuda")
@@ -77,11 +82,12 @@ def main():
         torch.cuda.synchronize()
     keys = (C.c_char_p * max(1, len(options)))(*[k.encode() for k, _ in options])
     values = (C.c_char_p * max(1, len(options)))(*[v.encode() for _, v in options])
-    args = Args(C.sizeof(Args), C.pointer(host), 0, 0, None, len(options), keys, values)
+    opts = Options(C.sizeof(Options), len(options), keys, values)
+    inp = Input(C.sizeof(Input), 0, 0, None)
     state = C.c_void_p()
     for rnd in range(2):  # two rounds, as the forge loop profiles again
         if rnd == 0:
-            say("create"); rc = api.create(C.byref(state), C.byref(args)); say(" ->", rc)
+            say("create"); rc = api.create(C.byref(state), C.byref(host), C.byref(opts), C.byref(inp)); say(" ->", rc)
             if rc:
                 return
         say("passes"); n = api.passes(state); say(" ->", n)

@@ -90,10 +90,10 @@ static int run_case(uint64_t target, uint32_t n, uint32_t dims, const char *cons
     const tforge_strategy_interface *it = tforge_static_bo.get(0)->interface;
     tforge_static_bo.init(NULL, NULL);
     const char *keys[] = {"initial", option_key}, *values[] = {"1", option_value};
-    tforge_strategy_args args = {sizeof args, NULL, &view, 1, n + n / 4 + 16,
-                                 option_value ? 2 : 1, keys, values, NULL};
+    tforge_options_view options = {sizeof options, option_value ? 2 : 1, keys, values};
+    tforge_strategy_input input = {sizeof input, &view, 1, n + n / 4 + 16, NULL};
     void *s;
-    if (it->create(&s, &args))
+    if (it->create(&s, NULL, &options, &input))
         return 1;
     tforge_rng rng;
     tforge_rng_seed(&rng, 99);

@@ -152,7 +152,7 @@ static const tforge_option_spec bo_options[] = {
 #define N_OPTIONS (sizeof bo_options / sizeof *bo_options)
 enum { N_CHOICES = 5 }; /* the first options of the table */
 
-static int parse_options(bo_state *s, const tforge_strategy_args *args)
+static int parse_options(bo_state *s, const tforge_options_view *options)
 {
     int *const choices[N_CHOICES] = {&s->acquisition, &s->kernel_type, &s->ordinal, &s->output,
                                      &s->warping};
@@ -162,7 +162,7 @@ static int parse_options(bo_state *s, const tforge_strategy_args *args)
         &s->initial,    &s->unchanged_tail, &s->refit_every, &s->kappa, &s->prior_beta, &s->pool,
         &s->fit_max,    &s->memory_mb, &s->restarts,    &s->feasible_min, &s->floor,
         &s->hamming,    &s->augmented, &s->neighbour,   &s->neighbour_ls, &s->knobs_first};
-    int rc = strat_parse_options(&s->base, args, bo_options, N_OPTIONS, targets);
+    int rc = strat_parse_options(&s->base, options, bo_options, N_OPTIONS, targets);
     for (int c = 0; c < N_CHOICES; c++)
         *choices[c] = (int)picked[c];
     return rc;
@@ -202,17 +202,18 @@ static int held(const bo_state *s, const tforge_level *point)
     return s->base.archive.n < s->hold_until && changes_tail(s, point);
 }
 
-static int bo_create(void **state, const tforge_strategy_args *args)
+static int bo_create(void **state, const tforge_host *host,
+                     const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(bo_state), "bo", args);
+    int rc = strat_create(state, sizeof(bo_state), "bo", host, input);
     if (rc)
         return rc;
     bo_state *s = *state;
     strat_base *b = &s->base;
     s->initial = -1; /* automatic; every other default is in the published table */
-    if ((rc = parse_options(s, args)))
+    if ((rc = parse_options(s, options)))
         goto fail;
-    s->hold_until = (uint32_t)(s->knobs_first * args->budget);
+    s->hold_until = (uint32_t)(s->knobs_first * input->budget);
     if (s->initial < 0) /* d + 1, not 10% of the budget as well: the model does better */
         s->initial = free_dims(s) + 1 < 20 ? free_dims(s) + 1 : 20;
     if (tforge_gp_kernel_init(&s->kernel, b->space, s->kernel_type, s->ordinal, s->warping) ||
@@ -1072,9 +1073,13 @@ static const tforge_strategy_interface bo_interface = {
     sizeof(tforge_strategy_interface), bo_create, bo_ask, bo_tell, bo_destroy, bo_set_prior,
     bo_set_level_prior};
 static const tforge_plugin_descriptor bo_descriptor = {
-    TFORGE_PLUGIN_STRATEGY, "bo", "1.0.0",
-    "Bayesian optimisation: Gaussian process on log time, LogEI x P(feasible)",
-    TFORGE_STRATEGY_INTERFACE_ID, &bo_interface, bo_options, N_OPTIONS, NULL};
+    .id = "bo",
+    .version = "1.0.0",
+    .description = "Bayesian optimisation: Gaussian process on log time, LogEI x P(feasible)",
+    .interface_id = TFORGE_STRATEGY_INTERFACE_ID,
+    .interface = &bo_interface,
+    .options = bo_options,
+    .n_options = N_OPTIONS};
 
 static uint32_t bo_count(void)
 {

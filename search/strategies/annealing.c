@@ -159,23 +159,24 @@ static const tforge_option_spec annealing_options[] = {
 };
 #define N_OPTIONS (sizeof annealing_options / sizeof *annealing_options)
 
-static int annealing_create(void **state, const tforge_strategy_args *args)
+static int annealing_create(void **state, const tforge_host *host,
+                            const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(annealing_state), "annealing", args);
+    int rc = strat_create(state, sizeof(annealing_state), "annealing", host, input);
     if (rc)
         return rc;
     annealing_state *s = *state;
     s->cooling = NAN; /* derived below unless given */
     s->current = s->candidate = STRAT_NONE;
     double *const targets[N_OPTIONS] = {&s->t0, &s->t_min, &s->cooling, &s->patience};
-    if ((rc = strat_parse_options(&s->base, args, annealing_options, N_OPTIONS, targets)))
+    if ((rc = strat_parse_options(&s->base, options, annealing_options, N_OPTIONS, targets)))
         goto fail;
     if (s->t_min > s->t0) {
         rc = strat_error(&s->base, TFORGE_PLUGIN_EINPUT, "t_min (%g) is above t0 (%g)", s->t_min, s->t0);
         goto fail;
     }
     if (isnan(s->cooling))
-        s->cooling = args->budget ? pow(s->t_min / s->t0, 1.0 / args->budget) : 0.995;
+        s->cooling = input->budget ? pow(s->t_min / s->t0, 1.0 / input->budget) : 0.995;
     if (!(s->move = malloc(s->base.dims * sizeof *s->move)) ||
         !(s->hop = malloc(s->base.dims * sizeof *s->hop))) {
         rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");

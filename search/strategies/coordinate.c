@@ -91,15 +91,17 @@ static const tforge_option_spec coordinate_options[] = {
 };
 #define N_OPTIONS (sizeof coordinate_options / sizeof *coordinate_options)
 
-static int coordinate_create(void **state, const tforge_strategy_args *args)
+static int coordinate_create(void **state, const tforge_host *host,
+                             const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(coordinate_state), "coordinate", args);
+    int rc = strat_create(state, sizeof(coordinate_state), "coordinate", host, input);
     if (rc)
         return rc;
     coordinate_state *s = *state;
     s->current = STRAT_NONE;
     double *const targets[N_OPTIONS] = {&s->radius, &s->threshold};
-    if ((rc = strat_parse_options(&s->base, args, coordinate_options, N_OPTIONS, targets)) == 0 &&
+    if ((rc = strat_parse_options(&s->base, options, coordinate_options, N_OPTIONS,
+                                  targets)) == 0 &&
         !(s->move = malloc(s->base.dims * sizeof *s->move)))
         rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
     if (rc) {

@@ -7,13 +7,14 @@ typedef struct exhaustive_state {
     uint64_t next; /* the next enumeration index to look at */
 } exhaustive_state;
 
-static int exhaustive_create(void **state, const tforge_strategy_args *args)
+static int exhaustive_create(void **state, const tforge_host *host,
+                             const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(exhaustive_state), "exhaustive", args);
+    int rc = strat_create(state, sizeof(exhaustive_state), "exhaustive", host, input);
     if (rc)
         return rc;
     strat_base *b = *state;
-    if ((rc = strat_parse_options(b, args, NULL, 0, NULL)) == 0 && b->count == 0)
+    if ((rc = strat_parse_options(b, options, NULL, 0, NULL)) == 0 && b->count == 0)
         rc = strat_error(b, TFORGE_PLUGIN_EINPUT, "the space is too large to enumerate (count 0); "
                                           "use 'random' or a local strategy");
     if (rc) {

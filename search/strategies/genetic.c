@@ -129,15 +129,16 @@ static const tforge_option_spec genetic_options[] = {
 };
 #define N_OPTIONS (sizeof genetic_options / sizeof *genetic_options)
 
-static int genetic_create(void **state, const tforge_strategy_args *args)
+static int genetic_create(void **state, const tforge_host *host,
+                          const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(genetic_state), "genetic", args);
+    int rc = strat_create(state, sizeof(genetic_state), "genetic", host, input);
     if (rc)
         return rc;
     genetic_state *s = *state;
     s->mutation = 1.0 / s->base.dims;
     double *const targets[N_OPTIONS] = {&s->population, &s->tournament, &s->mutation};
-    if ((rc = strat_parse_options(&s->base, args, genetic_options, N_OPTIONS, targets)) == 0 &&
+    if ((rc = strat_parse_options(&s->base, options, genetic_options, N_OPTIONS, targets)) == 0 &&
         (!(s->members = malloc((size_t)s->population * sizeof *s->members)) ||
          !(s->child = malloc(s->base.dims * sizeof *s->child))))
         rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");

@@ -174,15 +174,16 @@ static const tforge_option_spec pattern_options[] = {
 };
 #define N_OPTIONS (sizeof pattern_options / sizeof *pattern_options)
 
-static int pattern_create(void **state, const tforge_strategy_args *args)
+static int pattern_create(void **state, const tforge_host *host,
+                          const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(pattern_state), "pattern", args);
+    int rc = strat_create(state, sizeof(pattern_state), "pattern", host, input);
     if (rc)
         return rc;
     pattern_state *s = *state;
     s->current = s->previous = STRAT_NONE;
     double *const targets[N_OPTIONS] = {&s->step_fraction, &s->threshold};
-    if ((rc = strat_parse_options(&s->base, args, pattern_options, N_OPTIONS, targets)) == 0 &&
+    if ((rc = strat_parse_options(&s->base, options, pattern_options, N_OPTIONS, targets)) == 0 &&
         (!(s->step = malloc(s->base.dims * sizeof *s->step)) ||
          !(s->poll = malloc(s->base.dims * sizeof *s->poll))))
         rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");

@@ -3,10 +3,11 @@
  * samples and skips points already seen. A batch is q such points. */
 #include "tforge/sdk/strategy.h"
 
-static int random_create(void **state, const tforge_strategy_args *args)
+static int random_create(void **state, const tforge_host *host,
+                         const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(strat_base), "random", args);
-    if (rc == 0 && (rc = strat_parse_options(*state, args, NULL, 0, NULL))) {
+    int rc = strat_create(state, sizeof(strat_base), "random", host, input);
+    if (rc == 0 && (rc = strat_parse_options(*state, options, NULL, 0, NULL))) {
         strat_destroy(*state);
         *state = NULL;
     }

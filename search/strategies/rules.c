@@ -57,16 +57,17 @@ static const tforge_option_spec rules_options[] = {
 
 #define N_RULES_OPTIONS (sizeof rules_options / sizeof *rules_options)
 
-static int rules_create(void **state, const tforge_strategy_args *args)
+static int rules_create(void **state, const tforge_host *host,
+                        const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(rules_state), "rules", args);
+    int rc = strat_create(state, sizeof(rules_state), "rules", host, input);
     if (rc)
         return rc;
     rules_state *s = *state;
     strat_base *b = &s->base;
     s->current = STRAT_NONE;
     double *const targets[] = {&s->walk};
-    if ((rc = strat_parse_options(b, args, rules_options, N_RULES_OPTIONS, targets)))
+    if ((rc = strat_parse_options(b, options, rules_options, N_RULES_OPTIONS, targets)))
         goto fail;
     uint64_t moves = 0;
     s->offset = malloc(b->dims * sizeof *s->offset);
@@ -286,10 +287,14 @@ static const tforge_strategy_interface rules_interface = {
     sizeof(tforge_strategy_interface), rules_create, rules_ask, rules_tell, rules_destroy, NULL,
     rules_set_level_prior};
 static const tforge_plugin_descriptor rules_descriptor = {
-    TFORGE_PLUGIN_STRATEGY, "rules", STRAT_VERSION,
-    "The level prior's favoured neighbours of the incumbent, then a first-improvement walk "
-    "with random restarts (no model)",
-    TFORGE_STRATEGY_INTERFACE_ID, &rules_interface, rules_options, N_RULES_OPTIONS, NULL};
+    .id = "rules",
+    .version = STRAT_VERSION,
+    .description = "The level prior's favoured neighbours of the incumbent, then a "
+                   "first-improvement walk with random restarts (no model)",
+    .interface_id = TFORGE_STRATEGY_INTERFACE_ID,
+    .interface = &rules_interface,
+    .options = rules_options,
+    .n_options = N_RULES_OPTIONS};
 
 static uint32_t rules_count(void)
 {

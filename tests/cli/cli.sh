@@ -113,9 +113,11 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 ids = {(p["kind"], p["id"]) for p in doc["plugins"]}
 assert ("strategy", "good") in ids and ("transform", "good-transform") in ids, ids
+assert ("test.widget", "good-widget") in ids, ids  # a kind is its interface id: any kind lists
 reasons = {r["path"].rsplit("/", 1)[-1]: r["reason"] for r in doc["refused"]}
 assert "ABI 2.0" in reasons["fixture-b-abi2.so"], reasons
-assert len(reasons) == 6, reasons
+assert "not <kind>/<revision>" in reasons["fixture-h-nokind.so"], reasons
+assert len(reasons) == 7, reasons
 good = next(p for p in doc["plugins"] if p["id"] == "good")
 assert [o["name"] for o in good["options"]] == ["level", "mode"], good
 assert good["options"][1] == {"name": "mode", "type": "choice", "default": "calm",

@@ -101,14 +101,17 @@ static const tforge_backend_type blind_type = {"blind", 1,   fake_open, fake_eva
 static size_t classified;
 static char evidence[128];
 
-static int fixture_create(void **state, const tforge_heuristic_args *args)
+static int fixture_create(void **state, const tforge_host *host,
+                          const tforge_options_view *options, const tforge_heuristic_input *input)
 {
-    assert_true(args->struct_size >= sizeof *args);
-    /* the space says who owns each dimension; the host hands heuristics of ABI 1.0 the same
-     * as families ("" for a knob) */
-    assert_string_equal(args->families[0], "");
-    assert_string_equal(args->families[1], "persistent");
-    assert_string_equal(args->space->owner(args->space->context, 1), "persistent");
+    assert_non_null(host);
+    assert_non_null(options);
+    assert_true(input->struct_size >= sizeof *input);
+    /* the space says who owns each dimension; the host hands heuristics built before ABI 1.3
+     * the same as families ("" for a knob) */
+    assert_string_equal(input->families[0], "");
+    assert_string_equal(input->families[1], "persistent");
+    assert_string_equal(input->space->owner(input->space->context, 1), "persistent");
     *state = &classified;
     return 0;
 }
@@ -149,7 +152,7 @@ static const tforge_heuristic_interface fixture_api = {sizeof fixture_api, fixtu
                                                        fixture_classify, fixture_prior,
                                                        fixture_destroy};
 static const tforge_plugin_descriptor fixture_descriptor = {
-    TFORGE_PLUGIN_HEURISTIC, "fixture", "1.0.0", "one label, smaller BLOCK_M",
+    0, "fixture", "1.0.0", "one label, smaller BLOCK_M",
     TFORGE_HEURISTIC_INTERFACE_ID, &fixture_api, NULL, 0, NULL};
 
 /* ---- the spy strategy: enumeration order, every prior it is handed recorded ---- */
@@ -166,10 +169,12 @@ typedef struct spy {
 
 static spy the_spy;
 
-static int spy_create(void **state, const tforge_strategy_args *args)
+static int spy_create(void **state, const tforge_host *host, const tforge_options_view *options,
+                      const tforge_strategy_input *input)
 {
+    (void)host, (void)options;
     memset(&the_spy, 0, sizeof the_spy);
-    the_spy.view = args->space;
+    the_spy.view = input->space;
     *state = &the_spy;
     return 0;
 }
@@ -211,7 +216,7 @@ static int spy_set_level_prior(void *state, const double *w, uint64_t n)
 static const tforge_strategy_interface spy_api = {sizeof spy_api, spy_create, spy_ask, spy_tell,
                                                   spy_destroy, NULL, spy_set_level_prior};
 static const tforge_plugin_descriptor spy_descriptor = {
-    TFORGE_PLUGIN_STRATEGY, "spy", "1.0.0", "enumeration order, priors recorded",
+    0, "spy", "1.0.0", "enumeration order, priors recorded",
     TFORGE_STRATEGY_INTERFACE_ID, &spy_api, NULL, 0, NULL};
 
 static const tforge_plugin_descriptor *const fixtures[] = {&fixture_descriptor, &spy_descriptor};

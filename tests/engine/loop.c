@@ -447,9 +447,10 @@ static void lookahead_prepares_the_next_batch(void **state)
 /* A strategy that proposes level 9 of a dimension with 6 (when rogue_out_of_range is set), else
  * always the point (1, 1). */
 static int rogue_out_of_range;
-static int rogue_create(void **state, const tforge_strategy_args *args)
+static int rogue_create(void **state, const tforge_host *host, const tforge_options_view *options,
+                        const tforge_strategy_input *input)
 {
-    (void)args;
+    (void)host, (void)options, (void)input;
     *state = &rogue_out_of_range;
     return 0;
 }
@@ -477,7 +478,7 @@ static void rogue_destroy(void *state)
 static const tforge_strategy_interface rogue_api = {sizeof rogue_api, rogue_create, rogue_ask,
                                                     rogue_tell, rogue_destroy, NULL, NULL};
 static const tforge_plugin_descriptor rogue_descriptor = {
-    TFORGE_PLUGIN_STRATEGY, "rogue", "1.0.0", "proposes what it must not",
+    0, "rogue", "1.0.0", "proposes what it must not",
     TFORGE_STRATEGY_INTERFACE_ID, &rogue_api, NULL, 0, NULL};
 static uint32_t rogue_count(void)
 {
@@ -523,23 +524,25 @@ static void bad_proposals_are_named(void **state)
 /* A strategy that reads the host's history: each tell must find the history one batch longer,
  * holding what it was just told (points copied, not borrowed). */
 typedef struct historian {
-    const tforge_strategy_args *args;
+    const tforge_strategy_input *input;
     uint64_t next, told;
     int checked;
 } historian;
 static historian the_historian;
 
-static int historian_create(void **state, const tforge_strategy_args *args)
+static int historian_create(void **state, const tforge_host *host,
+                            const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    the_historian = (historian){args, 0, 0, 0};
+    (void)host, (void)options;
+    the_historian = (historian){input, 0, 0, 0};
     *state = &the_historian;
-    return args->struct_size >= sizeof *args && args->history ? 0 : TFORGE_PLUGIN_EINPUT;
+    return input->struct_size >= sizeof *input && input->history ? 0 : TFORGE_PLUGIN_EINPUT;
 }
 
 static int historian_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
     historian *h = state;
-    const tforge_space_view *v = h->args->space;
+    const tforge_space_view *v = h->input->space;
     uint32_t n = 0;
     for (; n < q && h->next < v->count(v->context); n++)
         v->point(v->context, h->next++, out + (size_t)n * 2);
@@ -550,7 +553,7 @@ static int historian_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n
 static int historian_tell(void *state, const tforge_observation *o, uint32_t n)
 {
     historian *h = state;
-    const tforge_history_view *view = h->args->history;
+    const tforge_history_view *view = h->input->history;
     h->told += n;
     if (view->count(view->context) != h->told)
         return TFORGE_PLUGIN_ERROR;
@@ -568,7 +571,7 @@ static const tforge_strategy_interface historian_api = {
     sizeof historian_api, historian_create, historian_ask, historian_tell, rogue_destroy, NULL,
     NULL};
 static const tforge_plugin_descriptor historian_descriptor = {
-    TFORGE_PLUGIN_STRATEGY, "historian", "1.0.0", "reads the history",
+    0, "historian", "1.0.0", "reads the history",
     TFORGE_STRATEGY_INTERFACE_ID, &historian_api, NULL, 0, NULL};
 static const tforge_plugin_descriptor *historian_get(uint32_t i)
 {
@@ -609,19 +612,23 @@ typedef struct ladder {
 } ladder;
 static ladder ladders[2];
 
-static int ladder_create(void **state, const tforge_strategy_args *args, int down)
+static int ladder_create(void **state, const tforge_strategy_input *input, int down)
 {
-    ladders[down] = (ladder){.view = args->space, .down = down};
+    ladders[down] = (ladder){.view = input->space, .down = down};
     *state = &ladders[down];
     return 0;
 }
-static int up_create(void **state, const tforge_strategy_args *args)
+static int up_create(void **state, const tforge_host *host, const tforge_options_view *options,
+                     const tforge_strategy_input *input)
 {
-    return ladder_create(state, args, 0);
+    (void)host, (void)options;
+    return ladder_create(state, input, 0);
 }
-static int down_create(void **state, const tforge_strategy_args *args)
+static int down_create(void **state, const tforge_host *host, const tforge_options_view *options,
+                       const tforge_strategy_input *input)
 {
-    return ladder_create(state, args, 1);
+    (void)host, (void)options;
+    return ladder_create(state, input, 1);
 }
 
 static int ladder_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
@@ -652,9 +659,9 @@ static const tforge_strategy_interface up_api = {sizeof up_api, up_create, ladde
 static const tforge_strategy_interface down_api = {sizeof down_api, down_create, ladder_ask,
                                                    ladder_tell, rogue_destroy, NULL, NULL};
 static const tforge_plugin_descriptor ladder_descriptors[] = {
-    {TFORGE_PLUGIN_STRATEGY, "up", "1.0.0", "enumeration order", TFORGE_STRATEGY_INTERFACE_ID,
-     &up_api, NULL, 0, NULL},
-    {TFORGE_PLUGIN_STRATEGY, "down", "1.0.0", "reverse enumeration order",
+    {0, "up", "1.0.0", "enumeration order", TFORGE_STRATEGY_INTERFACE_ID, &up_api, NULL, 0,
+     NULL},
+    {0, "down", "1.0.0", "reverse enumeration order",
      TFORGE_STRATEGY_INTERFACE_ID, &down_api, NULL, 0, NULL}};
 static uint32_t ladders_count(void)
 {

@@ -38,7 +38,6 @@ static const tforge_heuristic_interface *heuristic(void)
 {
     const tforge_plugin_descriptor *d = tforge_static_bottleneck.get(0);
     assert_non_null(d);
-    assert_int_equal(d->kind, TFORGE_PLUGIN_HEURISTIC);
     assert_string_equal(d->id, "bottleneck");
     assert_string_equal(d->interface_id, TFORGE_HEURISTIC_INTERFACE_ID);
     return d->interface;
@@ -157,9 +156,10 @@ typedef struct classified {
 static void *open_heuristic(const fixture_space *f, uint32_t n_options, const char *const *keys,
                             const char *const *values)
 {
-    tforge_heuristic_args args = {sizeof args, &host, &f->view, NULL, n_options, keys, values};
+    tforge_options_view options = {sizeof options, n_options, keys, values};
+    tforge_heuristic_input input = {sizeof input, &f->view, NULL};
     void *state = NULL;
-    assert_int_equal(heuristic()->create(&state, &args), 0);
+    assert_int_equal(heuristic()->create(&state, &host, &options, &input), 0);
     return state;
 }
 
@@ -592,17 +592,16 @@ static void test_prior_without_effects(void **state)
 static void test_options(void **state)
 {
     fixture *f = *state;
-    tforge_heuristic_args args = {sizeof args, &host, &f->space.view, NULL, 1, NULL, NULL};
+    tforge_heuristic_input input = {sizeof input, &f->space.view, NULL};
     const char *keys[] = {"threshold"}, *values[] = {"3"};
-    args.option_keys = keys;
-    args.option_values = values;
+    tforge_options_view options = {sizeof options, 1, keys, values};
     void *s = NULL;
-    assert_int_equal(heuristic()->create(&s, &args), TFORGE_EINPUT);
+    assert_int_equal(heuristic()->create(&s, &host, &options, &input), TFORGE_EINPUT);
     assert_non_null(strstr(host_message, "unknown option 'threshold'"));
     const char *ridge[] = {"ridge"}, *bad[] = {"steep"};
-    args.option_keys = ridge;
-    args.option_values = bad;
-    assert_int_equal(heuristic()->create(&s, &args), TFORGE_EINPUT);
+    options.keys = ridge;
+    options.values = bad;
+    assert_int_equal(heuristic()->create(&s, &host, &options, &input), TFORGE_EINPUT);
     assert_non_null(strstr(host_message, "ridge=steep"));
 
     /* The ridge decides the roofline rule: intensity 50 with 40% of DRAM and 20% of the fp16
@@ -614,8 +613,8 @@ static void test_options(void **state)
     tforge_profile_set(&p, "flops_share", 0.35);
     assert_labels(classify(f->state, &p), "memory-bound", NULL);
     const char *low[] = {"10"};
-    args.option_values = low;
-    assert_int_equal(heuristic()->create(&s, &args), 0);
+    options.values = low;
+    assert_int_equal(heuristic()->create(&s, &host, &options, &input), 0);
     assert_labels(classify(s, &p), "compute-bound", NULL);
     heuristic()->destroy(s);
 }

@@ -143,7 +143,7 @@ static void latency_bound_moves_the_loops_stages_up(void **state)
     assert_true(loops >= 1);
 
     const tforge_plugin_record *record =
-        tforge_registry_find(registry, TFORGE_PLUGIN_HEURISTIC, "bottleneck");
+        tforge_registry_find(registry, TFORGE_HEURISTIC_INTERFACE_ID, "bottleneck");
     assert_non_null(record);
     const tforge_heuristic_interface *h =
         tforge_plugin_interface(record, TFORGE_HEURISTIC_INTERFACE_ID);
@@ -154,10 +154,10 @@ static void latency_bound_moves_the_loops_stages_up(void **state)
     for (uint32_t d = 0; d < dims; d++)
         families[d] =
             tforge_space_role(k.space, d) == TFORGE_DIM_KNOB ? "" : tforge_space_owner(k.space, d);
-    tforge_heuristic_args args = {sizeof args, tforge_registry_host(), &view, families, 0, NULL,
-                                  NULL};
+    tforge_heuristic_input input = {sizeof input, &view, families};
+    tforge_options_view options = {sizeof options, 0, NULL, NULL};
     void *heuristic = NULL;
-    assert_int_equal(h->create(&heuristic, &args), 0);
+    assert_int_equal(h->create(&heuristic, tforge_registry_host(), &options, &input), 0);
 
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/heuristics/latency_counters.json", SOURCE_DIR);
@@ -234,7 +234,7 @@ static void every_transform_parameter_declares_its_effect(void **state)
     /* and every transform module in the plugin folder was among them */
     for (size_t r = 0; r < tforge_registry_count(registry); r++) {
         const tforge_plugin_record *record = tforge_registry_at(registry, r);
-        if (record->descriptor->kind != TFORGE_PLUGIN_TRANSFORM)
+        if (!tforge_plugin_is_kind(record, TFORGE_TRANSFORM_INTERFACE_ID))
             continue;
         size_t s = 0;
         while (s < n_seen && strcmp(seen[s], record->descriptor->id) != 0)
@@ -256,7 +256,7 @@ static void an_older_module_loads_with_effects_unknown(void **state)
     assert_int_equal(tforge_registry_load_file(registry,
                                                FIXTURE_TRANSFORM_DIR "/fixture-clobber.so"),
                      0);
-    const tforge_plugin_record *r = tforge_registry_find(registry, TFORGE_PLUGIN_TRANSFORM,
+    const tforge_plugin_record *r = tforge_registry_find(registry, TFORGE_TRANSFORM_INTERFACE_ID,
                                                          "clobber");
     assert_non_null(r);
     assert_int_equal(r->abi_minor, 2);

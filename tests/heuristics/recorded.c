@@ -62,9 +62,10 @@ static const char *labels_of(const char *file, const char *config)
     assert_int_equal(tforge_backend_profile(&backend, &c, NULL, 1, &p), 0);
     assert_int_equal(p.counters, TFORGE_COUNTERS_OK);
     tforge_space_view view = tforge_space_get_view(args.space);
-    tforge_heuristic_args hargs = {sizeof hargs, &host, &view, NULL, 0, NULL, NULL};
+    tforge_options_view none = {sizeof none, 0, NULL, NULL};
+    tforge_heuristic_input input = {sizeof input, &view, NULL};
     void *state = NULL;
-    assert_int_equal(heuristic()->create(&state, &hargs), 0);
+    assert_int_equal(heuristic()->create(&state, &host, &none, &input), 0);
     const tforge_bottleneck *labels;
     uint32_t n;
     assert_int_equal(heuristic()->classify(state, &p, &labels, &n), 0);

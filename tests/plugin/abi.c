@@ -1,6 +1,10 @@
 /* The plugin ABI's layout is a promise to every plugin ever built: these asserts pin it on the
  * LP64 platforms we ship for, so a change that moves a field fails to compile. */
+#include "tforge/plugin/costmodel.h"
+#include "tforge/plugin/heuristic.h"
+#include "tforge/plugin/llm.h"
 #include "tforge/plugin/plugin.h"
+#include "tforge/plugin/profiler.h"
 #include "tforge/plugin/strategy.h"
 #include "tforge/plugin/transform.h"
 
@@ -28,7 +32,7 @@ _Static_assert(offsetof(tforge_host, alloc) == 40, "host.alloc");
 _Static_assert(offsetof(tforge_host, free) == 48, "host.free");
 _Static_assert(sizeof(tforge_host) == 56, "host size");
 
-_Static_assert(offsetof(tforge_plugin_descriptor, kind) == 0, "descriptor.kind");
+_Static_assert(offsetof(tforge_plugin_descriptor, reserved) == 0, "descriptor.reserved");
 _Static_assert(offsetof(tforge_plugin_descriptor, id) == 8, "descriptor.id");
 _Static_assert(offsetof(tforge_plugin_descriptor, version) == 16, "descriptor.version");
 _Static_assert(offsetof(tforge_plugin_descriptor, description) == 24, "descriptor.description");
@@ -79,15 +83,42 @@ _Static_assert(offsetof(tforge_observation, value) == 16, "observation.value");
 _Static_assert(offsetof(tforge_observation, spread) == 24, "observation.spread");
 _Static_assert(sizeof(tforge_observation) == 32, "observation size");
 
-_Static_assert(offsetof(tforge_strategy_args, host) == 8, "args.host");
-_Static_assert(offsetof(tforge_strategy_args, space) == 16, "args.space");
-_Static_assert(offsetof(tforge_strategy_args, seed) == 24, "args.seed");
-_Static_assert(offsetof(tforge_strategy_args, budget) == 32, "args.budget");
-_Static_assert(offsetof(tforge_strategy_args, n_options) == 36, "args.n_options");
-_Static_assert(offsetof(tforge_strategy_args, option_keys) == 40, "args.option_keys");
-_Static_assert(offsetof(tforge_strategy_args, option_values) == 48, "args.option_values");
-_Static_assert(offsetof(tforge_strategy_args, history) == 56, "args.history (since 1.1)");
-_Static_assert(sizeof(tforge_strategy_args) == 64, "args size");
+/* since 1.3: the options view every kind's create takes, and each kind's own input */
+_Static_assert(offsetof(tforge_options_view, count) == 4, "options.count");
+_Static_assert(offsetof(tforge_options_view, keys) == 8, "options.keys");
+_Static_assert(offsetof(tforge_options_view, values) == 16, "options.values");
+_Static_assert(sizeof(tforge_options_view) == 24, "options size");
+
+_Static_assert(offsetof(tforge_strategy_input, space) == 8, "strategy_input.space");
+_Static_assert(offsetof(tforge_strategy_input, seed) == 16, "strategy_input.seed");
+_Static_assert(offsetof(tforge_strategy_input, budget) == 24, "strategy_input.budget");
+_Static_assert(offsetof(tforge_strategy_input, history) == 32, "strategy_input.history");
+_Static_assert(sizeof(tforge_strategy_input) == 40, "strategy_input size");
+
+_Static_assert(offsetof(tforge_transform_input, kernel) == 8, "transform_input.kernel");
+_Static_assert(offsetof(tforge_transform_input, source) == 16, "transform_input.source");
+_Static_assert(offsetof(tforge_transform_input, source_size) == 24, "transform_input.source_size");
+_Static_assert(offsetof(tforge_transform_input, n_space_params) == 28,
+               "transform_input.n_space_params");
+_Static_assert(offsetof(tforge_transform_input, space_params) == 32,
+               "transform_input.space_params");
+_Static_assert(sizeof(tforge_transform_input) == 40, "transform_input size");
+
+_Static_assert(offsetof(tforge_heuristic_input, space) == 8, "heuristic_input.space");
+_Static_assert(offsetof(tforge_heuristic_input, families) == 16, "heuristic_input.families");
+_Static_assert(sizeof(tforge_heuristic_input) == 24, "heuristic_input size");
+
+_Static_assert(offsetof(tforge_profiler_input, device) == 4, "profiler_input.device");
+_Static_assert(offsetof(tforge_profiler_input, n_metrics) == 8, "profiler_input.n_metrics");
+_Static_assert(offsetof(tforge_profiler_input, metrics) == 16, "profiler_input.metrics");
+_Static_assert(sizeof(tforge_profiler_input) == 24, "profiler_input size");
+
+/* every kind's create at the same place, after struct_size */
+_Static_assert(offsetof(tforge_transform_interface, create) == 8, "transform.create");
+_Static_assert(offsetof(tforge_heuristic_interface, create) == 8, "heuristic.create");
+_Static_assert(offsetof(tforge_profiler_interface, create) == 8, "profiler.create");
+_Static_assert(offsetof(tforge_costmodel_interface, create) == 8, "costmodel.create");
+_Static_assert(offsetof(tforge_llm_interface, create) == 8, "llm.create");
 
 _Static_assert(offsetof(tforge_strategy_interface, create) == 8, "strategy.create");
 _Static_assert(offsetof(tforge_strategy_interface, ask) == 16, "strategy.ask");
@@ -100,15 +131,9 @@ _Static_assert(sizeof(tforge_strategy_interface) == 56, "strategy size");
 #endif
 
 /* The enumerations are part of the ABI too: their numbers travel in uint32_t fields. */
-static void kinds_and_statuses_keep_their_numbers(void **state)
+static void statuses_keep_their_numbers(void **state)
 {
     (void)state;
-    assert_int_equal(TFORGE_PLUGIN_TRANSFORM, 1);
-    assert_int_equal(TFORGE_PLUGIN_HEURISTIC, 2);
-    assert_int_equal(TFORGE_PLUGIN_LLM, 3);
-    assert_int_equal(TFORGE_PLUGIN_COSTMODEL, 4);
-    assert_int_equal(TFORGE_PLUGIN_STRATEGY, 5);
-    assert_int_equal(TFORGE_PLUGIN_PROFILER, 6);
     assert_int_equal(TFORGE_STATUS_OK, 0);
     assert_int_equal(TFORGE_STATUS_CONSTRAINT, 5);
     assert_int_equal(TFORGE_PLUGIN_ABI_MAJOR, 1);
@@ -134,6 +159,20 @@ static void effects_keep_their_numbers(void **state)
     assert_string_equal(names[TFORGE_EFFECT_FOLD], "fold");
 }
 
+/* A kind is its interface id: each revision names one layout of the table and of the create
+ * that comes with it, so a change of either is a new revision here. */
+static void interface_ids_name_their_layouts(void **state)
+{
+    (void)state;
+    assert_int_equal(TFORGE_PLUGIN_ABI_MINOR, 3);
+    assert_string_equal(TFORGE_STRATEGY_INTERFACE_ID, "tforge.strategy/2");
+    assert_string_equal(TFORGE_TRANSFORM_INTERFACE_ID, "tforge.transform/5");
+    assert_string_equal(TFORGE_HEURISTIC_INTERFACE_ID, "tforge.heuristic/2");
+    assert_string_equal(TFORGE_PROFILER_INTERFACE_ID, "tforge.profiler/2");
+    assert_string_equal(TFORGE_COSTMODEL_INTERFACE_ID, "tforge.costmodel/1");
+    assert_string_equal(TFORGE_LLM_INTERFACE_ID, "tforge.llm/1");
+}
+
 /* The generator is part of the ABI's promise that a seed means the same proposals everywhere. */
 static void rng_sequence_is_pinned(void **state)
 {
@@ -157,7 +196,8 @@ static void rng_sequence_is_pinned(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(kinds_and_statuses_keep_their_numbers),
+        cmocka_unit_test(statuses_keep_their_numbers),
+        cmocka_unit_test(interface_ids_name_their_layouts),
         cmocka_unit_test(rng_sequence_is_pinned),
         cmocka_unit_test(effects_keep_their_numbers),
     };

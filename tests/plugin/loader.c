@@ -3,6 +3,8 @@
 #include "registry.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
+#include "tforge/plugin/strategy.h"
+#include "tforge/plugin/transform.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,17 +34,35 @@ static void folder_loads_good_and_refuses_each_defect(void **state)
     assert_int_equal(tforge_registry_new(&registry), 0);
     assert_int_equal(tforge_registry_load_dir(registry, FIXTURE_PLUGIN_DIR), 0);
 
-    /* a-good: both of its factories, looked up by kind and id */
-    assert_int_equal(tforge_registry_count(registry), 2);
-    const tforge_plugin_record *r = tforge_registry_find(registry, TFORGE_PLUGIN_STRATEGY, "good");
+    /* a-good: its factories, looked up by kind (an interface id) and id */
+    assert_int_equal(tforge_registry_count(registry), 3);
+    const tforge_plugin_record *r =
+        tforge_registry_find(registry, TFORGE_STRATEGY_INTERFACE_ID, "good");
     assert_non_null(r);
     assert_non_null(strstr(r->path, "a-good.so"));
     assert_string_equal(r->descriptor->version, "0.1.0");
-    assert_non_null(tforge_registry_find(registry, TFORGE_PLUGIN_TRANSFORM, "good-transform"));
-    assert_null(tforge_registry_find(registry, TFORGE_PLUGIN_TRANSFORM, "good"));
+    assert_string_equal(r->kind, "strategy");
+    assert_null(tforge_registry_find(registry, TFORGE_TRANSFORM_INTERFACE_ID, "good"));
     assert_int_equal(tforge_error_last()->code, TFORGE_ENOTFOUND);
+    assert_non_null(strstr(tforge_error_last()->message, "no transform plugin with id 'good'"));
 
-    assert_int_equal(tforge_registry_refusal_count(registry), 6);
+    /* a factory of an older revision of its kind is found, and refused by name */
+    assert_null(tforge_registry_find(registry, TFORGE_TRANSFORM_INTERFACE_ID, "good-transform"));
+    assert_int_equal(tforge_error_last()->code, TFORGE_EINPUT);
+    assert_non_null(strstr(tforge_error_last()->message,
+                           "speaks tforge.transform/4, this tforge speaks tforge.transform/5"));
+    assert_non_null(tforge_registry_find(registry, "tforge.transform/4", "good-transform"));
+
+    /* a kind the registry has never heard of is a kind all the same */
+    r = tforge_registry_find(registry, "test.widget/1", "good-widget");
+    assert_non_null(r);
+    assert_string_equal(r->kind, "test.widget");
+    assert_true(tforge_plugin_is_kind(r, "test.widget/7"));
+    assert_false(tforge_plugin_is_kind(r, "test.widgets/1"));
+    assert_false(tforge_plugin_is_kind(r, TFORGE_STRATEGY_INTERFACE_ID));
+    assert_null(tforge_registry_find(registry, "test.widget/1", "good"));
+
+    assert_int_equal(tforge_registry_refusal_count(registry), 7);
     const char *why = find_refusal(registry, "b-abi2.so");
     assert_non_null(why);
     assert_non_null(strstr(why, "built for plugin ABI 2.0"));
@@ -63,6 +83,9 @@ static void folder_loads_good_and_refuses_each_defect(void **state)
     why = find_refusal(registry, "g-text.so");
     assert_non_null(why);
     assert_non_null(strstr(why, "g-text.so"));
+    why = find_refusal(registry, "h-nokind.so");
+    assert_non_null(why);
+    assert_non_null(strstr(why, "interface id 'strategy' is not <kind>/<revision>"));
     tforge_registry_free(registry);
 }
 
@@ -85,7 +108,7 @@ static void static_registration_and_duplicates_across_origins(void **state)
     assert_int_equal(tforge_registry_new(&registry), 0);
     assert_int_equal(tforge_registry_add_static(registry, &fixture_static, "builtin:fixture"), 0);
     const tforge_plugin_record *r =
-        tforge_registry_find(registry, TFORGE_PLUGIN_STRATEGY, "static-fixture");
+        tforge_registry_find(registry, TFORGE_STRATEGY_INTERFACE_ID, "static-fixture");
     assert_non_null(r);
     assert_string_equal(r->path, "builtin:fixture");
     /* the same module again is a duplicate */
@@ -107,14 +130,14 @@ static void search_path_skips_empty_entries_and_missing_folders(void **state)
     tforge_registry *registry;
     assert_int_equal(tforge_registry_new(&registry), 0);
     assert_int_equal(tforge_registry_load_search_path(registry, NULL, 0), 0);
-    assert_null(tforge_registry_find(registry, TFORGE_PLUGIN_STRATEGY, "good"));
+    assert_null(tforge_registry_find(registry, TFORGE_STRATEGY_INTERFACE_ID, "good"));
     tforge_registry_free(registry);
 
     const char *dirs[] = {FIXTURE_PLUGIN_DIR};
     unsetenv("TFORGE_PLUGIN_PATH");
     assert_int_equal(tforge_registry_new(&registry), 0);
     assert_int_equal(tforge_registry_load_search_path(registry, dirs, 1), 0);
-    assert_non_null(tforge_registry_find(registry, TFORGE_PLUGIN_STRATEGY, "good"));
+    assert_non_null(tforge_registry_find(registry, TFORGE_STRATEGY_INTERFACE_ID, "good"));
     tforge_registry_free(registry);
     assert_int_equal(chdir(cwd), 0);
 }

@@ -24,7 +24,7 @@ static int setup(void **state)
     assert_int_equal(tforge_registry_new(&f.registry), 0);
     assert_int_equal(tforge_registry_load_file(f.registry, CUPTI_PLUGIN), 0);
     const tforge_plugin_record *r =
-        tforge_registry_find(f.registry, TFORGE_PLUGIN_PROFILER, "cupti");
+        tforge_registry_find(f.registry, TFORGE_PROFILER_INTERFACE_ID, "cupti");
     assert_non_null(r);
     f.profiler = tforge_plugin_interface(r, TFORGE_PROFILER_INTERFACE_ID);
     assert_non_null(f.profiler);
@@ -41,9 +41,9 @@ static int teardown(void **state)
 static int create(const fixture *f, void **profiler, const char *set, const char *refuse)
 {
     const char *keys[] = {"chip", "set", "refuse"}, *values[] = {"GH100", set, refuse};
-    tforge_profiler_args args = {sizeof args, tforge_registry_host(), 0, 0, NULL, 3, keys,
-                                 values};
-    return f->profiler->create(profiler, &args);
+    tforge_options_view options = {sizeof options, 3, keys, values};
+    tforge_profiler_input input = {sizeof input, 0, 0, NULL};
+    return f->profiler->create(profiler, tforge_registry_host(), &options, &input);
 }
 
 static void sets_are_planned_for_gh100(void **state)
@@ -80,14 +80,13 @@ static void bad_options_are_named(void **state)
     assert_true(create(f, &p, "most", "0") < 0);
     assert_non_null(strstr(tforge_error_last()->message, "option set: expected core or full"));
     const char *keys[] = {"chip", "sets"}, *values[] = {"GH100", "core"};
-    tforge_profiler_args args = {sizeof args, tforge_registry_host(), 0, 0, NULL, 2, keys,
-                                 values};
-    assert_true(f->profiler->create(&p, &args) < 0);
+    tforge_options_view options = {sizeof options, 2, keys, values};
+    tforge_profiler_input input = {sizeof input, 0, 0, NULL};
+    assert_true(f->profiler->create(&p, tforge_registry_host(), &options, &input) < 0);
     assert_non_null(strstr(tforge_error_last()->message, "unknown option 'sets'"));
     const char *chip[] = {"chip"}, *unknown[] = {"XX999"};
-    args = (tforge_profiler_args){sizeof args, tforge_registry_host(), 0, 0, NULL, 1, chip,
-                                  unknown};
-    assert_true(f->profiler->create(&p, &args) < 0);
+    options = (tforge_options_view){sizeof options, 1, chip, unknown};
+    assert_true(f->profiler->create(&p, tforge_registry_host(), &options, &input) < 0);
     assert_non_null(strstr(tforge_error_last()->message, "chip 'XX999'"));
 }
 

@@ -309,10 +309,10 @@ static void tell_range(const tforge_strategy_interface *s, void *state, run *r, 
 static void drive(const strategy *st, const setup *u, run *r)
 {
     const tforge_strategy_interface *s = api(st);
-    tforge_strategy_args args = {sizeof args, &host,     u->view, u->seed,  u->budget,
-                                 u->n_options, u->keys, u->values, NULL};
+    tforge_options_view options = {sizeof options, u->n_options, u->keys, u->values};
+    tforge_strategy_input input = {sizeof input, u->view, u->seed, u->budget, NULL};
     void *state = NULL;
-    assert_int_equal(s->create(&state, &args), 0);
+    assert_int_equal(s->create(&state, &host, &options, &input), 0);
     memset(r, 0, sizeof *r);
     r->best = INFINITY;
     for (uint32_t i = 0; i < u->n_told; i++) {
@@ -368,7 +368,6 @@ static void modules_offer_one_strategy_each(void **state)
         assert_int_equal(m->abi_version.major, TFORGE_PLUGIN_ABI_MAJOR);
         assert_int_equal(m->count(), 1);
         const tforge_plugin_descriptor *d = m->get(0);
-        assert_int_equal(d->kind, TFORGE_PLUGIN_STRATEGY);
         assert_string_equal(d->id, strategies[i].id);
         assert_string_equal(d->interface_id, TFORGE_STRATEGY_INTERFACE_ID);
         assert_null(m->get(1));
@@ -393,10 +392,11 @@ static void every_strategy_on_every_objective(void **state)
                                &objectives[o], 7, batching[k][0], batching[k][1],
                                st->cap ? st->cap : UINT32_MAX, 0, NULL, NULL, 0, NULL};
                     if (st->enumerated_only && !enumerated) {
-                        tforge_strategy_args args = {sizeof args, &host, u.view, 7, 0, 0,
-                                                     NULL,        NULL, NULL};
+                        tforge_options_view options = {sizeof options, 0, NULL, NULL};
+                        tforge_strategy_input input = {sizeof input, u.view, 7, 0, NULL};
                         void *s = (void *)1;
-                        assert_int_equal(api(st)->create(&s, &args), TFORGE_EINPUT);
+                        assert_int_equal(api(st)->create(&s, &host, &options, &input),
+                                         TFORGE_EINPUT);
                         assert_null(s);
                         assert_non_null(strstr(last_error, "enumerate"));
                         continue;
@@ -438,10 +438,11 @@ static void unknown_options_are_rejected(void **state)
     (void)state;
     const char *keys[] = {"bogus"}, *values[] = {"1"};
     for (size_t i = 0; i < N_STRATEGIES; i++) {
-        tforge_strategy_args args = {sizeof args, &host, &enumerated_view, 1, 0, 1, keys, values, NULL};
+        tforge_options_view options = {sizeof options, 1, keys, values};
+        tforge_strategy_input input = {sizeof input, &enumerated_view, 1, 0, NULL};
         void *s = (void *)1;
         last_error[0] = '\0';
-        assert_int_equal(api(&strategies[i])->create(&s, &args), TFORGE_EINPUT);
+        assert_int_equal(api(&strategies[i])->create(&s, &host, &options, &input), TFORGE_EINPUT);
         assert_null(s);
         assert_non_null(strstr(last_error, "'bogus'"));
         assert_non_null(strstr(last_error, strategies[i].id));
@@ -469,10 +470,12 @@ static void malformed_options_are_rejected(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         const char *keys[] = {bad[i][1]}, *values[] = {bad[i][2]};
-        tforge_strategy_args args = {sizeof args, &host, &enumerated_view, 1, 0, 1, keys, values, NULL};
+        tforge_options_view options = {sizeof options, 1, keys, values};
+        tforge_strategy_input input = {sizeof input, &enumerated_view, 1, 0, NULL};
         void *s = (void *)1;
         last_error[0] = '\0';
-        assert_int_equal(api(find_strategy(bad[i][0]))->create(&s, &args), TFORGE_EINPUT);
+        assert_int_equal(api(find_strategy(bad[i][0]))->create(&s, &host, &options, &input),
+                         TFORGE_EINPUT);
         assert_null(s);
         assert_non_null(strstr(last_error, bad[i][0]));
         assert_non_null(strstr(last_error, bad[i][1]));
@@ -522,9 +525,10 @@ static void local_strategies_start_from_a_told_baseline(void **state)
         if (!strategies[i].local)
             continue;
         const tforge_strategy_interface *s = api(&strategies[i]);
-        tforge_strategy_args args = {sizeof args, &host, &enumerated_view, 9, 0, 0, NULL, NULL, NULL};
+        tforge_options_view options = {sizeof options, 0, NULL, NULL};
+        tforge_strategy_input input = {sizeof input, &enumerated_view, 9, 0, NULL};
         void *st = NULL;
-        assert_int_equal(s->create(&st, &args), 0);
+        assert_int_equal(s->create(&st, &host, &options, &input), 0);
         tforge_observation o = {baseline, TFORGE_STATUS_OK, 50.0, 0};
         assert_int_equal(s->tell(st, &o, 1), 0);
         tforge_level p[DIMS];
@@ -543,9 +547,10 @@ static void bad_calls_are_rejected(void **state)
     (void)state;
     for (size_t i = 0; i < N_STRATEGIES; i++) {
         const tforge_strategy_interface *s = api(&strategies[i]);
-        tforge_strategy_args args = {sizeof args, &host, &enumerated_view, 1, 0, 0, NULL, NULL, NULL};
+        tforge_options_view options = {sizeof options, 0, NULL, NULL};
+        tforge_strategy_input input = {sizeof input, &enumerated_view, 1, 0, NULL};
         void *st = NULL;
-        assert_int_equal(s->create(&st, &args), 0);
+        assert_int_equal(s->create(&st, &host, &options, &input), 0);
         tforge_level outside[DIMS] = {16, 0, 0, 0};
         tforge_observation o = {outside, TFORGE_STATUS_OK, 1.0, 0};
         assert_int_equal(s->tell(st, &o, 1), TFORGE_EINPUT);
@@ -559,9 +564,9 @@ static void bad_calls_are_rejected(void **state)
 
         tforge_space_view broken = enumerated_view;
         broken.is_valid = NULL;
-        args.space = &broken;
+        input.space = &broken;
         st = (void *)1;
-        assert_int_equal(s->create(&st, &args), TFORGE_EINPUT);
+        assert_int_equal(s->create(&st, &host, &options, &input), TFORGE_EINPUT);
         assert_null(st);
     }
 }

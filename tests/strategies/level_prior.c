@@ -109,9 +109,10 @@ static run_result run(const tforge_plugin_module *module, uint64_t seed, uint32_
                       const double *prior, const double *again, uint32_t switch_at)
 {
     const tforge_strategy_interface *it = strategy(module);
-    tforge_strategy_args args = {sizeof args, NULL, &f.view, seed, budget, 0, NULL, NULL, NULL};
+    tforge_options_view options = {sizeof options, 0, NULL, NULL};
+    tforge_strategy_input input = {sizeof input, &f.view, seed, budget, NULL};
     void *s;
-    assert_int_equal(it->create(&s, &args), 0);
+    assert_int_equal(it->create(&s, NULL, &options, &input), 0);
     if (prior)
         assert_int_equal(it->set_level_prior(s, prior, f.n_levels), 0);
     uint8_t *seen = calloc(f.count, 1);
@@ -202,9 +203,10 @@ static void level_priors_are_checked(void **state)
     const tforge_plugin_module *modules[] = {&tforge_static_bo, &tforge_static_rules};
     for (int k = 0; k < 2; k++) {
         const tforge_strategy_interface *it = strategy(modules[k]);
-        tforge_strategy_args args = {sizeof args, NULL, &f.view, 1, 10, 0, NULL, NULL, NULL};
+        tforge_options_view options = {sizeof options, 0, NULL, NULL};
+        tforge_strategy_input input = {sizeof input, &f.view, 1, 10, NULL};
         void *s;
-        assert_int_equal(it->create(&s, &args), 0);
+        assert_int_equal(it->create(&s, NULL, &options, &input), 0);
         assert_int_equal(it->set_level_prior(s, f.good, f.n_levels - 1), TFORGE_PLUGIN_EINPUT);
         assert_int_equal(it->set_level_prior(s, NULL, f.n_levels), TFORGE_PLUGIN_EINPUT);
         double *w = malloc(f.n_levels * sizeof *w);
@@ -285,9 +287,10 @@ static double wide_run(const tforge_plugin_module *module, uint64_t seed, const 
     assert_int_equal(tforge_space_count(space), 0);
     tforge_space_view view = tforge_space_get_view(space);
     const tforge_strategy_interface *it = strategy(module);
-    tforge_strategy_args args = {sizeof args, NULL, &view, seed, 40, 0, NULL, NULL, NULL};
+    tforge_options_view options = {sizeof options, 0, NULL, NULL};
+    tforge_strategy_input input = {sizeof input, &view, seed, 40, NULL};
     void *s;
-    assert_int_equal(it->create(&s, &args), 0);
+    assert_int_equal(it->create(&s, NULL, &options, &input), 0);
     if (prior)
         assert_int_equal(it->set_level_prior(s, prior, WIDE * 10), 0);
     double best = INFINITY;

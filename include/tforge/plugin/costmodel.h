@@ -1,4 +1,4 @@
-/* DRAFT, interface "tforge.costmodel/0" (not frozen: issue 16 fills it in; latency is the
+/* DRAFT, interface "tforge.costmodel/1" (not frozen: issue 16 fills it in; latency is the
  * built-in objective, energy from NVML and an analytical roofline/occupancy model follow). A cost
  * model turns a measurement into the objective's value (lower is better) that the loop compares
  * and the strategy is told; the backends hand every measurement to it before the loop sees it. */
@@ -12,12 +12,12 @@
 extern "C" {
 #endif
 
-#define TFORGE_COSTMODEL_INTERFACE_ID "tforge.costmodel/0"
+#define TFORGE_COSTMODEL_INTERFACE_ID "tforge.costmodel/1"
 
 typedef struct tforge_costmodel_interface {
     uint32_t struct_size;
-    int (*create)(void **state, const tforge_host *host, uint32_t n_options,
-                  const char *const *option_keys, const char *const *option_values);
+    /* The head every kind's create shares (plugin.h); a cost model needs nothing more. */
+    int (*create)(void **state, const tforge_host *host, const tforge_options_view *options);
     /* Sets m->value from the rest of `m` (its times and metrics); may add metrics it computed. A
      * measurement whose status is not OK is left as it is. */
     int (*score)(void *state, tforge_measurement *m);

@@ -1,4 +1,4 @@
-/* Bottleneck heuristics, interface "tforge.heuristic/1": a profile (profile.h) turned into
+/* Bottleneck heuristics, interface "tforge.heuristic/2": a profile (profile.h) turned into
  * labels with their evidence, and labels into a prior over the space's levels, which the host
  * hands to the strategy (tforge_strategy_interface.set_level_prior): profiling steers the search
  * instead of replacing it, and a wrong label fades as observations come (piBO).
@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define TFORGE_HEURISTIC_INTERFACE_ID "tforge.heuristic/1"
+#define TFORGE_HEURISTIC_INTERFACE_ID "tforge.heuristic/2"
 
 typedef struct tforge_bottleneck {
     const char *label;    /* "memory-bound", "low-occupancy" ... */
@@ -26,25 +26,23 @@ typedef struct tforge_bottleneck {
     const char *rule;     /* the rule with the thresholds it used: "dram_pct >= 60 > sm_pct" */
 } tforge_bottleneck;
 
-/* What a heuristic is created with; everything it points to outlives it. */
-typedef struct tforge_heuristic_args {
+/* What a heuristic is created with besides the host and its options; everything it points to
+ * outlives it. Of tforge.heuristic/2 (ABI 1.3). */
+typedef struct tforge_heuristic_input {
     uint32_t struct_size;
-    const tforge_host *host;
     const tforge_space_view *space;
     /* One per dimension: the transform id whose parameter it is ("persistent", "eviction"), or
      * "" for the task's own knobs (tiles, num_warps, num_stages). Since ABI 1.3 the space view
      * says this and more (owner and effect of each dimension): read those; a heuristic finds
      * no role from a dimension's name. */
     const char *const *families;
-    uint32_t n_options;
-    const char *const *option_keys;
-    const char *const *option_values;
-} tforge_heuristic_args;
+} tforge_heuristic_input;
 
 typedef struct tforge_heuristic_interface {
     uint32_t struct_size;
     /* Unknown or malformed options are errors (host->error names them). */
-    int (*create)(void **state, const tforge_heuristic_args *args);
+    int (*create)(void **state, const tforge_host *host, const tforge_options_view *options,
+                  const tforge_heuristic_input *input);
     /* Labels for `profile`: `*n` of them into `*out` (strongest first), valid until the next
      * call. A label needs its evidence: absent metrics give no label, never a guess. */
     int (*classify)(void *state, const tforge_profile *profile, const tforge_bottleneck **out,

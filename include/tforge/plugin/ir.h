@@ -1,5 +1,5 @@
 /* The analysis IR of a Triton file, lent read-only to transform plugins (part of the interface
- * "tforge.transform/4": a change of any layout below is a new interface id). It is what the
+ * "tforge.transform/5": a change of any layout below is a new interface id). It is what the
  * worker's tforge_worker.analyze returns (its docstring has the rules), parsed once by the host.
  * Every node has a span, so that a rewrite can cut the file at exactly those bytes. Text fields
  * are Python source exactly as written; NULL where the file gives none. Everything lives as long

@@ -3,23 +3,32 @@
  * A plugin is a shared object that exports one symbol, `tforge_plugin_entry`, of type
  * `tforge_plugin_module`. Its first field is the ABI version: the host reads it before running
  * any of the plugin's code and refuses a module of another major version. A module then offers
- * any number of factories, each of one kind and looked up by a string id; what a factory can do
- * is the kind-specific interface table it points to, named by `interface_id` ("tforge.strategy/1").
+ * any number of factories, each looked up by its kind and a string id; what a factory can do is
+ * the interface table it points to, named by `interface_id` ("tforge.strategy/2"). The kind is
+ * that id's name, the text before the '/' ("tforge.strategy"), and the number after it the
+ * revision: a new kind (a cost model, an LLM backend, one of a plugin's own) is a new id, and
+ * needs no change to this header or to the host's registry. Every kind's create begins the same
+ * way, `create(void **state, const tforge_host *host, const tforge_options_view *options, ...)`,
+ * the kind's own inputs (a struct of its header) after them.
  *
  * Rules that keep the layout stable: structs shipped in a release never change; tables only grow
  * at the end, and each field past 1.0 says the ABI minor that added it ("since 1.1"): the host
  * reads such a field of a plugin's struct only when the module declares that minor or a later
- * one, and a plugin checks the host table's `struct_size` before using a newer host field;
- * memory is freed by whoever allocated it, never across the dlopen boundary.
+ * one, and a plugin checks the host table's `struct_size` before using a newer host field. A
+ * table or struct whose layout must change otherwise is a new one under a new name, and its
+ * interface id a new revision ("tforge.strategy/1" became "/2" in 1.3): the host asks each
+ * factory for the revision it speaks (get_interface) and refuses, by name, one that speaks only
+ * an older one. Memory is freed by whoever allocated it, never across the dlopen boundary.
  *
  * The types every kind shares (levels, statuses, the space view, observations, measurements) are
  * in types.h; each kind's interface in a header of its own: strategy.h (ask/tell), transform.h
  * (source rewrites, over the analysis IR of ir.h), profiler.h and heuristic.h (over the profiles
  * of profile.h), and the drafts costmodel.h and llm.h. ABI 1.2 added set_level_prior to
- * strategies; 1.3 what a dimension is (its owner and effect, types.h) to the space view and to a
- * transform's parameters. `sdk/` (installed beside these
- * headers as tforge/sdk/) holds the helpers in-tree plugins use, so an out-of-tree one copies
- * nothing.
+ * strategies; ABI 1.3 made kinds open (the interface id) and gave every create the options view
+ * and the host (strategy/2, transform/5, heuristic/2, profiler/2, costmodel/1, llm/1), and told
+ * what a dimension is (its owner and effect, types.h) to the space view and to a transform's
+ * parameters. `sdk/` (installed beside these headers as tforge/sdk/) holds the helpers in-tree
+ * plugins use, so an out-of-tree one copies nothing.
  */
 #ifndef TFORGE_PLUGIN_PLUGIN_H
 #define TFORGE_PLUGIN_PLUGIN_H
@@ -58,15 +67,6 @@ typedef struct tforge_abi_version {
     uint32_t revision;
 } tforge_abi_version;
 
-typedef enum tforge_plugin_kind {
-    TFORGE_PLUGIN_TRANSFORM = 1, /* declares parameters and rewrites kernel source */
-    TFORGE_PLUGIN_HEURISTIC = 2, /* turns profiling metrics into bottleneck labels and a prior */
-    TFORGE_PLUGIN_LLM = 3,       /* proposes candidate rewrites */
-    TFORGE_PLUGIN_COSTMODEL = 4, /* scores a measurement: latency, energy, analytical */
-    TFORGE_PLUGIN_STRATEGY = 5,  /* proposes points of a space (ask/tell) */
-    TFORGE_PLUGIN_PROFILER = 6   /* collects metrics of a kernel run */
-} tforge_plugin_kind;
-
 /* Codes a plugin returns for a failure: the same numbers as the host's TFORGE_E* codes. */
 enum { TFORGE_PLUGIN_ERROR = -1, TFORGE_PLUGIN_ENOMEM = -2, TFORGE_PLUGIN_EINPUT = -3 };
 
@@ -98,6 +98,16 @@ typedef enum tforge_option_type {
     TFORGE_OPTION_CHOICE = 3   /* one of the words of `choices` */
 } tforge_option_type;
 
+/* The options a factory is created with, "key" = "value" texts in the order given (checked by
+ * the host against the factory's published table first, when it publishes one). Lent for the
+ * call of create: a plugin copies what it keeps. Of ABI 1.3. */
+typedef struct tforge_options_view {
+    uint32_t struct_size;
+    uint32_t count;
+    const char *const *keys;   /* count of them */
+    const char *const *values; /* count of them */
+} tforge_options_view;
+
 /* One setting a factory takes ("key=value" on the command line), published so that the host can
  * list it (`tforge plugins --options`), refuse a mistyped one before the plugin runs, and record
  * the effective value of every option, defaults included. Static memory of the plugin. */
@@ -113,18 +123,22 @@ typedef struct tforge_option_spec {
 
 /* One factory. Lives in the plugin's static memory for as long as the module is loaded. */
 typedef struct tforge_plugin_descriptor {
-    uint32_t kind;            /* a tforge_plugin_kind */
+    /* 0. Up to ABI 1.2 a number from a closed list of kinds; the host no longer reads it: the
+     * kind is the name of `interface_id`. */
+    uint32_t reserved;
     const char *id;           /* unique within its kind: "random", "bo", "cupti" */
     const char *version;      /* the factory's own version, "1.2.0" */
     const char *description;  /* one line for `tforge plugins` */
-    const char *interface_id; /* names the layout of `interface`: "tforge.strategy/1" */
+    /* names the layout of `interface` and the factory's kind: "<kind>/<revision>",
+     * "tforge.strategy/2" */
+    const char *interface_id;
     const void *interface;    /* the kind's const function table */
     /* since 1.1: the options it takes (n_options of them; NULL when none) */
     const tforge_option_spec *options;
     uint32_t n_options;
-    /* since 1.1, may be NULL: the interface table of that id ("tforge.strategy/1"), or NULL when
-     * the factory does not speak it; lets one factory offer several revisions. Without it the
-     * host uses `interface` when `interface_id` is the one it wants. */
+    /* since 1.1, may be NULL: the interface table of that id ("tforge.strategy/2"), or NULL when
+     * the factory does not speak it; lets one factory offer several revisions of its kind.
+     * Without it the host uses `interface` when `interface_id` is the one it wants. */
     const void *(*get_interface)(const char *interface_id);
 } tforge_plugin_descriptor;
 

@@ -1,5 +1,5 @@
 /* A profile: what is known about one candidate beyond its time, as named numbers. Part of the
- * interfaces "tforge.profiler/1" and "tforge.heuristic/1"; the layout never changes.
+ * interfaces "tforge.profiler/2" and "tforge.heuristic/2"; the layout never changes.
  *
  * Static metrics come from every compiled candidate (Triton's metadata, the device's limits, the
  * launch's grid, the task's bytes and flops); counter metrics from a profiler plugin on the GPU

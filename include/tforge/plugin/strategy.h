@@ -1,4 +1,4 @@
-/* Search strategies, interface "tforge.strategy/1": ask for points of a space, tell what they
+/* Search strategies, interface "tforge.strategy/2": ask for points of a space, tell what they
  * measured. The host runs the loop (as GSL's minimisers do); the strategy only proposes.
  * Points, statuses, the space view and observations are the shared types of types.h. */
 #ifndef TFORGE_PLUGIN_STRATEGY_H
@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-#define TFORGE_STRATEGY_INTERFACE_ID "tforge.strategy/1"
+#define TFORGE_STRATEGY_INTERFACE_ID "tforge.strategy/2"
 
 /* Since 1.1: every observation told so far, in the order told (baselines and a resumed run's
  * included), kept by the host so that a strategy need not keep its own copy. */
@@ -24,23 +24,22 @@ typedef struct tforge_history_view {
     tforge_observation (*get)(void *context, uint64_t index);
 } tforge_history_view;
 
-/* What a strategy is created with; everything it points to outlives the strategy. */
-typedef struct tforge_strategy_args {
+/* What a strategy is created with besides the host and its options; everything it points to
+ * outlives the strategy. Of tforge.strategy/2 (ABI 1.3). */
+typedef struct tforge_strategy_input {
     uint32_t struct_size;
-    const tforge_host *host;
     const tforge_space_view *space;
     uint64_t seed;    /* every random choice comes from this */
     uint32_t budget;  /* evaluations the host intends to spend, 0 when unknown */
-    uint32_t n_options;
-    const char *const *option_keys; /* string-named settings, "temperature" = "0.5" */
-    const char *const *option_values;
-    const tforge_history_view *history; /* since 1.1 (check struct_size): what was told */
-} tforge_strategy_args;
+    const tforge_history_view *history; /* what was told, NULL when the host keeps none */
+} tforge_strategy_input;
 
 typedef struct tforge_strategy_interface {
     uint32_t struct_size;
-    /* Creates the state. Unknown or malformed options are errors (host->error names them). */
-    int (*create)(void **state, const tforge_strategy_args *args);
+    /* Creates the state. Unknown or malformed options are errors (host->error names them);
+     * `host` may be NULL (a strategy driven alone, by a test or a benchmark). */
+    int (*create)(void **state, const tforge_host *host, const tforge_options_view *options,
+                  const tforge_strategy_input *input);
     /* Proposes up to `q` distinct, valid, never-proposed points into `out` (q * dims levels) and
      * sets `*n_out`; fewer than q (0 included) means the strategy has nothing more to propose. */
     int (*ask)(void *state, uint32_t q, tforge_level *out, uint32_t *n_out);

@@ -1,4 +1,4 @@
-/* Interface "tforge.transform/4": a source rewrite as a family of dimensions of the space.
+/* Interface "tforge.transform/5": a source rewrite as a family of dimensions of the space.
  *
  * A transform reads the analysis IR of one kernel (ir.h, part of this interface), decides whether
  * it applies (a precondition the IR proves; its README says which and how), and declares the
@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define TFORGE_TRANSFORM_INTERFACE_ID "tforge.transform/4"
+#define TFORGE_TRANSFORM_INTERFACE_ID "tforge.transform/5"
 
 /* create's answer when the transform does not apply to the kernel (nothing is added). */
 #define TFORGE_TRANSFORM_NOT_APPLICABLE 1
@@ -60,26 +60,24 @@ typedef struct tforge_transform_param {
     uint32_t effect;
 } tforge_transform_param;
 
-/* Everything a transform is given, lent for the whole life of its state. */
-typedef struct tforge_transform_args {
+/* What a transform is given besides the host and its options, lent for the whole life of its
+ * state. Of tforge.transform/5 (ABI 1.3). */
+typedef struct tforge_transform_input {
     uint32_t struct_size;
-    const tforge_host *host;
     const tforge_ir_kernel *kernel; /* the kernel being tuned */
     const char *source;             /* the kernel's file, source_size bytes (NUL after them) */
     uint32_t source_size;
     /* the parameters the space has already (the task's or the analysis' knobs and tiles) */
     uint32_t n_space_params;
     const char *const *space_params;
-    uint32_t n_options; /* "key" = "value" options given for this transform */
-    const char *const *option_keys;
-    const char *const *option_values;
-} tforge_transform_args;
+} tforge_transform_input;
 
 typedef struct tforge_transform_interface {
     uint32_t struct_size;
     /* 0 with `*state` set when the transform applies; TFORGE_TRANSFORM_NOT_APPLICABLE when it
      * does not (nothing set); a negative code on failure (the host's error names it). */
-    int (*create)(void **state, const tforge_transform_args *args);
+    int (*create)(void **state, const tforge_host *host, const tforge_options_view *options,
+                  const tforge_transform_input *input);
     /* One line saying where it applies and what the analysis proved ("2 loads at lines 34, 35;
      * none hinted"), for reports. Valid as long as the state. */
     const char *(*describe)(void *state);

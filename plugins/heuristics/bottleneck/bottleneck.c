@@ -1,4 +1,4 @@
-/* The bottleneck heuristic ("tforge.heuristic/1", id "bottleneck"): rules from a profile's
+/* The bottleneck heuristic ("tforge.heuristic/2", id "bottleneck"): rules from a profile's
  * metrics to labels, after Nsight Compute's section rules where they have one (README.md says
  * which threshold came from where), and from labels to a prior over the space's levels. Counter
  * metrics are used when the profile has them; the static metrics alone give the same labels at
@@ -69,28 +69,29 @@ static int parse_number(double *out, const tforge_option_spec *spec, const char 
     return 0;
 }
 
-static int create(void **state, const tforge_heuristic_args *args)
+static int create(void **state, const tforge_host *host, const tforge_options_view *given,
+                  const tforge_heuristic_input *input)
 {
-    if (!args || !args->space)
-        return fail(args ? args->host : NULL, TFORGE_PLUGIN_EINPUT, "needs the space's view");
+    if (!input || !input->space)
+        return fail(host, TFORGE_PLUGIN_EINPUT, "needs the space's view");
     double values[N_OPTIONS] = {206, 2, 1};
-    for (uint32_t i = 0; i < args->n_options; i++) {
+    for (uint32_t i = 0; given && i < given->count; i++) {
         uint32_t o = 0;
-        while (o < N_OPTIONS && strcmp(args->option_keys[i], options[o].name) != 0)
+        while (o < N_OPTIONS && strcmp(given->keys[i], options[o].name) != 0)
             o++;
         if (o == N_OPTIONS)
-            return fail(args->host, TFORGE_PLUGIN_EINPUT, "unknown option '%s' (it takes ridge, "
-                        "max_weight, unchanged)", args->option_keys[i]);
-        if (parse_number(&values[o], &options[o], args->option_values[i]))
-            return fail(args->host, TFORGE_PLUGIN_EINPUT, "option %s=%s: expected a number in "
-                        "[%g, %g]", options[o].name, args->option_values[i], options[o].min,
+            return fail(host, TFORGE_PLUGIN_EINPUT, "unknown option '%s' (it takes ridge, "
+                        "max_weight, unchanged)", given->keys[i]);
+        if (parse_number(&values[o], &options[o], given->values[i]))
+            return fail(host, TFORGE_PLUGIN_EINPUT, "option %s=%s: expected a number in "
+                        "[%g, %g]", options[o].name, given->values[i], options[o].min,
                         options[o].max);
     }
     bottleneck_state *s = calloc(1, sizeof *s);
     if (!s)
-        return fail(args->host, TFORGE_PLUGIN_ENOMEM, "out of memory");
-    s->host = args->host;
-    s->space = args->space;
+        return fail(host, TFORGE_PLUGIN_ENOMEM, "out of memory");
+    s->host = host;
+    s->space = input->space;
     s->ridge = values[0];
     s->max_weight = values[1];
     s->unchanged = values[2];
@@ -618,16 +619,14 @@ static const tforge_heuristic_interface bottleneck_interface = {sizeof bottlenec
                                                                 create, classify, prior, destroy};
 
 static const tforge_plugin_descriptor descriptor = {
-    TFORGE_PLUGIN_HEURISTIC,
-    ID,
-    "1.0.0",
-    "bottleneck labels from counters or static metrics (Nsight Compute's thresholds), and "
-    "their prior over tiles, warps, stages and transforms",
-    TFORGE_HEURISTIC_INTERFACE_ID,
-    &bottleneck_interface,
-    options,
-    sizeof options / sizeof *options,
-    NULL};
+    .id = ID,
+    .version = "1.0.0",
+    .description = "bottleneck labels from counters or static metrics (Nsight Compute's "
+                   "thresholds), and their prior over tiles, warps, stages and transforms",
+    .interface_id = TFORGE_HEURISTIC_INTERFACE_ID,
+    .interface = &bottleneck_interface,
+    .options = options,
+    .n_options = sizeof options / sizeof *options};
 
 static uint32_t count(void)
 {

@@ -1,4 +1,4 @@
-/* The `cupti` profiler ("tforge.profiler/1"): hardware counters of one candidate's launches by
+/* The `cupti` profiler ("tforge.profiler/2"): hardware counters of one candidate's launches by
  * CUPTI's Range Profiler (CUDA 13 removed the Event and Metric APIs), its metrics scheduled and
  * evaluated by the Profiler Host API, and each launch's exact duration from the Activity API.
  *
@@ -485,39 +485,41 @@ static void cupti_destroy(void *state)
     free(s);
 }
 
-static const char *option(const tforge_profiler_args *a, const char *key, const char *fallback)
+static const char *option(const tforge_options_view *given, const char *key,
+                          const char *fallback)
 {
-    for (uint32_t i = 0; i < a->n_options; i++)
-        if (strcmp(a->option_keys[i], key) == 0)
-            return a->option_values[i];
+    for (uint32_t i = 0; given && i < given->count; i++)
+        if (strcmp(given->keys[i], key) == 0)
+            return given->values[i];
     return fallback;
 }
 
-static int cupti_create(void **state, const tforge_profiler_args *args)
+static int cupti_create(void **state, const tforge_host *host, const tforge_options_view *given,
+                        const tforge_profiler_input *input)
 {
     *state = NULL;
     cupti_state *s = calloc(1, sizeof *s);
     if (!s)
-        return args->host->error(args->host, TFORGE_PLUGIN_ENOMEM, "cupti: out of memory");
-    s->host = args->host;
+        return host->error(host, TFORGE_PLUGIN_ENOMEM, "cupti: out of memory");
+    s->host = host;
     int rc = 0;
-    for (uint32_t i = 0; i < args->n_options && !rc; i++) {
+    for (uint32_t i = 0; given && i < given->count && !rc; i++) {
         size_t k = 0;
-        while (k < N_OPTIONS && strcmp(cupti_options[k].name, args->option_keys[i]) != 0)
+        while (k < N_OPTIONS && strcmp(cupti_options[k].name, given->keys[i]) != 0)
             k++;
         if (k == N_OPTIONS)
             rc = fail(s, TFORGE_PLUGIN_EINPUT, "cupti: unknown option '%s' (set, refuse, chip)",
-                      args->option_keys[i]);
+                      given->keys[i]);
     }
-    const char *set = option(args, "set", "core"), *refused = option(args, "refuse", "0");
-    const char *chip = option(args, "chip", "");
+    const char *set = option(given, "set", "core"), *refused = option(given, "refuse", "0");
+    const char *chip = option(given, "chip", "");
     if (!rc && strcmp(set, "core") != 0 && strcmp(set, "full") != 0)
         rc = fail(s, TFORGE_PLUGIN_EINPUT, "cupti: option set: expected core or full, not '%s'",
                   set);
     if (!rc && strcmp(refused, "0") != 0 && strcmp(refused, "1") != 0)
         rc = fail(s, TFORGE_PLUGIN_EINPUT, "cupti: option refuse: expected 0 or 1, not '%s'",
                   refused);
-    if (!rc && args->n_metrics)
+    if (!rc && input->n_metrics)
         rc = fail(s, TFORGE_PLUGIN_EINPUT, "cupti: takes its sets (option set), not a list of "
                   "metrics");
     s->set = strcmp(set, "full") == 0 ? SET_FULL : SET_CORE;
@@ -528,7 +530,7 @@ static int cupti_create(void **state, const tforge_profiler_args *args)
         rc = TFORGE_PROFILER_REFUSED;
     }
     if (!rc)
-        rc = s->plan_only ? plan(s, chip, NULL) : open_device(s, args->device);
+        rc = s->plan_only ? plan(s, chip, NULL) : open_device(s, input->device);
     if (rc) {
         cupti_destroy(s);
         return rc;
@@ -761,15 +763,14 @@ static const tforge_profiler_interface cupti_interface = {
     cupti_end,              cupti_collect, cupti_destroy};
 
 static const tforge_plugin_descriptor cupti_descriptor = {
-    TFORGE_PLUGIN_PROFILER,
-    "cupti",
-    "1.0.0",
-    "CUPTI Range Profiler counters (Nsight Compute's metrics) and Activity API kernel times",
-    TFORGE_PROFILER_INTERFACE_ID,
-    &cupti_interface,
-    cupti_options,
-    N_OPTIONS,
-    NULL};
+    .id = "cupti",
+    .version = "1.0.0",
+    .description = "CUPTI Range Profiler counters (Nsight Compute's metrics) and Activity API "
+                   "kernel times",
+    .interface_id = TFORGE_PROFILER_INTERFACE_ID,
+    .interface = &cupti_interface,
+    .options = cupti_options,
+    .n_options = N_OPTIONS};
 
 static uint32_t cupti_count(void)
 {

@@ -56,18 +56,21 @@ static void local_name(char *out, size_t size, const tforge_ir_kernel *k, const 
         strcat(out, "_tma");
 }
 
-static int descriptors_create(void **state, const tforge_transform_args *args)
+static int descriptors_create(void **state, const tforge_host *host,
+                              const tforge_options_view *options,
+                              const tforge_transform_input *input)
 {
-    const tforge_ir_kernel *k = args->kernel;
+    (void)options; /* it takes none */
+    const tforge_ir_kernel *k = input->kernel;
     const tforge_ir_gemm *g = k->gemm;
     if (!g || !xf_jit_decorator(k))
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    descriptors_state *s = xf_new(sizeof *s, args);
+    descriptors_state *s = xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     s->base.params[s->base.n_params++] = (tforge_transform_param){
         "tma", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE, 0, NULL, 0, NULL, TFORGE_EFFECT_TMA};
-    if (alone_on_its_line(args->source, g->c.access))
+    if (alone_on_its_line(input->source, g->c.access))
         s->base.params[s->base.n_params++] = (tforge_transform_param){
             "tma_subtile", TFORGE_DIM_BOOLEAN, TFORGE_TRANSFORM_REWRITE, 0, NULL, 1,
             subtile_constraint, TFORGE_EFFECT_TMA};
@@ -109,12 +112,12 @@ static int hook_row(xf_edits *e, uint32_t at, const char *indent, const tforge_i
 /* The decorator's definition, at the kernel's own indentation, before its first decorator. */
 static int add_hook(descriptors_state *s)
 {
-    const tforge_ir_kernel *k = s->base.args->kernel;
+    const tforge_ir_kernel *k = s->base.input->kernel;
     const tforge_ir_gemm *g = k->gemm;
-    const char *src = s->base.args->source;
+    const char *src = s->base.input->source;
     xf_edits *e = &s->base.edits;
     char in[64];
-    uint32_t at = xf_before_decorators(s->base.args, in, sizeof in);
+    uint32_t at = xf_before_decorators(s->base.input, in, sizeof in);
     int rc = xf_edit(
         e, at, at,
         "%sdef %s(kernel):\n"
@@ -160,8 +163,8 @@ static int add_hook(descriptors_state *s)
 static int store_halves(descriptors_state *s, const tforge_ir_gemm_matrix *m, const char *desc,
                         const char *row_at, const char *col_at, const char *half)
 {
-    const tforge_ir_gemm *g = s->base.args->kernel->gemm;
-    const char *tl = s->base.args->kernel->language, *name = s->names[2];
+    const tforge_ir_gemm *g = s->base.input->kernel->gemm;
+    const char *tl = s->base.input->kernel->language, *name = s->names[2];
     const char *tile = s->halves;
     char made[1100] = "";
     if (!m->ptrs)
@@ -177,7 +180,7 @@ static int descriptors_apply(void *state, const tforge_level *levels,
                              const tforge_span_edit **edits, uint32_t *n_edits)
 {
     descriptors_state *s = state;
-    const tforge_ir_kernel *k = s->base.args->kernel;
+    const tforge_ir_kernel *k = s->base.input->kernel;
     const tforge_ir_gemm *g = k->gemm;
     const char *tl = k->language;
     xf_edits *e = &s->base.edits;

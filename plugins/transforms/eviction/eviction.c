@@ -39,10 +39,12 @@ static int chosen(const tforge_ir_kernel *k, const tforge_ir_memop *m)
     return ahead < MAX_LOADS;
 }
 
-static int eviction_create(void **state, const tforge_transform_args *args)
+static int eviction_create(void **state, const tforge_host *host,
+                           const tforge_options_view *options, const tforge_transform_input *input)
 {
-    const tforge_ir_kernel *k = args->kernel;
-    eviction_state *s = xf_new(sizeof *s, args);
+    (void)options; /* it takes none */
+    const tforge_ir_kernel *k = input->kernel;
+    eviction_state *s = xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     xf_base *b = &s->base;
@@ -98,7 +100,7 @@ static int eviction_apply(void *state, const tforge_level *levels, const tforge_
         char keyword[48];
         snprintf(keyword, sizeof keyword, "eviction_policy=\"%s\"", evict_values[levels[l]]);
         /* a load's span is its call: the keyword goes before its ')' */
-        rc = xf_add_keyword(&b->edits, b->args->source, s->loads[l]->span, keyword);
+        rc = xf_add_keyword(&b->edits, b->input->source, s->loads[l]->span, keyword);
     }
     return xf_applied(b, rc, edits, n_edits);
 }

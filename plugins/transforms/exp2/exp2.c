@@ -12,15 +12,17 @@ static int is_exp(const tforge_ir_math *m)
     return strcmp(m->op, "exp") == 0;
 }
 
-static int exp2_create(void **state, const tforge_transform_args *args)
+static int exp2_create(void **state, const tforge_host *host,
+                       const tforge_options_view *options, const tforge_transform_input *input)
 {
-    const tforge_ir_kernel *k = args->kernel;
+    (void)options; /* it takes none */
+    const tforge_ir_kernel *k = input->kernel;
     size_t n = 0;
     for (size_t i = 0; i < k->n_math; i++)
         n += is_exp(&k->math[i]);
     if (n == 0)
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    xf_base *s = xf_new(sizeof *s, args);
+    xf_base *s = xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     s->params[s->n_params++] = (tforge_transform_param){
@@ -44,7 +46,7 @@ static int exp2_apply(void *state, const tforge_level *levels, const tforge_span
                       uint32_t *n_edits)
 {
     xf_base *s = state;
-    const tforge_ir_kernel *k = s->args->kernel;
+    const tforge_ir_kernel *k = s->input->kernel;
     xf_reset(&s->edits);
     int rc = 0;
     /* the argument is wrapped by insertions, not replaced, so that other transforms (and a

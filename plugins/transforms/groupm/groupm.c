@@ -85,19 +85,21 @@ static int tile_ids_only(const tforge_ir_kernel *k)
     return !linear || pids == 1;
 }
 
-static int groupm_create(void **state, const tforge_transform_args *args)
+static int groupm_create(void **state, const tforge_host *host,
+                         const tforge_options_view *options, const tforge_transform_input *input)
 {
-    const tforge_ir_kernel *k = args->kernel;
+    (void)options; /* it takes none */
+    const tforge_ir_kernel *k = input->kernel;
     /* grouping pays where neighbouring tiles share operands: the two targets must be the tile
      * row and column of a tl.dot's result (attention's (block, head) grid is not) */
     int tiles = 0;
     for (size_t i = 0; k->tile_map && i < k->n_dots && !tiles; i++)
         tiles = k->dots[i].m && k->dots[i].n &&
-                scales(k, args->source, k->tile_map->m_target, k->dots[i].m) &&
-                scales(k, args->source, k->tile_map->n_target, k->dots[i].n);
+                scales(k, input->source, k->tile_map->m_target, k->dots[i].m) &&
+                scales(k, input->source, k->tile_map->n_target, k->dots[i].n);
     if (!tiles || k->n_atomics || !tile_ids_only(k))
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    xf_base *s = xf_new(sizeof *s, args);
+    xf_base *s = xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     s->params[s->n_params++] = (tforge_transform_param){
@@ -115,7 +117,7 @@ static int groupm_create(void **state, const tforge_transform_args *args)
  * The row count of a group is kept at 1 or more so that those programs never divide by 0. */
 static int linear(xf_base *s, const tforge_ir_tile_map *t, const char *g, const char *in)
 {
-    const char *tl = s->args->kernel->language;
+    const char *tl = s->input->kernel->language;
     char pid[256], npn[256];
     snprintf(pid, sizeof pid, is_name(t->pid) ? "%s" : "(%s)", t->pid);
     snprintf(npn, sizeof npn, is_name(t->num_pid_n) ? "%s" : "(%s)", t->num_pid_n);
@@ -141,7 +143,7 @@ static int linear(xf_base *s, const tforge_ir_tile_map *t, const char *g, const 
  * tutorial 03's map with P0 rows and P1 columns of tiles. */
 static int grid2d(xf_base *s, const tforge_ir_tile_map *t, const char *g, const char *in)
 {
-    const char *tl = s->args->kernel->language;
+    const char *tl = s->input->kernel->language;
     int rc = xf_edit(&s->edits, t->m_stmt.start, t->m_stmt.end,
                      "_tf_gm_pid = %s.program_id(0) + %s.program_id(1) * %s.num_programs(0)\n"
                      "%s_tf_gm_in_group = %s * %s.num_programs(1)\n"
@@ -159,12 +161,12 @@ static int groupm_apply(void *state, const tforge_level *levels, const tforge_sp
                         uint32_t *n_edits)
 {
     xf_base *s = state;
-    const tforge_ir_tile_map *t = s->args->kernel->tile_map;
+    const tforge_ir_tile_map *t = s->input->kernel->tile_map;
     xf_reset(&s->edits);
     int rc = 0;
     if (levels[0]) {
         char in[64];
-        xf_indent(in, sizeof in, s->args->source, t->m_stmt.start);
+        xf_indent(in, sizeof in, s->input->source, t->m_stmt.start);
         const char *g = group_values[levels[0]];
         rc = strcmp(t->form, "linear") == 0 ? linear(s, t, g, in) : grid2d(s, t, g, in);
     }

@@ -9,17 +9,19 @@ static const char *const num_ctas_values[] = {"0", "2"};
 /* a block's register file: 64 K registers of which each of num_warps * 32 threads takes maxnreg */
 static const char *const maxnreg_fits[] = {"maxnreg == 0 or maxnreg * num_warps * 32 <= 65536"};
 
-static int launch_create(void **state, const tforge_transform_args *args)
+static int launch_create(void **state, const tforge_host *host,
+                         const tforge_options_view *options, const tforge_transform_input *input)
 {
-    xf_base *s = xf_new(sizeof *s, args);
+    (void)options; /* it takes none */
+    xf_base *s = xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    int warps = xf_in_space(args, "num_warps");
-    if (!xf_in_space(args, "maxnreg"))
+    int warps = xf_in_space(input, "num_warps");
+    if (!xf_in_space(input, "maxnreg"))
         s->params[s->n_params++] = (tforge_transform_param){
             "maxnreg", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_LAUNCH, 6, maxnreg_values,
             warps ? 1u : 0u, warps ? maxnreg_fits : NULL, TFORGE_EFFECT_REGISTER_CAP};
-    if (!xf_in_space(args, "num_ctas") && args->kernel->n_dots)
+    if (!xf_in_space(input, "num_ctas") && input->kernel->n_dots)
         s->params[s->n_params++] = (tforge_transform_param){
             "num_ctas", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_LAUNCH, 2, num_ctas_values, 0, NULL,
             TFORGE_EFFECT_CLUSTER};

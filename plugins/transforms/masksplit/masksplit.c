@@ -16,12 +16,14 @@ typedef struct masksplit_state {
     char names[MAX_LOOPS][32];
 } masksplit_state;
 
-static int masksplit_create(void **state, const tforge_transform_args *args)
+static int masksplit_create(void **state, const tforge_host *host,
+                            const tforge_options_view *options, const tforge_transform_input *input)
 {
-    const tforge_ir_kernel *k = args->kernel;
+    (void)options; /* it takes none */
+    const tforge_ir_kernel *k = input->kernel;
     if (k->n_loop_tails == 0)
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    masksplit_state *s = xf_new(sizeof *s, args);
+    masksplit_state *s = xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     xf_base *b = &s->base;
@@ -50,7 +52,7 @@ static int masksplit_create(void **state, const tforge_transform_args *args)
  * file has it (W is a multiple of E or S itself, so the iterations are the original ones). */
 static int split(xf_base *b, const tforge_ir_loop_tail *t)
 {
-    const char *src = b->args->source;
+    const char *src = b->input->source;
     const char *B = t->size, *E = t->block;
     int step = strcmp(t->form, "step") == 0;
     char whole[512], tail[1024], in[64];
@@ -90,7 +92,7 @@ static int masksplit_apply(void *state, const tforge_level *levels,
      * one's, at the same place, where it belongs */
     for (size_t i = b->n_params; i-- > 0 && !rc;)
         if (levels[i])
-            rc = split(b, &b->args->kernel->loop_tails[i]);
+            rc = split(b, &b->input->kernel->loop_tails[i]);
     return xf_applied(b, rc, edits, n_edits);
 }
 

@@ -41,19 +41,21 @@ static int uses_word(const char *source, uint32_t start, uint32_t end, const cha
     return 0;
 }
 
-static int persistent_create(void **state, const tforge_transform_args *args)
+static int persistent_create(void **state, const tforge_host *host,
+                             const tforge_options_view *options,
+                             const tforge_transform_input *input)
 {
-    const tforge_ir_kernel *k = args->kernel;
+    const tforge_ir_kernel *k = input->kernel;
     const tforge_ir_gemm *g = k->gemm;
     if (!g || !g->pid || g->n_lines == 0 || k->n_atomics)
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    const char *option = xf_option(args, "sms");
+    const char *option = xf_option(options, "sms");
     char *end = NULL;
     long sms = option ? strtol(option, &end, 10) : 132;
     if (option && (*end || sms < 1 || sms > 100000))
-        return args->host->error(args->host, TFORGE_PLUGIN_EINPUT,
+        return host->error(host, TFORGE_PLUGIN_EINPUT,
                                  "persistent: option sms must be a number of SMs, 1 to 100000");
-    persistent_state *s = xf_new(sizeof *s, args);
+    persistent_state *s = xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     xf_base *b = &s->base;
@@ -68,7 +70,7 @@ static int persistent_create(void **state, const tforge_transform_args *args)
     b->params[1] = (tforge_transform_param){"persistent_flatten", TFORGE_DIM_BOOLEAN,
                                             TFORGE_TRANSFORM_REWRITE, 0, NULL, 1,
                                             flatten_only_when_persistent, TFORGE_EFFECT_FLATTEN};
-    strcpy(s->tile, uses_word(args->source, k->span.start, k->span.end, "tile_id")
+    strcpy(s->tile, uses_word(input->source, k->span.start, k->span.end, "tile_id")
                         ? "_tforge_tile_id"
                         : "tile_id");
     snprintf(b->description, sizeof b->description,
@@ -83,9 +85,9 @@ static int persistent_apply(void *state, const tforge_level *levels,
 {
     persistent_state *s = state;
     xf_base *b = &s->base;
-    const tforge_ir_kernel *k = b->args->kernel;
+    const tforge_ir_kernel *k = b->input->kernel;
     const tforge_ir_gemm *g = k->gemm;
-    const char *tl = k->language, *src = b->args->source;
+    const char *tl = k->language, *src = b->input->source;
     xf_reset(&b->edits);
     *edits = NULL;
     *n_edits = 0;

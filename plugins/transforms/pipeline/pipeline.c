@@ -64,10 +64,12 @@ static void add(pipeline_state *s, loop_params *lp, option o)
     lp->options[lp->n++] = o;
 }
 
-static int pipeline_create(void **state, const tforge_transform_args *args)
+static int pipeline_create(void **state, const tforge_host *host,
+                           const tforge_options_view *options, const tforge_transform_input *input)
 {
-    const tforge_ir_kernel *k = args->kernel;
-    pipeline_state *s = xf_new(sizeof *s, args);
+    (void)options; /* it takes none */
+    const tforge_ir_kernel *k = input->kernel;
+    pipeline_state *s = xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     xf_base *b = &s->base;
@@ -131,9 +133,9 @@ static int pipeline_apply(void *state, const tforge_level *levels, const tforge_
         const tforge_ir_loop *loop = lp->loop;
         if (strcmp(loop->kind, "range") == 0)
             rc = xf_edit(&b->edits, loop->func.start, loop->func.end, "%s.range",
-                         b->args->kernel->language);
+                         b->input->kernel->language);
         if (!rc)
-            rc = xf_add_keyword(&b->edits, b->args->source, loop->iter, keywords);
+            rc = xf_add_keyword(&b->edits, b->input->source, loop->iter, keywords);
     }
     return xf_applied(b, rc, edits, n_edits);
 }

@@ -37,10 +37,12 @@ static int cast_to_other_type(const char *operand, const char *lang)
     return !(type_len == 7 && strncmp(type, "float32", 7) == 0);
 }
 
-static int precision_create(void **state, const tforge_transform_args *args)
+static int precision_create(void **state, const tforge_host *host,
+                            const tforge_options_view *options, const tforge_transform_input *input)
 {
-    const tforge_ir_kernel *k = args->kernel;
-    precision_state *s = xf_new(sizeof *s, args);
+    (void)options; /* it takes none */
+    const tforge_ir_kernel *k = input->kernel;
+    precision_state *s = xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     xf_base *b = &s->base;
@@ -84,7 +86,7 @@ static int precision_apply(void *state, const tforge_level *levels,
         char keyword[48];
         snprintf(keyword, sizeof keyword, "input_precision=\"%s\"", precision_values[levels[j]]);
         /* a dot's span is its call: the keyword goes before its ')' */
-        rc = xf_add_keyword(&b->edits, b->args->source, s->dots[j]->span, keyword);
+        rc = xf_add_keyword(&b->edits, b->input->source, s->dots[j]->span, keyword);
     }
     return xf_applied(b, rc, edits, n_edits);
 }

@@ -16,12 +16,14 @@ typedef struct scalefold_state {
     char hook[128], unfolded[128]; /* the decorator's name, the kernel's copy's */
 } scalefold_state;
 
-static int scalefold_create(void **state, const tforge_transform_args *args)
+static int scalefold_create(void **state, const tforge_host *host,
+                            const tforge_options_view *options, const tforge_transform_input *input)
 {
-    const tforge_ir_kernel *k = args->kernel;
+    (void)options; /* it takes none */
+    const tforge_ir_kernel *k = input->kernel;
     if (k->n_scale_folds == 0 || !xf_jit_decorator(k))
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    scalefold_state *s = xf_new(sizeof *s, args);
+    scalefold_state *s = xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     xf_base *b = &s->base;
@@ -48,13 +50,13 @@ static int scalefold_create(void **state, const tforge_transform_args *args)
  * of those names. */
 static int add_guard(scalefold_state *s, const char *params)
 {
-    const tforge_ir_kernel *k = s->base.args->kernel;
-    const char *src = s->base.args->source;
+    const tforge_ir_kernel *k = s->base.input->kernel;
+    const char *src = s->base.input->source;
     xf_edits *e = &s->base.edits;
     const tforge_ir_statement *jit = xf_jit_decorator(k);
     uint32_t name_end = k->span.start + 4 + (uint32_t)strlen(k->name); /* past `def NAME` */
     char in[64];
-    uint32_t at = xf_before_decorators(s->base.args, in, sizeof in);
+    uint32_t at = xf_before_decorators(s->base.input, in, sizeof in);
     int rc = xf_edit(
         e, at, at,
         "%s@%.*s\n%sdef %s%.*s\n\n\n"
@@ -105,7 +107,7 @@ static int scalefold_apply(void *state, const tforge_level *levels,
 {
     scalefold_state *s = state;
     xf_base *b = &s->base;
-    const tforge_ir_kernel *k = b->args->kernel;
+    const tforge_ir_kernel *k = b->input->kernel;
     xf_reset(&b->edits);
     char params[512] = "(";
     size_t len = 1, n = 0;

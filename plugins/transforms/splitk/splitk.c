@@ -14,9 +14,11 @@ typedef struct splitk_state {
     char hook[128]; /* the decorator's name */
 } splitk_state;
 
-static int splitk_create(void **state, const tforge_transform_args *args)
+static int splitk_create(void **state, const tforge_host *host,
+                         const tforge_options_view *options, const tforge_transform_input *input)
 {
-    const tforge_ir_kernel *k = args->kernel;
+    (void)options; /* it takes none */
+    const tforge_ir_kernel *k = input->kernel;
     const tforge_ir_gemm *g = k->gemm;
     /* the tile body's pid (one program id, no num_programs), no atomics already, C's store
      * passing pointer, value and mask alone, and a stored value linear in the accumulator
@@ -24,7 +26,7 @@ static int splitk_create(void **state, const tforge_transform_args *args)
     if (!g || !g->pid || k->n_atomics || !xf_jit_decorator(k) || !g->c.plain ||
         !g->c.pointer || !g->c.value || !g->stores_acc)
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    splitk_state *s = xf_new(sizeof *s, args);
+    splitk_state *s = xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     s->base.params[s->base.n_params++] = (tforge_transform_param){
@@ -52,12 +54,12 @@ static const char *bound(char *out, size_t size, const char *name)
  * session 16 measured 11 to 1255 of 1024^2 elements outside a GEMM's tolerance). */
 static int add_hook(splitk_state *s, const char *split)
 {
-    const tforge_ir_kernel *k = s->base.args->kernel;
+    const tforge_ir_kernel *k = s->base.input->kernel;
     const tforge_ir_gemm *g = k->gemm;
-    const char *src = s->base.args->source;
+    const char *src = s->base.input->source;
     xf_edits *e = &s->base.edits;
     char in[64], rows[96], cols[96];
-    uint32_t at = xf_before_decorators(s->base.args, in, sizeof in);
+    uint32_t at = xf_before_decorators(s->base.input, in, sizeof in);
     int rc = xf_edit(
         e, at, at,
         "%sdef %s(kernel):\n"
@@ -115,7 +117,7 @@ static int splitk_apply(void *state, const tforge_level *levels, const tforge_sp
                         uint32_t *n_edits)
 {
     splitk_state *s = state;
-    const tforge_ir_kernel *k = s->base.args->kernel;
+    const tforge_ir_kernel *k = s->base.input->kernel;
     const tforge_ir_gemm *g = k->gemm;
     const char *tl = k->language, *split = split_values[levels[0]];
     xf_edits *e = &s->base.edits;

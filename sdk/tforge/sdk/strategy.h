@@ -232,9 +232,9 @@ static inline int strat_error(const strat_base *b, int code, const char *format,
     return code;
 }
 
-static inline int strat_check_space(strat_base *b, const tforge_strategy_args *args)
+static inline int strat_check_space(strat_base *b, const tforge_strategy_input *input)
 {
-    const tforge_space_view *s = args->space;
+    const tforge_space_view *s = input->space;
     /* the view of ABI 1.0 is enough: owners and effects (1.3) steer no strategy here */
     if (!s || s->struct_size < offsetof(tforge_space_view, owner) || !s->dims || !s->levels ||
         !s->kind || !s->count || !s->is_valid)
@@ -250,9 +250,6 @@ static inline int strat_check_space(strat_base *b, const tforge_strategy_args *a
                                                             "view has no point()"
                                                           : "the space is not enumerated and "
                                                             "its view has no sample()");
-    if (args->n_options && (!args->option_keys || !args->option_values))
-        return strat_error(b, TFORGE_PLUGIN_EINPUT, "%u options given without keys or values",
-                           args->n_options);
     return 0;
 }
 
@@ -275,21 +272,21 @@ static inline void strat_destroy(strat_base *b)
 }
 
 /* Allocates a strategy's state of `size` bytes, whose first member is a strat_base, and fills
- * the base from `args`. On failure nothing is left allocated. */
+ * the base from `host` and `input`. On failure nothing is left allocated. */
 static inline int strat_create(void **state, size_t size, const char *name,
-                               const tforge_strategy_args *args)
+                               const tforge_host *host, const tforge_strategy_input *input)
 {
     *state = NULL;
-    if (!args || args->struct_size < sizeof *args)
-        return strat_host_error(args ? args->host : NULL, name, TFORGE_PLUGIN_EINPUT,
-                                "the strategy arguments are missing or too old");
+    if (!input || input->struct_size < sizeof *input)
+        return strat_host_error(host, name, TFORGE_PLUGIN_EINPUT,
+                                "the strategy's input is missing or too old");
     strat_base *b = calloc(1, size);
     if (!b)
-        return strat_host_error(args->host, name, TFORGE_PLUGIN_ENOMEM, "out of memory");
+        return strat_host_error(host, name, TFORGE_PLUGIN_ENOMEM, "out of memory");
     b->name = name;
-    b->host = args->host;
-    tforge_rng_seed(&b->rng, args->seed);
-    int rc = strat_check_space(b, args);
+    b->host = host;
+    tforge_rng_seed(&b->rng, input->seed);
+    int rc = strat_check_space(b, input);
     if (rc)
         goto fail;
     b->archive.dims = b->dims;
@@ -350,9 +347,9 @@ static inline int strat_option_value(const strat_base *b, const tforge_option_sp
 }
 
 /* Sets `targets[i]` from option i of `specs` (n of them): its default first (unless "", which
- * leaves the target as the strategy set it), then the value given in `args`, if any. A key the
- * table lacks is refused, listing the known ones. */
-static inline int strat_parse_options(const strat_base *b, const tforge_strategy_args *args,
+ * leaves the target as the strategy set it), then the value given in `options` (NULL: none), if
+ * any. A key the table lacks is refused, listing the known ones. */
+static inline int strat_parse_options(const strat_base *b, const tforge_options_view *options,
                                       const tforge_option_spec *specs, size_t n,
                                       double *const *targets)
 {
@@ -362,8 +359,11 @@ static inline int strat_parse_options(const strat_base *b, const tforge_strategy
             if (rc)
                 return rc;
         }
-    for (uint32_t i = 0; i < args->n_options; i++) {
-        const char *key = args->option_keys[i], *text = args->option_values[i];
+    if (options && options->count && (!options->keys || !options->values))
+        return strat_error(b, TFORGE_PLUGIN_EINPUT, "%u options given without keys or values",
+                           options->count);
+    for (uint32_t i = 0; options && i < options->count; i++) {
+        const char *key = options->keys[i], *text = options->values[i];
         if (!key || !text)
             return strat_error(b, TFORGE_PLUGIN_EINPUT, "option %u has no key or no value", i);
         size_t j = 0;
@@ -597,21 +597,22 @@ static inline double strat_gaussian(tforge_rng *rng)
 
 /* The entry boilerplate: one strategy factory named `id`, publishing `n_specs` options (`specs`
  * may be NULL with 0), as the module's exported entry. */
-#define STRAT_PLUGIN(id, description, specs, n_specs, create, ask, tell, destroy)                 \
-    static const tforge_strategy_interface strat_interface = {                                 \
+#define STRAT_PLUGIN(plugin_id, plugin_description, specs, n_specs, create, ask, tell, destroy)    \
+    static const tforge_strategy_interface strat_interface = {                                     \
         sizeof(tforge_strategy_interface), create, ask, tell, destroy, NULL, NULL};                \
-    static const tforge_plugin_descriptor strat_descriptor = {                                 \
-        TFORGE_PLUGIN_STRATEGY, id, STRAT_VERSION, description, TFORGE_STRATEGY_INTERFACE_ID,   \
-        &strat_interface, specs, n_specs, NULL};                                                \
-    static uint32_t strat_count(void)                                                          \
-    {                                                                                          \
-        return 1;                                                                              \
-    }                                                                                          \
-    static const tforge_plugin_descriptor *strat_get(uint32_t index)                           \
-    {                                                                                          \
-        return index == 0 ? &strat_descriptor : NULL;                                          \
-    }                                                                                          \
-    TFORGE_PLUGIN_EXPORT const tforge_plugin_module TFORGE_PLUGIN_ENTRY_NAME = {               \
-        TFORGE_PLUGIN_ABI_VERSION_INIT, id, NULL, NULL, strat_count, strat_get}
+    static const tforge_plugin_descriptor strat_descriptor = {                                     \
+        .id = plugin_id, .version = STRAT_VERSION, .description = plugin_description,              \
+        .interface_id = TFORGE_STRATEGY_INTERFACE_ID, .interface = &strat_interface,               \
+        .options = specs, .n_options = n_specs};                                                   \
+    static uint32_t strat_count(void)                                                              \
+    {                                                                                              \
+        return 1;                                                                                  \
+    }                                                                                              \
+    static const tforge_plugin_descriptor *strat_get(uint32_t index)                               \
+    {                                                                                              \
+        return index == 0 ? &strat_descriptor : NULL;                                              \
+    }                                                                                              \
+    TFORGE_PLUGIN_EXPORT const tforge_plugin_module TFORGE_PLUGIN_ENTRY_NAME = {                   \
+        TFORGE_PLUGIN_ABI_VERSION_INIT, plugin_id, NULL, NULL, strat_count, strat_get}
 
 #endif

@@ -1,4 +1,4 @@
-/* Helpers for transform plugins (interface "tforge.transform/4"): a list of span edits that owns
+/* Helpers for transform plugins (interface "tforge.transform/5"): a list of span edits that owns
  * its texts, the few questions about the source every rewrite asks (a line's indentation, where a
  * call's arguments end), an option lookup, the base state (xf_base: the parameters, the edits and
  * the description, and the describe / n_params / param / destroy that read it) and the entry
@@ -107,11 +107,11 @@ static inline const tforge_ir_statement *xf_jit_decorator(const tforge_ir_kernel
 
 /* Where a transform defines its decorator: the start of the line of the kernel's first
  * decorator, whose indentation goes into `in` (`size` bytes). */
-static inline uint32_t xf_before_decorators(const tforge_transform_args *args, char *in,
+static inline uint32_t xf_before_decorators(const tforge_transform_input *input, char *in,
                                             size_t size)
 {
-    uint32_t at = xf_line_start(args->source, args->kernel->decorators[0].span.start);
-    xf_indent(in, size, args->source, at);
+    uint32_t at = xf_line_start(input->source, input->kernel->decorators[0].span.start);
+    xf_indent(in, size, input->source, at);
     return at;
 }
 
@@ -128,20 +128,20 @@ static inline int xf_add_keyword(xf_edits *e, const char *source, tforge_ir_span
     return xf_edit(e, close, close, "%s%s", bare ? "" : ", ", keyword);
 }
 
-/* The value of option `key`, or NULL. */
-static inline const char *xf_option(const tforge_transform_args *args, const char *key)
+/* The value of option `key` (`options` may be NULL: none), or NULL. */
+static inline const char *xf_option(const tforge_options_view *options, const char *key)
 {
-    for (uint32_t i = 0; i < args->n_options; i++)
-        if (strcmp(args->option_keys[i], key) == 0)
-            return args->option_values[i];
+    for (uint32_t i = 0; options && i < options->count; i++)
+        if (strcmp(options->keys[i], key) == 0)
+            return options->values[i];
     return NULL;
 }
 
 /* Whether the space already has a parameter called `name`. */
-static inline int xf_in_space(const tforge_transform_args *args, const char *name)
+static inline int xf_in_space(const tforge_transform_input *input, const char *name)
 {
-    for (uint32_t i = 0; i < args->n_space_params; i++)
-        if (strcmp(args->space_params[i], name) == 0)
+    for (uint32_t i = 0; i < input->n_space_params; i++)
+        if (strcmp(input->space_params[i], name) == 0)
             return 1;
     return 0;
 }
@@ -162,20 +162,24 @@ enum { XF_MAX_PARAMS = 16 }; /* the most a transform declares (pipeline: 4 loops
 /* The first member of a transform's state (or the whole of it), what the base's describe,
  * n_params, param and destroy read. */
 typedef struct xf_base {
-    const tforge_transform_args *args;
+    const tforge_host *host;
+    const tforge_transform_input *input;
     tforge_transform_param params[XF_MAX_PARAMS];
     uint32_t n_params;
     xf_edits edits;        /* what apply returns */
     char description[256]; /* describe's line */
 } xf_base;
 
-/* A zeroed state of `size` bytes, whose first member is an xf_base, lent `args`; NULL when out
- * of memory. */
-static inline void *xf_new(size_t size, const tforge_transform_args *args)
+/* A zeroed state of `size` bytes, whose first member is an xf_base, lent `host` and `input`;
+ * NULL when out of memory. */
+static inline void *xf_new(size_t size, const tforge_host *host,
+                           const tforge_transform_input *input)
 {
     xf_base *b = calloc(1, size);
-    if (b)
-        b->args = args;
+    if (b) {
+        b->host = host;
+        b->input = input;
+    }
     return b;
 }
 
@@ -231,20 +235,20 @@ static inline void xf_destroy(void *state)
 
 /* The module entry of a plugin offering one transform, from its interface table (XF_TRANSFORM
  * makes the table for a state that begins with an xf_base). */
-#define XF_PLUGIN(id, description, interface_table)                                              \
-    static const tforge_plugin_descriptor xf_descriptor = {                                      \
-        TFORGE_PLUGIN_TRANSFORM, id, XF_VERSION, description, TFORGE_TRANSFORM_INTERFACE_ID,      \
-        &interface_table, NULL, 0, NULL};                                                         \
-    static uint32_t xf_count(void)                                                               \
-    {                                                                                            \
-        return 1;                                                                                \
-    }                                                                                            \
-    static const tforge_plugin_descriptor *xf_get(uint32_t index)                                \
-    {                                                                                            \
-        return index == 0 ? &xf_descriptor : NULL;                                               \
-    }                                                                                            \
-    TFORGE_PLUGIN_EXPORT const tforge_plugin_module TFORGE_PLUGIN_ENTRY_NAME = {                 \
-        TFORGE_PLUGIN_ABI_VERSION_INIT, id, NULL, NULL, xf_count, xf_get}
+#define XF_PLUGIN(plugin_id, plugin_description, interface_table)                                  \
+    static const tforge_plugin_descriptor xf_descriptor = {                                        \
+        .id = plugin_id, .version = XF_VERSION, .description = plugin_description,                 \
+        .interface_id = TFORGE_TRANSFORM_INTERFACE_ID, .interface = &interface_table};             \
+    static uint32_t xf_count(void)                                                                 \
+    {                                                                                              \
+        return 1;                                                                                  \
+    }                                                                                              \
+    static const tforge_plugin_descriptor *xf_get(uint32_t index)                                  \
+    {                                                                                              \
+        return index == 0 ? &xf_descriptor : NULL;                                                 \
+    }                                                                                              \
+    TFORGE_PLUGIN_EXPORT const tforge_plugin_module TFORGE_PLUGIN_ENTRY_NAME = {                   \
+        TFORGE_PLUGIN_ABI_VERSION_INIT, plugin_id, NULL, NULL, xf_count, xf_get}
 
 /* The module entry of a plugin offering one transform whose state begins with an xf_base: its
  * own create and apply, the base's describe, n_params, param and destroy. */
