@@ -13,11 +13,11 @@ grid)`, the launch itself, with the arguments and grid it chose.
 
 import contextlib
 import difflib
-import functools
 import hashlib
 import os
 
 from . import loader
+from .kernels import JIT_CLASSES, hooked_runs, is_task_kernel, unwrap
 
 
 def unified_diff(path, text):
@@ -31,7 +31,6 @@ def unified_diff(path, text):
 
 def _kernel_of(loaded, text):
     """The variant's jit function of the task's kernel name, loaded once per text."""
-    from .worker import unwrap
     cache = loaded.cache.setdefault("variants", {})
     digest = hashlib.sha1(text.encode()).hexdigest()
     if digest not in cache:
@@ -59,7 +58,6 @@ _active = []  # (loaded, variant kernel) while active() holds
 def swap(fn):
     """The variant's kernel when `fn` is the task's kernel and a variant is active, else fn (for
     hooks that replace a launch instead of passing it on, such as compile-only)."""
-    from .worker import is_task_kernel
     for loaded, variant in _active:
         if fn is not variant and is_task_kernel(loaded, fn):
             return variant
@@ -92,7 +90,6 @@ def active(loaded, text):
     if text is None:
         yield
         return
-    from .worker import JIT_CLASSES, hooked_runs
     variant = _kernel_of(loaded, text)
 
     def make(cls, original):
@@ -109,19 +106,3 @@ def active(loaded, text):
             yield
     finally:
         _active.remove((loaded, variant))
-
-
-def taking_variant(request):
-    """`request(task, config, shape, ...)` gains `variant=None`: the kernel file's rewritten text,
-    active while the request runs. A variant that does not load is a failed compile."""
-    @functools.wraps(request)
-    def run(task, config, shape, *args, variant=None, **kwargs):
-        from .worker import get
-        if variant is None:
-            return request(task, config, shape, *args, **kwargs)
-        try:
-            with active(get(task), variant):
-                return request(task, config, shape, *args, **kwargs)
-        except VariantError as e:
-            return {"status": "compile", "fatal": False, "message": str(e)}
-    return run
