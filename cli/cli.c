@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "registry.h"
+#include "rpc.h"
 #include "strategy.h"
 #include "worker.h"
 #include "tforge/error.h"
@@ -203,67 +204,30 @@ int tforge_cli_main(int argc, char **argv)
     return TFORGE_EXIT_USAGE;
 }
 
+/* The JSON text of what `request` (taken) returned in a fresh worker, or NULL with the error set. */
+static char *fresh_text(const char *what, char *request, const char *const *env, int timeout_ms)
+{
+    cJSON *result = tforge_rpc_fresh(what, request, env, timeout_ms);
+    char *text = result ? cJSON_PrintUnformatted(result) : NULL;
+    if (result && !text)
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    cJSON_Delete(result);
+    return text;
+}
+
 char *cli_worker_request(const char *what, const char *module, const char *function,
                          const char *args, const char *const *env, int timeout_ms)
 {
-    tforge_worker_options options = TFORGE_WORKER_OPTIONS_INIT;
-    options.name = function;
-    options.env = env;
-    cJSON *request = cJSON_CreateObject();
-    cJSON_AddStringToObject(request, "module", module);
-    cJSON_AddStringToObject(request, "function", function);
-    cJSON_AddItemToObject(request, "args", args ? cJSON_Parse(args) : cJSON_CreateObject());
-    char *text = cJSON_PrintUnformatted(request), *response = NULL, *result = NULL,
-         detail[256] = "";
-    cJSON_Delete(request);
-    tforge_worker *worker = NULL;
-    tforge_call_status status = TFORGE_CALL_OK;
-    cJSON *doc = NULL;
-    if (!text) {
-        tforge_error_set(TFORGE_ENOMEM, "out of memory");
-        goto cleanup;
-    }
-    if (tforge_worker_start(&worker, &options) ||
-        tforge_worker_call(worker, text, timeout_ms, &response, &status, detail, sizeof detail))
-        goto cleanup;
-    if (status != TFORGE_CALL_OK) {
-        tforge_error_set(TFORGE_ERROR, "%s: the worker %s", what, detail);
-        goto cleanup;
-    }
-    if (!(doc = cJSON_Parse(response))) {
-        tforge_error_set(TFORGE_ERROR, "%s: the worker's answer is not JSON", what);
-        goto cleanup;
-    }
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"))) {
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
-        const char *message = cJSON_IsString(e) ? e->valuestring : "?";
-        static const char *const input_errors[] = {"ValueError: ", "TaskError: "};
-        for (int i = 0; i < 2; i++)
-            if (strncmp(message, input_errors[i], strlen(input_errors[i])) == 0) {
-                tforge_error_set(TFORGE_EINPUT, "%s", message + strlen(input_errors[i]));
-                goto cleanup;
-            }
-        tforge_error_set(TFORGE_ERROR, "%s: %s failed: %s", what, function, message);
-        goto cleanup;
-    }
-    if (!(result = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(doc, "result"))))
-        tforge_error_set(TFORGE_ENOMEM, "out of memory");
-cleanup:
-    cJSON_Delete(doc);
-    free(response);
-    free(text);
-    tforge_worker_free(worker);
-    return result;
+    return fresh_text(what, tforge_rpc_request_of(module, function, args), env, timeout_ms);
 }
 
 const char *const *cli_kernel_env(void)
 {
     static const char *const gpu[] = {"TRITON_INTERPRET=0", NULL};
     static const char *const cpu[] = {"TRITON_INTERPRET=1", NULL};
-    char *where = cli_worker_request("looking for a GPU", "tforge_worker.worker", "device", NULL,
-                                     gpu, 120000);
-    int have_gpu = where && strcmp(where, "\"cuda\"") == 0;
-    free(where);
+    cJSON *where = tforge_rpc_fresh("looking for a GPU", tforge_rpc_device(), gpu, 120000);
+    int have_gpu = cJSON_IsString(where) && strcmp(where->valuestring, "cuda") == 0;
+    cJSON_Delete(where);
     tforge_error_clear();
     return have_gpu ? gpu : cpu;
 }
@@ -287,19 +251,7 @@ struct cJSON *cli_strategy_options(const tforge_registry *registry, const char *
 char *cli_analysis(const char *path, const char *kernel)
 {
     static const char *const env[] = {"TRITON_INTERPRET=1", NULL}; /* no GPU needed to parse */
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "path", path);
-    if (kernel)
-        cJSON_AddStringToObject(args, "kernel", kernel);
-    char *text = cJSON_PrintUnformatted(args);
-    cJSON_Delete(args);
-    char *result = text ? cli_worker_request(path, "tforge_worker.analyze", "analyze", text, env,
-                                             120000)
-                        : NULL;
-    if (!text)
-        tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    free(text);
-    return result;
+    return fresh_text(path, tforge_rpc_analyze(path, kernel), env, 120000);
 }
 
 int cli_transform_ids_split(cli_transform_ids *out, const char *list)

@@ -60,10 +60,10 @@ struct tforge_registry;
 int cli_load_plugins(const cli_common *common, struct tforge_registry **out);
 
 /* One request to a fresh worker process: `module.function(**args)` (args: a JSON object text,
- * or NULL). Returns the result as JSON text (the caller frees it), or NULL with the error set: a
- * ValueError or TaskError raised by the function is the input's fault (TFORGE_EINPUT, its
- * message as it is), anything else, a crash or a timeout the engine's (TFORGE_ERROR, naming
- * `what`). `env`: extra "KEY=VALUE" entries, NULL-terminated, or NULL. */
+ * or NULL), one of engine/worker/rpc.c's methods. Returns the result as JSON text (the caller
+ * frees it), or NULL with the error set as tforge_rpc_fresh sets it. `env`: extra "KEY=VALUE"
+ * entries, NULL-terminated, or NULL. Only the tune's files call it; they move to rpc.h's typed
+ * requests (tforge_rpc_unified_diff, tforge_rpc_launch_hook, tforge_rpc_verify), and it goes. */
 char *cli_worker_request(const char *what, const char *module, const char *function,
                          const char *args, const char *const *env, int timeout_ms);
 

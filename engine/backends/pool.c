@@ -1,6 +1,7 @@
 #include "pool.h"
 
 #include "profile.h"
+#include "rpc.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -30,7 +31,7 @@ struct pool {
     pool_mode mode;
     tforge_worker **compilers; /* NULL for POOL_CHECK */
     tforge_worker *runner;     /* checks and times; NULL for POOL_COMPILE */
-    char *also; /* the compile requests' {"also": [check shapes]}, or NULL */
+    size_t n_also; /* the check shapes a compile also builds for: the GPU runs them */
     unsigned restarts;
     int said_refused; /* counters refused: said once, then the profiles' notes say it */
     uint64_t checks; /* every check draws inputs from a seed of its own */
@@ -66,19 +67,6 @@ static int start_worker(tforge_worker **out, const char *name, int interpret)
     return tforge_worker_start(out, &options);
 }
 
-/* {"also": [check shapes]} where the GPU worker will run compiled kernels at them, else NULL. */
-static char *check_shapes(const pool *e)
-{
-    if (e->mode != POOL_CUDA || !e->task->n_check)
-        return NULL;
-    cJSON *o = cJSON_CreateObject(), *shapes = cJSON_AddArrayToObject(o, "also");
-    for (size_t s = 0; s < e->task->n_check; s++)
-        cJSON_AddItemToArray(shapes, cJSON_Parse(e->task->check_shapes[s]));
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return text;
-}
-
 int pool_open(pool **out, const tforge_backend_args *o, pool_mode mode)
 {
     if (!o->task || o->shape >= o->task->n_tune)
@@ -100,7 +88,7 @@ int pool_open(pool **out, const tforge_backend_args *o, pool_mode mode)
         e->o.compile_workers = MAX_COMPILE_WORKERS;
     int rc = 0;
     if (mode != POOL_CHECK) {
-        e->also = check_shapes(e);
+        e->n_also = mode == POOL_CUDA ? e->task->n_check : 0;
         e->compilers = calloc(e->o.compile_workers, sizeof *e->compilers);
         if (!e->compilers)
             rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
@@ -145,7 +133,6 @@ void pool_close(void *state)
     for (unsigned i = 0; e->compilers && i < e->o.compile_workers; i++)
         tforge_worker_free(e->compilers[i]);
     free(e->compilers);
-    free(e->also);
     tforge_worker_free(e->runner);
     pthread_mutex_destroy(&e->lock);
     pthread_mutex_destroy(&e->qlock);
@@ -213,26 +200,10 @@ int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
     return rc;
 }
 
-/* {"module": "tforge_worker", "function": F, "args": {"task": path, "config": C, "shape": S,
- *  "variant": V}} */
-static char *request(const pool *e, const char *function, const pool_job *job,
-                     const char *shape, const char *extra)
+/* The job as the worker runs it, at `shape`. */
+static tforge_rpc_candidate candidate_of(const pool *e, const pool_job *job, const char *shape)
 {
-    cJSON *r = cJSON_CreateObject(), *args = cJSON_AddObjectToObject(r, "args");
-    cJSON_AddStringToObject(r, "module", "tforge_worker");
-    cJSON_AddStringToObject(r, "function", function);
-    cJSON_AddStringToObject(args, "task", e->task->path);
-    cJSON_AddItemToObject(args, "config", cJSON_Parse(job->config));
-    if (job->variant)
-        cJSON_AddStringToObject(args, "variant", job->variant);
-    cJSON_AddItemToObject(args, "shape", cJSON_Parse(shape));
-    cJSON *more = extra ? cJSON_Parse(extra) : NULL;
-    for (cJSON *m = more ? more->child : NULL; m; m = m->next)
-        cJSON_AddItemToObject(args, m->string, cJSON_Duplicate(m, 1));
-    cJSON_Delete(more);
-    char *text = cJSON_PrintUnformatted(r);
-    cJSON_Delete(r);
-    return text;
+    return (tforge_rpc_candidate){e->task->path, job->config, shape, job->variant};
 }
 
 static tforge_status status_of(const char *s)
@@ -246,28 +217,25 @@ static tforge_status status_of(const char *s)
 
 /* Reads a worker's answer into `r` (status, message) and returns the result object, or NULL
  * when the candidate failed. `*fatal` is set when the worker's CUDA context is gone. */
-static cJSON *answer(pool *e, tforge_measurement *r, const char *response, cJSON **doc,
-                     int *fatal)
+static const cJSON *answer(pool *e, tforge_measurement *r, const tforge_rpc_reply *reply,
+                           int *fatal)
 {
     *fatal = 0;
-    *doc = cJSON_Parse(response);
-    const cJSON *ok = cJSON_GetObjectItemCaseSensitive(*doc, "ok");
-    if (!cJSON_IsTrue(ok)) {
-        const cJSON *err = cJSON_GetObjectItemCaseSensitive(*doc, "error");
-        static const char prefix[] = "TaskError: ";
-        if (cJSON_IsString(err) && strncmp(err->valuestring, prefix, sizeof prefix - 1) == 0) {
+    if (!reply->doc || reply->kind) {
+        if (tforge_rpc_raised(reply, "TaskError")) {
             pthread_mutex_lock(&e->lock);
             if (!e->task_error[0])
-                snprintf(e->task_error, sizeof e->task_error, "%s",
-                         err->valuestring + sizeof prefix - 1);
+                snprintf(e->task_error, sizeof e->task_error, "%s", reply->error);
             pthread_mutex_unlock(&e->lock);
         }
+        char raised[sizeof r->message];
         r->status = TFORGE_STATUS_RUNTIME;
         snprintf(r->message, sizeof r->message, "worker: %s",
-                 cJSON_IsString(err) ? err->valuestring : "an answer that is not JSON");
+                 reply->kind ? tforge_rpc_error_text(reply, raised, sizeof raised)
+                             : "an answer that is not JSON");
         return NULL;
     }
-    cJSON *result = cJSON_GetObjectItemCaseSensitive(*doc, "result");
+    const cJSON *result = reply->result;
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(result, "status");
     const cJSON *message = cJSON_GetObjectItemCaseSensitive(result, "message");
     *fatal = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(result, "fatal"));
@@ -295,27 +263,28 @@ static void count_restart(pool *e)
 }
 
 /* A call that may crash or hang: those become the candidate's status, and the worker is
- * replaced. Returns the result object (owned by *doc) when the candidate passed. */
-static cJSON *call(pool *e, tforge_worker *w, const char *req, int timeout_ms,
-                   tforge_measurement *r, cJSON **doc)
+ * replaced. Returns the result object (owned by `reply`, disposed by the caller) when the
+ * candidate passed; `request` is taken (NULL: out of memory, the error set). */
+static const cJSON *call(pool *e, tforge_worker *w, char *request, int timeout_ms,
+                         tforge_measurement *r, tforge_rpc_reply *reply)
 {
-    char *response = NULL, detail[200] = "";
-    tforge_call_status how;
-    *doc = NULL;
-    if (tforge_worker_call(w, req, timeout_ms, &response, &how, detail, sizeof detail)) {
+    memset(reply, 0, sizeof *reply);
+    int rc = request ? tforge_rpc_call(reply, w, request, timeout_ms) : TFORGE_ENOMEM;
+    free(request);
+    if (rc) {
         r->status = TFORGE_STATUS_RUNTIME;
         snprintf(r->message, sizeof r->message, "%s", tforge_error_last()->message);
         return NULL;
     }
-    if (how != TFORGE_CALL_OK) {
+    if (reply->call != TFORGE_CALL_OK) {
         count_restart(e);
-        r->status = how == TFORGE_CALL_TIMEOUT ? TFORGE_STATUS_TIMEOUT : TFORGE_STATUS_RUNTIME;
-        snprintf(r->message, sizeof r->message, "the worker %s", detail);
+        r->status = reply->call == TFORGE_CALL_TIMEOUT ? TFORGE_STATUS_TIMEOUT
+                                                       : TFORGE_STATUS_RUNTIME;
+        snprintf(r->message, sizeof r->message, "the worker %.200s", reply->detail);
         return NULL;
     }
     int fatal;
-    cJSON *result = answer(e, r, response, doc, &fatal);
-    free(response);
+    const cJSON *result = answer(e, r, reply, &fatal);
     if (fatal) { /* a lost CUDA context poisons every later launch in that process */
         tforge_worker_kill(w, NULL, 0);
         count_restart(e);
@@ -369,7 +338,8 @@ static compile_entry *enqueue(pool *e, char *req)
 /* Under qlock: the job's compile entry, queued unless it is there already. */
 static compile_entry *compile_of(pool *e, const pool_job *job)
 {
-    char *req = request(e, "compile", job, e->task->tune_shapes[e->o.shape], e->also);
+    tforge_rpc_candidate c = candidate_of(e, job, e->task->tune_shapes[e->o.shape]);
+    char *req = tforge_rpc_compile(&c, (const char *const *)e->task->check_shapes, e->n_also);
     return req ? enqueue(e, req) : NULL;
 }
 
@@ -414,16 +384,17 @@ static void compiled(pool *e, tforge_worker *w, tforge_call_status how, const ch
         snprintf(r->message, sizeof r->message, "compile worker %s", detail);
         return;
     }
-    cJSON *doc;
+    tforge_rpc_reply reply;
     int fatal;
-    const cJSON *c = answer(e, r, response, &doc, &fatal);
+    tforge_rpc_read(&reply, how, response, detail);
+    const cJSON *c = answer(e, r, &reply, &fatal);
     static const char *const resources[] = {"registers", "spill_stores", "shared_bytes"};
     int all = c != NULL;
     for (int m = 0; m < 3 && all; m++)
         all = !isnan(number(c, resources[m]));
     for (int m = 0; m < 3 && all; m++) /* all three or none, as the report shows */
         tforge_measurement_set_metric(r, resources[m], number(c, resources[m]));
-    cJSON_Delete(doc);
+    tforge_rpc_reply_dispose(&reply);
 }
 
 /* The entry in a worker's slot is compiled (or failed to be): its result, the waiters told, the
@@ -520,13 +491,11 @@ int pool_check(pool *e, const pool_job *job, tforge_measurement *r)
     for (size_t s = 0; s < n; s++) {
         const char *shape = s < e->task->n_check ? e->task->check_shapes[s]
                                                  : e->task->tune_shapes[e->o.shape];
-        char extra[64];
-        snprintf(extra, sizeof extra, "{\"seed\": %llu}", (unsigned long long)++e->checks);
-        char *req = request(e, "run_check", job, shape, extra);
-        cJSON *doc = NULL;
-        cJSON *ok = req ? call(e, e->runner, req, e->o.check_timeout_ms, r, &doc) : NULL;
-        free(req);
-        cJSON_Delete(doc);
+        tforge_rpc_candidate c = candidate_of(e, job, shape);
+        tforge_rpc_reply reply;
+        const cJSON *ok = call(e, e->runner, tforge_rpc_run_check(&c, ++e->checks),
+                               e->o.check_timeout_ms, r, &reply);
+        tforge_rpc_reply_dispose(&reply);
         if (!ok)
             return 0;
     }
@@ -535,37 +504,16 @@ int pool_check(pool *e, const pool_job *job, tforge_measurement *r)
 
 void pool_time(pool *e, const pool_job *job, tforge_measurement *r)
 {
-    char *req = request(e, "time", job, e->task->tune_shapes[e->o.shape], NULL);
-    cJSON *doc = NULL;
-    const cJSON *t = req ? call(e, e->runner, req, e->o.time_timeout_ms, r, &doc) : NULL;
+    tforge_rpc_candidate c = candidate_of(e, job, e->task->tune_shapes[e->o.shape]);
+    tforge_rpc_reply reply;
+    const cJSON *t = call(e, e->runner, tforge_rpc_time(&c), e->o.time_timeout_ms, r, &reply);
     if (t) {
         r->value = r->median_ms = number(t, "median_ms");
         r->min_ms = number(t, "min_ms");
         r->spread = number(t, "spread");
         r->repeats = (uint32_t)number(t, "n");
     }
-    free(req);
-    cJSON_Delete(doc);
-}
-
-/* {"counters": bool, "profiler": ID, "options": {KEY: VALUE}} for the profile request. */
-static char *profile_args(const pool *e, int counters)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddBoolToObject(o, "counters", counters);
-    cJSON_AddStringToObject(o, "profiler", e->o.profiler ? e->o.profiler : "cupti");
-    cJSON *options = cJSON_AddObjectToObject(o, "options");
-    for (const char *const *kv = e->o.profiler_options; kv && *kv; kv++) {
-        const char *eq = strchr(*kv, '=');
-        char key[128];
-        if (!eq || (size_t)(eq - *kv) >= sizeof key)
-            continue; /* the caller checked them against the plugin's table */
-        snprintf(key, sizeof key, "%.*s", (int)(eq - *kv), *kv);
-        cJSON_AddStringToObject(options, key, eq + 1);
-    }
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return text;
+    tforge_rpc_reply_dispose(&reply);
 }
 
 /* The worker's answer into `out`: its counters part, then the static metrics. */
@@ -618,13 +566,14 @@ int pool_profile(void *state, const tforge_candidate *candidate,
         return rc;
     counters = counters && e->mode == POOL_CUDA;
     tforge_worker *w = e->runner ? e->runner : e->compilers[0];
-    char *extra = rc == 0 ? profile_args(e, counters) : NULL;
-    char *req = extra ? request(e, "profile", &job, e->task->tune_shapes[e->o.shape], extra)
-                      : NULL;
-    cJSON *doc = NULL;
-    const cJSON *answer = req ? call(e, w, req, e->o.time_timeout_ms, &r, &doc) : NULL;
-    free(extra);
-    free(req);
+    tforge_rpc_candidate c = candidate_of(e, &job, e->task->tune_shapes[e->o.shape]);
+    tforge_rpc_reply reply = {0};
+    const cJSON *answer =
+        rc == 0 ? call(e, w,
+                       tforge_rpc_profile(&c, counters, e->o.profiler ? e->o.profiler : "cupti",
+                                          e->o.profiler_options),
+                       e->o.time_timeout_ms, &r, &reply)
+                : NULL;
     if (rc == 0)
         pool_job_free(&job);
     if (answer) {
@@ -634,7 +583,7 @@ int pool_profile(void *state, const tforge_candidate *candidate,
         snprintf(out->note, sizeof out->note, "the profile failed: %.200s", r.message);
         rc = tforge_profile_add_static(out, tforge_device_h200(), measured, NAN, NAN, NAN, NAN);
     }
-    cJSON_Delete(doc);
+    tforge_rpc_reply_dispose(&reply);
     return rc ? rc : pool_task_error(e);
 }
 
