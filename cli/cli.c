@@ -225,9 +225,9 @@ const char *const *cli_kernel_env(void)
 {
     static const char *const gpu[] = {"TRITON_INTERPRET=0", NULL};
     static const char *const cpu[] = {"TRITON_INTERPRET=1", NULL};
-    cJSON *where = tforge_rpc_fresh("looking for a GPU", tforge_rpc_device(), gpu, 120000);
-    int have_gpu = cJSON_IsString(where) && strcmp(where->valuestring, "cuda") == 0;
-    cJSON_Delete(where);
+    char *where = tforge_rpc_fresh_text("looking for a GPU", tforge_rpc_device(), gpu, 120000);
+    int have_gpu = where && strcmp(where, "cuda") == 0;
+    free(where);
     tforge_error_clear();
     return have_gpu ? gpu : cpu;
 }

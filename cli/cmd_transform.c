@@ -124,13 +124,9 @@ static int write_variant(const cli_command *command, const request *r, const cha
 {
     char *text = NULL;
     if (r->diff) {
-        cJSON *doc = tforge_rpc_fresh(path, tforge_rpc_unified_diff(path, variant), NULL, 60000);
-        if (!cJSON_IsString(doc)) {
-            cJSON_Delete(doc);
+        text = tforge_rpc_fresh_text(path, tforge_rpc_unified_diff(path, variant), NULL, 60000);
+        if (!text)
             return cli_fail(command);
-        }
-        text = strdup(doc->valuestring);
-        cJSON_Delete(doc);
     }
     FILE *out = r->out ? fopen(r->out, "w") : stdout;
     if (!out) {

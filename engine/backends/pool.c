@@ -235,17 +235,14 @@ static const cJSON *answer(pool *e, tforge_measurement *r, const tforge_rpc_repl
                              : "an answer that is not JSON");
         return NULL;
     }
-    const cJSON *result = reply->result;
-    const cJSON *status = cJSON_GetObjectItemCaseSensitive(result, "status");
-    const cJSON *message = cJSON_GetObjectItemCaseSensitive(result, "message");
-    *fatal = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(result, "fatal"));
-    r->status = cJSON_IsString(status) ? status_of(status->valuestring) : TFORGE_STATUS_RUNTIME;
+    tforge_rpc_verdict v = tforge_rpc_verdict_of(reply);
+    *fatal = v.fatal;
+    r->status = v.status ? status_of(v.status) : TFORGE_STATUS_RUNTIME;
     if (r->status != TFORGE_STATUS_OK) {
-        snprintf(r->message, sizeof r->message, "%s",
-                 cJSON_IsString(message) ? message->valuestring : "failed");
+        snprintf(r->message, sizeof r->message, "%s", v.message ? v.message : "failed");
         return NULL;
     }
-    return result;
+    return reply->result;
 }
 
 static double number(const cJSON *o, const char *name)
@@ -387,13 +384,14 @@ static void compiled(pool *e, tforge_worker *w, tforge_call_status how, const ch
     tforge_rpc_reply reply;
     int fatal;
     tforge_rpc_read(&reply, how, response, detail);
-    const cJSON *c = answer(e, r, &reply, &fatal);
-    static const char *const resources[] = {"registers", "spill_stores", "shared_bytes"};
-    int all = c != NULL;
-    for (int m = 0; m < 3 && all; m++)
-        all = !isnan(number(c, resources[m]));
-    for (int m = 0; m < 3 && all; m++) /* all three or none, as the report shows */
-        tforge_measurement_set_metric(r, resources[m], number(c, resources[m]));
+    tforge_rpc_compiled c = tforge_rpc_compiled_of(&reply);
+    /* all three or none, as the report shows */
+    if (answer(e, r, &reply, &fatal) && !isnan(c.registers) && !isnan(c.spill_stores) &&
+        !isnan(c.shared_bytes)) {
+        tforge_measurement_set_metric(r, "registers", c.registers);
+        tforge_measurement_set_metric(r, "spill_stores", c.spill_stores);
+        tforge_measurement_set_metric(r, "shared_bytes", c.shared_bytes);
+    }
     tforge_rpc_reply_dispose(&reply);
 }
 
@@ -506,12 +504,12 @@ void pool_time(pool *e, const pool_job *job, tforge_measurement *r)
 {
     tforge_rpc_candidate c = candidate_of(e, job, e->task->tune_shapes[e->o.shape]);
     tforge_rpc_reply reply;
-    const cJSON *t = call(e, e->runner, tforge_rpc_time(&c), e->o.time_timeout_ms, r, &reply);
-    if (t) {
-        r->value = r->median_ms = number(t, "median_ms");
-        r->min_ms = number(t, "min_ms");
-        r->spread = number(t, "spread");
-        r->repeats = (uint32_t)number(t, "n");
+    if (call(e, e->runner, tforge_rpc_time(&c), e->o.time_timeout_ms, r, &reply)) {
+        tforge_rpc_timed t = tforge_rpc_timed_of(&reply);
+        r->value = r->median_ms = t.median_ms;
+        r->min_ms = t.min_ms;
+        r->spread = t.spread;
+        r->repeats = (uint32_t)t.n;
     }
     tforge_rpc_reply_dispose(&reply);
 }

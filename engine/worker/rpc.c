@@ -4,6 +4,7 @@
 #include "tforge/error.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,4 +351,52 @@ cleanup:
     cJSON_Delete(sent);
     free(request);
     return result;
+}
+
+char *tforge_rpc_fresh_text(const char *what, char *request, const char *const *env,
+                            int timeout_ms)
+{
+    cJSON *result = tforge_rpc_fresh(what, request, env, timeout_ms);
+    char *text = NULL;
+    if (result && !cJSON_IsString(result))
+        tforge_error_set(TFORGE_ERROR, "%s: the worker's answer is not text", what);
+    else if (result && !(text = strdup(result->valuestring)))
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    cJSON_Delete(result);
+    return text;
+}
+
+/* ---- the candidate entry points' answers ---- */
+
+static const char *string_of(const cJSON *o, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double number_of(const cJSON *o, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+tforge_rpc_verdict tforge_rpc_verdict_of(const tforge_rpc_reply *reply)
+{
+    const cJSON *r = reply->result;
+    return (tforge_rpc_verdict){string_of(r, "status"), string_of(r, "message"),
+                                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "fatal"))};
+}
+
+tforge_rpc_compiled tforge_rpc_compiled_of(const tforge_rpc_reply *reply)
+{
+    const cJSON *r = reply->result;
+    return (tforge_rpc_compiled){number_of(r, "registers"), number_of(r, "spill_stores"),
+                                 number_of(r, "shared_bytes")};
+}
+
+tforge_rpc_timed tforge_rpc_timed_of(const tforge_rpc_reply *reply)
+{
+    const cJSON *r = reply->result;
+    return (tforge_rpc_timed){number_of(r, "median_ms"), number_of(r, "min_ms"),
+                              number_of(r, "spread"), number_of(r, "n")};
 }

@@ -109,6 +109,29 @@ int tforge_rpc_raised(const tforge_rpc_reply *reply, const char *kind);
 const char *tforge_rpc_error_text(const tforge_rpc_reply *reply, char *buffer, size_t size);
 void tforge_rpc_reply_dispose(tforge_rpc_reply *reply);
 
+/* ---- what the candidate entry points returned (compile, run_check, time; profile's answer is a
+ * document, read as the reply's result) ---- */
+
+/* Every candidate answer's verdict; all zero when the entry point raised or answered nothing. */
+typedef struct tforge_rpc_verdict {
+    const char *status;  /* "ok", "wrong", "runtime", "compile", "unsupported"...; NULL: none */
+    const char *message; /* NULL: none */
+    int fatal;           /* the worker's CUDA context is probably lost: replace the process */
+} tforge_rpc_verdict;
+tforge_rpc_verdict tforge_rpc_verdict_of(const tforge_rpc_reply *reply);
+
+/* compile's resources; NAN where the answer does not say. */
+typedef struct tforge_rpc_compiled {
+    double registers, spill_stores, shared_bytes;
+} tforge_rpc_compiled;
+tforge_rpc_compiled tforge_rpc_compiled_of(const tforge_rpc_reply *reply);
+
+/* time's statistics; NAN where the answer does not say. */
+typedef struct tforge_rpc_timed {
+    double median_ms, min_ms, spread, n;
+} tforge_rpc_timed;
+tforge_rpc_timed tforge_rpc_timed_of(const tforge_rpc_reply *reply);
+
 /* One request in a fresh worker process (started with `env`, "KEY=VALUE" entries,
  * NULL-terminated, or NULL), gone when it answers. Returns what the entry point returned (the
  * caller deletes it), or NULL with the error set: a ValueError or TaskError is the input's fault
@@ -117,6 +140,11 @@ void tforge_rpc_reply_dispose(tforge_rpc_reply *reply);
  * as it is (NULL: its error stands). */
 struct cJSON *tforge_rpc_fresh(const char *what, char *request, const char *const *env,
                                int timeout_ms);
+
+/* tforge_rpc_fresh for an entry point that returns text (unified_diff, device): the text (the
+ * caller frees it), or NULL with the error set, naming `what`, when it is not text. */
+char *tforge_rpc_fresh_text(const char *what, char *request, const char *const *env,
+                            int timeout_ms);
 
 /* The request of `module.function(**args)` (`args` a JSON object text, or NULL), refused unless
  * it is a method of tforge_rpc_methods() with its fields: what cli_worker_request (cli/) sends

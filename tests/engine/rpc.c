@@ -6,6 +6,7 @@
 #include "tforge/error.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -145,6 +146,41 @@ static void what_was_raised_is_read_from_its_kind_field(void **state)
     tforge_rpc_reply_dispose(&r);
 }
 
+static void candidate_answers_are_read_into_typed_results(void **state)
+{
+    (void)state;
+    tforge_rpc_reply r;
+    tforge_rpc_read(&r, TFORGE_CALL_OK,
+                    "{\"ok\": true, \"result\": {\"status\": \"ok\", \"message\": \"\", "
+                    "\"fatal\": false, \"registers\": 96, \"spill_stores\": 0, "
+                    "\"median_ms\": 0.25, \"min_ms\": 0.2, \"spread\": 0.01, \"n\": 40}}",
+                    "");
+    tforge_rpc_verdict v = tforge_rpc_verdict_of(&r);
+    assert_string_equal(v.status, "ok");
+    assert_false(v.fatal);
+    tforge_rpc_compiled c = tforge_rpc_compiled_of(&r);
+    assert_true(c.registers == 96 && c.spill_stores == 0);
+    assert_true(isnan(c.shared_bytes)); /* not said: NAN, never 0 */
+    tforge_rpc_timed t = tforge_rpc_timed_of(&r);
+    assert_true(t.median_ms == 0.25 && t.min_ms == 0.2 && t.spread == 0.01 && t.n == 40);
+    tforge_rpc_reply_dispose(&r);
+
+    tforge_rpc_read(&r, TFORGE_CALL_OK,
+                    "{\"ok\": true, \"result\": {\"status\": \"runtime\", \"message\": "
+                    "\"illegal memory access\", \"fatal\": true}}",
+                    "");
+    v = tforge_rpc_verdict_of(&r);
+    assert_string_equal(v.status, "runtime");
+    assert_string_equal(v.message, "illegal memory access");
+    assert_true(v.fatal);
+    tforge_rpc_reply_dispose(&r);
+
+    tforge_rpc_read(&r, TFORGE_CALL_OK, "{\"ok\": false, \"kind\": \"TaskError\"}", "");
+    v = tforge_rpc_verdict_of(&r);
+    assert_null(v.status); /* it raised: no verdict */
+    tforge_rpc_reply_dispose(&r);
+}
+
 /* The methods as rpc_contract.check takes them; `drop` leaves one out, `rename` replaces one
  * field's name ("old=new"), `lose` takes one field out of `always`. */
 static cJSON *methods_json(const char *drop, const char *rename, const char *lose)
@@ -245,6 +281,7 @@ int main(void)
         cmocka_unit_test(each_builder_writes_its_method_with_the_tables_fields),
         cmocka_unit_test(a_request_outside_the_table_is_refused),
         cmocka_unit_test(what_was_raised_is_read_from_its_kind_field),
+        cmocka_unit_test(candidate_answers_are_read_into_typed_results),
         cmocka_unit_test(the_table_agrees_with_the_python_it_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
