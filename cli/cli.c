@@ -204,21 +204,11 @@ int tforge_cli_main(int argc, char **argv)
     return TFORGE_EXIT_USAGE;
 }
 
-/* The JSON text of what `request` (taken) returned in a fresh worker, or NULL with the error set. */
-static char *fresh_text(const char *what, char *request, const char *const *env, int timeout_ms)
-{
-    cJSON *result = tforge_rpc_fresh(what, request, env, timeout_ms);
-    char *text = result ? cJSON_PrintUnformatted(result) : NULL;
-    if (result && !text)
-        tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    cJSON_Delete(result);
-    return text;
-}
-
 char *cli_worker_request(const char *what, const char *module, const char *function,
                          const char *args, const char *const *env, int timeout_ms)
 {
-    return fresh_text(what, tforge_rpc_request_of(module, function, args), env, timeout_ms);
+    return tforge_rpc_fresh_json(what, tforge_rpc_request_of(module, function, args), env,
+                                 timeout_ms);
 }
 
 const char *const *cli_kernel_env(void)
@@ -251,7 +241,7 @@ struct cJSON *cli_strategy_options(const tforge_registry *registry, const char *
 char *cli_analysis(const char *path, const char *kernel)
 {
     static const char *const env[] = {"TRITON_INTERPRET=1", NULL}; /* no GPU needed to parse */
-    return fresh_text(path, tforge_rpc_analyze(path, kernel), env, 120000);
+    return tforge_rpc_fresh_json(path, tforge_rpc_analyze(path, kernel), env, 120000);
 }
 
 int cli_transform_ids_split(cli_transform_ids *out, const char *list)

@@ -254,12 +254,7 @@ static int report(const cli_command *c, const char *result, int json)
  * run; NULL with the error set when the call failed. */
 static char *call(const capture_args *a, const char *what, char *request)
 {
-    cJSON *result = tforge_rpc_fresh(what, request, cli_kernel_env(), a->timeout_s * 1000);
-    char *text = result ? cJSON_PrintUnformatted(result) : NULL;
-    if (result && !text)
-        tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    cJSON_Delete(result);
-    return text;
+    return tforge_rpc_fresh_json(what, request, cli_kernel_env(), a->timeout_s * 1000);
 }
 
 /* capture, or init when `argv[first]` is the one FILE.py. */

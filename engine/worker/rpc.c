@@ -366,6 +366,17 @@ char *tforge_rpc_fresh_text(const char *what, char *request, const char *const *
     return text;
 }
 
+char *tforge_rpc_fresh_json(const char *what, char *request, const char *const *env,
+                            int timeout_ms)
+{
+    cJSON *result = tforge_rpc_fresh(what, request, env, timeout_ms);
+    char *text = result ? cJSON_PrintUnformatted(result) : NULL;
+    if (result && !text)
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    cJSON_Delete(result);
+    return text;
+}
+
 /* ---- the candidate entry points' answers ---- */
 
 static const char *string_of(const cJSON *o, const char *name)

@@ -145,6 +145,10 @@ struct cJSON *tforge_rpc_fresh(const char *what, char *request, const char *cons
  * caller frees it), or NULL with the error set, naming `what`, when it is not text. */
 char *tforge_rpc_fresh_text(const char *what, char *request, const char *const *env,
                             int timeout_ms);
+/* tforge_rpc_fresh with what was returned printed as JSON text (the caller frees it), for a
+ * document read as text (the analysis, capture's report). */
+char *tforge_rpc_fresh_json(const char *what, char *request, const char *const *env,
+                            int timeout_ms);
 
 /* The request of `module.function(**args)` (`args` a JSON object text, or NULL), refused unless
  * it is a method of tforge_rpc_methods() with its fields: what cli_worker_request (cli/) sends
