@@ -1,7 +1,7 @@
 #include "cli.h"
 
 #include "registry.h"
-#include "request.h"
+#include "rpc.h"
 #include "worker.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
@@ -207,9 +207,8 @@ const char *const *cli_kernel_env(void)
 {
     static const char *const gpu[] = {"TRITON_INTERPRET=0", NULL};
     static const char *const cpu[] = {"TRITON_INTERPRET=1", NULL};
-    char *where = tforge_worker_request("looking for a GPU", "tforge_worker.worker", "device",
-                                        NULL, gpu, 120000);
-    int have_gpu = where && strcmp(where, "\"cuda\"") == 0;
+    char *where = tforge_rpc_fresh_text("looking for a GPU", tforge_rpc_device(), gpu, 120000);
+    int have_gpu = where && strcmp(where, "cuda") == 0;
     free(where);
     tforge_error_clear();
     return have_gpu ? gpu : cpu;
@@ -218,19 +217,7 @@ const char *const *cli_kernel_env(void)
 char *cli_analysis(const char *path, const char *kernel)
 {
     static const char *const env[] = {"TRITON_INTERPRET=1", NULL}; /* no GPU needed to parse */
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "path", path);
-    if (kernel)
-        cJSON_AddStringToObject(args, "kernel", kernel);
-    char *text = cJSON_PrintUnformatted(args);
-    cJSON_Delete(args);
-    char *result = text ? tforge_worker_request(path, "tforge_worker.analyze", "analyze", text,
-                                                env, 120000)
-                        : NULL;
-    if (!text)
-        tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    free(text);
-    return result;
+    return tforge_rpc_fresh_json(path, tforge_rpc_analyze(path, kernel), env, 120000);
 }
 
 int cli_transform_point(tforge_level *point, const cli_command *command,

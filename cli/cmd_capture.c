@@ -2,7 +2,7 @@
  * user's own code to tasks that pass, without writing a launcher. */
 #include "cli.h"
 #include "registry.h"
-#include "request.h"
+#include "rpc.h"
 #include "task.h"
 #include "tforge/error.h"
 #include "worker.h"
@@ -126,15 +126,6 @@ static int parse_options(const cli_command *c, int argc, char **argv, capture_ar
     return optind;
 }
 
-static void add_common_args(cJSON *args, const capture_args *a)
-{
-    cJSON_AddStringToObject(args, "out", a->out);
-    if (a->kernel)
-        cJSON_AddStringToObject(args, "kernel", a->kernel);
-    if (a->reference)
-        cJSON_AddStringToObject(args, "reference", a->reference);
-}
-
 static const char *text_of(const cJSON *o, const char *name)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -146,37 +137,29 @@ static const char *text_of(const cJSON *o, const char *name)
  * for the next. */
 static int check_one(tforge_worker *w, cJSON *t, int timeout_ms)
 {
-    cJSON *request = cJSON_CreateObject(), *args = cJSON_AddObjectToObject(request, "args");
-    cJSON_AddStringToObject(request, "module", "tforge_worker.worker");
-    cJSON_AddStringToObject(request, "function", "check_task");
-    cJSON_AddStringToObject(args, "path", text_of(t, "task"));
-    char *text = cJSON_PrintUnformatted(request), *response = NULL, detail[256] = "";
-    cJSON_Delete(request);
-    tforge_call_status how = TFORGE_CALL_OK;
-    int rc = text ? tforge_worker_call(w, text, timeout_ms, &response, &how, detail, sizeof detail)
-                  : tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    free(text);
+    char *request = tforge_rpc_check_task(text_of(t, "task"), NULL, NULL);
+    tforge_rpc_reply reply;
+    int rc = request ? tforge_rpc_call(&reply, w, request, timeout_ms) : tforge_error_last()->code;
+    free(request);
     if (rc)
         return rc;
-    cJSON *doc = how == TFORGE_CALL_OK ? cJSON_Parse(response) : NULL;
-    const cJSON *result = cJSON_GetObjectItemCaseSensitive(doc, "result");
-    char message[512];
+    char message[512] = "";
     const char *status = "runtime";
-    if (how != TFORGE_CALL_OK) {
-        snprintf(message, sizeof message, "the check's worker %s", detail);
-    } else if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"))) {
+    if (reply.call != TFORGE_CALL_OK) {
+        snprintf(message, sizeof message, "the check's worker %s", reply.detail);
+    } else if (!reply.result) { /* it raised, or answered no response */
         status = "task";
-        snprintf(message, sizeof message, "%s", text_of(doc, "error"));
+        if (reply.kind)
+            tforge_rpc_error_text(&reply, message, sizeof message);
     } else {
-        status = text_of(result, "status");
-        snprintf(message, sizeof message, "%s", text_of(result, "message"));
+        status = text_of(reply.result, "status");
+        snprintf(message, sizeof message, "%s", text_of(reply.result, "message"));
     }
     cJSON_ReplaceItemInObject(t, "check", cJSON_CreateString(status));
     cJSON_DeleteItemFromObject(t, "check_message");
     if (strcmp(status, "ok") != 0 || message[0]) /* an ok one may say what it compared */
         cJSON_AddStringToObject(t, "check_message", message);
-    cJSON_Delete(doc);
-    free(response);
+    tforge_rpc_reply_dispose(&reply);
     return 0;
 }
 
@@ -267,20 +250,11 @@ static int report(const cli_command *c, const char *result, int json)
     return status;
 }
 
-/* Calls `module.function(**args)` in a worker that runs kernels where they can run; takes
- * `args`. NULL with the error set when the call failed. */
-static char *call(const capture_args *a, const char *what, const char *module,
-                  const char *function, cJSON *args)
+/* What `request` (taken) returned, as JSON text, in a worker that runs kernels where they can
+ * run; NULL with the error set when the call failed. */
+static char *call(const capture_args *a, const char *what, char *request)
 {
-    char *text = cJSON_PrintUnformatted(args);
-    cJSON_Delete(args);
-    char *result = text ? tforge_worker_request(what, module, function, text, cli_kernel_env(),
-                                                a->timeout_s * 1000)
-                        : NULL;
-    if (!text)
-        tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    free(text);
-    return result;
+    return tforge_rpc_fresh_json(what, request, cli_kernel_env(), a->timeout_s * 1000);
 }
 
 /* capture, or init when `argv[first]` is the one FILE.py. */
@@ -296,18 +270,12 @@ static int run_capture_or_init(const cli_command *c, int argc, char **argv, int 
                                             "python SCRIPT.py ARGS...");
     if (is_init && first != argc - 1)
         return cli_usage_error(c, "one FILE.py, not several");
-    cJSON *args = cJSON_CreateObject();
-    if (is_init) {
-        cJSON_AddStringToObject(args, "path", argv[first]);
-    } else {
-        cJSON *command = cJSON_AddArrayToObject(args, "argv");
-        for (int i = first; i < argc; i++)
-            cJSON_AddItemToArray(command, cJSON_CreateString(argv[i]));
-    }
-    add_common_args(args, &a);
-    cJSON_AddBoolToObject(args, "check", 0); /* below, each in a worker that may crash */
-    char *result = call(&a, argv[first], "tforge_worker.capture", is_init ? "init" : "capture",
-                        args);
+    /* checked below, each in a worker that may crash */
+    tforge_rpc_capture_options options = {a.out, a.kernel, a.reference, 0};
+    char *result = call(&a, argv[first],
+                        is_init ? tforge_rpc_init(argv[first], &options)
+                                : tforge_rpc_capture((const char *const *)argv + first,
+                                                     (size_t)(argc - first), &options));
     if (!result)
         return cli_fail(c);
     cJSON *doc = cJSON_Parse(result);
@@ -448,15 +416,9 @@ static int run_check(const cli_command *c, int argc, char **argv)
     if ((a.n_sets || a.transforms) &&
         (status = check_variant(c, &a, argv[first], &config, &variant)))
         return status;
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "path", argv[first]);
-    if (config)
-        cJSON_AddItemToObject(args, "config", cJSON_Parse(config));
-    if (variant)
-        cJSON_AddStringToObject(args, "variant", variant);
+    char *result = call(&a, argv[first], tforge_rpc_check_task(argv[first], config, variant));
     free(config);
     free(variant);
-    char *result = call(&a, argv[first], "tforge_worker.worker", "check_task", args);
     if (!result)
         return cli_fail(c);
     cJSON *doc = cJSON_Parse(result);

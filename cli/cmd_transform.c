@@ -4,7 +4,7 @@
 #include "cli.h"
 #include "file.h"
 #include "registry.h"
-#include "request.h"
+#include "rpc.h"
 #include "transforms.h"
 #include "tforge/error.h"
 
@@ -127,23 +127,9 @@ static int write_variant(const cli_command *command, const request *r, const cha
 {
     char *text = NULL;
     if (r->diff) {
-        cJSON *args = cJSON_CreateObject();
-        cJSON_AddStringToObject(args, "path", path);
-        cJSON_AddStringToObject(args, "text", variant);
-        char *json = cJSON_PrintUnformatted(args);
-        cJSON_Delete(args);
-        char *result = json ? tforge_worker_request(path, "tforge_worker.variants",
-                                                    "unified_diff", json, NULL, 60000)
-                            : NULL;
-        free(json);
-        cJSON *doc = result ? cJSON_Parse(result) : NULL;
-        free(result);
-        if (!cJSON_IsString(doc)) {
-            cJSON_Delete(doc);
+        text = tforge_rpc_fresh_text(path, tforge_rpc_unified_diff(path, variant), NULL, 60000);
+        if (!text)
             return cli_fail(command);
-        }
-        text = strdup(doc->valuestring);
-        cJSON_Delete(doc);
     }
     FILE *out = r->out ? fopen(r->out, "w") : stdout;
     if (!out) {

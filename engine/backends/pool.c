@@ -3,6 +3,7 @@
 #include "digest.h"
 #include "file.h"
 #include "profile.h"
+#include "rpc.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -33,7 +34,7 @@ struct pool {
     pool_mode mode;
     tforge_worker **compilers; /* NULL for POOL_CHECK */
     tforge_worker *runner;     /* checks and times; NULL for POOL_COMPILE */
-    char *also; /* the compile requests' {"also": [check shapes]}, or NULL */
+    size_t n_also; /* the check shapes a compile also builds for: the GPU runs them */
     char *kernel_text; /* the kernel file as it is, and its digest (a candidate that rewrites
                           nothing is that variant) */
     size_t kernel_size;
@@ -75,19 +76,6 @@ static int start_worker(tforge_worker **out, const char *name, int interpret)
     return tforge_worker_start(out, &options);
 }
 
-/* {"also": [check shapes]} where the GPU worker will run compiled kernels at them, else NULL. */
-static char *check_shapes(const pool *e)
-{
-    if (e->mode != POOL_CUDA || !e->task->n_check)
-        return NULL;
-    cJSON *o = cJSON_CreateObject(), *shapes = cJSON_AddArrayToObject(o, "also");
-    for (size_t s = 0; s < e->task->n_check; s++)
-        cJSON_AddItemToArray(shapes, cJSON_Parse(e->task->check_shapes[s]));
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return text;
-}
-
 int pool_open(pool **out, const tforge_backend_args *o, pool_mode mode)
 {
     if (!o->task || o->shape >= o->task->n_tune)
@@ -116,7 +104,7 @@ int pool_open(pool **out, const tforge_backend_args *o, pool_mode mode)
     else
         tforge_digest_text(e->kernel_digest, e->kernel_text, e->kernel_size);
     if (!rc && mode != POOL_CHECK) {
-        e->also = check_shapes(e);
+        e->n_also = mode == POOL_CUDA ? e->task->n_check : 0;
         e->compilers = calloc(e->o.compile_workers, sizeof *e->compilers);
         if (!e->compilers)
             rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
@@ -162,9 +150,8 @@ void pool_close(void *state)
     for (unsigned i = 0; e->compilers && i < e->o.compile_workers; i++)
         tforge_worker_free(e->compilers[i]);
     free(e->compilers);
-    free(e->also);
-    free(e->kernel_text);
     tforge_worker_free(e->runner);
+    free(e->kernel_text);
     pthread_mutex_destroy(&e->lock);
     pthread_mutex_destroy(&e->qlock);
     pthread_cond_destroy(&e->compiled_cv);
@@ -255,29 +242,14 @@ int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
     return rc;
 }
 
-/* {"module": "tforge_worker", "function": F, "args": {"task": path, "config": C, "shape": S,
- *  "variant": V, "digest": D}}: a variant's text is left out where `w` is the runner and has it
- *  (runner_has), its digest names it. */
-static char *request(const pool *e, const char *function, const pool_job *job,
-                     const char *shape, const char *extra, const tforge_worker *w)
+/* The job as worker `w` runs it, at `shape`: a variant's text is left out where `w` is the
+ * runner and has it (runner_has), its digest names it. */
+static tforge_rpc_candidate candidate_of(const pool *e, const pool_job *job, const char *shape,
+                                         const tforge_worker *w)
 {
-    cJSON *r = cJSON_CreateObject(), *args = cJSON_AddObjectToObject(r, "args");
-    cJSON_AddStringToObject(r, "module", "tforge_worker");
-    cJSON_AddStringToObject(r, "function", function);
-    cJSON_AddStringToObject(args, "task", e->task->path);
-    cJSON_AddItemToObject(args, "config", cJSON_Parse(job->config));
-    if (job->variant && !(w && w == e->runner && strcmp(e->runner_has, job->digest) == 0))
-        cJSON_AddStringToObject(args, "variant", job->variant);
-    if (job->variant)
-        cJSON_AddStringToObject(args, "digest", job->digest);
-    cJSON_AddItemToObject(args, "shape", cJSON_Parse(shape));
-    cJSON *more = extra ? cJSON_Parse(extra) : NULL;
-    for (cJSON *m = more ? more->child : NULL; m; m = m->next)
-        cJSON_AddItemToObject(args, m->string, cJSON_Duplicate(m, 1));
-    cJSON_Delete(more);
-    char *text = cJSON_PrintUnformatted(r);
-    cJSON_Delete(r);
-    return text;
+    int held = job->variant && w && w == e->runner && strcmp(e->runner_has, job->digest) == 0;
+    return (tforge_rpc_candidate){e->task->path, job->config, shape, held ? NULL : job->variant,
+                                  job->variant ? job->digest : NULL};
 }
 
 static tforge_status status_of(const char *s)
@@ -291,38 +263,32 @@ static tforge_status status_of(const char *s)
 
 /* Reads a worker's answer into `r` (status, message) and returns the result object, or NULL
  * when the candidate failed. `*fatal` is set when the worker's CUDA context is gone. */
-static cJSON *answer(pool *e, tforge_measurement *r, const char *response, cJSON **doc,
-                     int *fatal)
+static const cJSON *answer(pool *e, tforge_measurement *r, const tforge_rpc_reply *reply,
+                           int *fatal)
 {
     *fatal = 0;
-    *doc = cJSON_Parse(response);
-    const cJSON *ok = cJSON_GetObjectItemCaseSensitive(*doc, "ok");
-    if (!cJSON_IsTrue(ok)) {
-        const cJSON *err = cJSON_GetObjectItemCaseSensitive(*doc, "error");
-        static const char prefix[] = "TaskError: ";
-        if (cJSON_IsString(err) && strncmp(err->valuestring, prefix, sizeof prefix - 1) == 0) {
+    if (!reply->doc || reply->kind) {
+        if (tforge_rpc_raised(reply, "TaskError")) {
             pthread_mutex_lock(&e->lock);
             if (!e->task_error[0])
-                snprintf(e->task_error, sizeof e->task_error, "%s",
-                         err->valuestring + sizeof prefix - 1);
+                snprintf(e->task_error, sizeof e->task_error, "%s", reply->error);
             pthread_mutex_unlock(&e->lock);
         }
+        char raised[sizeof r->message];
         r->status = TFORGE_STATUS_RUNTIME;
         snprintf(r->message, sizeof r->message, "worker: %s",
-                 cJSON_IsString(err) ? err->valuestring : "an answer that is not JSON");
+                 reply->kind ? tforge_rpc_error_text(reply, raised, sizeof raised)
+                             : "an answer that is not JSON");
         return NULL;
     }
-    cJSON *result = cJSON_GetObjectItemCaseSensitive(*doc, "result");
-    const cJSON *status = cJSON_GetObjectItemCaseSensitive(result, "status");
-    const cJSON *message = cJSON_GetObjectItemCaseSensitive(result, "message");
-    *fatal = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(result, "fatal"));
-    r->status = cJSON_IsString(status) ? status_of(status->valuestring) : TFORGE_STATUS_RUNTIME;
+    tforge_rpc_verdict v = tforge_rpc_verdict_of(reply);
+    *fatal = v.fatal;
+    r->status = v.status ? status_of(v.status) : TFORGE_STATUS_RUNTIME;
     if (r->status != TFORGE_STATUS_OK) {
-        snprintf(r->message, sizeof r->message, "%s",
-                 cJSON_IsString(message) ? message->valuestring : "failed");
+        snprintf(r->message, sizeof r->message, "%s", v.message ? v.message : "failed");
         return NULL;
     }
-    return result;
+    return reply->result;
 }
 
 static double number(const cJSON *o, const char *name)
@@ -340,33 +306,34 @@ static void count_restart(pool *e)
 }
 
 /* A call that may crash or hang: those become the candidate's status, and the worker is
- * replaced. Returns the result object (owned by *doc) when the candidate passed. */
-static cJSON *call(pool *e, tforge_worker *w, const char *req, const pool_job *job,
-                   int timeout_ms, tforge_measurement *r, cJSON **doc)
+ * replaced. Returns the result object (owned by `reply`, disposed by the caller) when the
+ * candidate passed; `request` is taken (NULL: out of memory, the error set). */
+static const cJSON *call(pool *e, tforge_worker *w, char *request, const pool_job *job,
+                         int timeout_ms, tforge_measurement *r, tforge_rpc_reply *reply)
 {
-    char *response = NULL, detail[200] = "";
-    tforge_call_status how;
-    *doc = NULL;
+    memset(reply, 0, sizeof *reply);
     if (w == e->runner) /* what it keeps, unless it is replaced below */
         snprintf(e->runner_has, sizeof e->runner_has, "%s", job->variant ? job->digest : "");
-    if (tforge_worker_call(w, req, timeout_ms, &response, &how, detail, sizeof detail)) {
+    int rc = request ? tforge_rpc_call(reply, w, request, timeout_ms) : TFORGE_ENOMEM;
+    free(request);
+    if (rc) {
         if (w == e->runner)
             e->runner_has[0] = '\0';
         r->status = TFORGE_STATUS_RUNTIME;
         snprintf(r->message, sizeof r->message, "%s", tforge_error_last()->message);
         return NULL;
     }
-    if (how != TFORGE_CALL_OK) {
+    if (reply->call != TFORGE_CALL_OK) {
         count_restart(e);
         if (w == e->runner)
             e->runner_has[0] = '\0';
-        r->status = how == TFORGE_CALL_TIMEOUT ? TFORGE_STATUS_TIMEOUT : TFORGE_STATUS_RUNTIME;
-        snprintf(r->message, sizeof r->message, "the worker %s", detail);
+        r->status = reply->call == TFORGE_CALL_TIMEOUT ? TFORGE_STATUS_TIMEOUT
+                                                       : TFORGE_STATUS_RUNTIME;
+        snprintf(r->message, sizeof r->message, "the worker %.200s", reply->detail);
         return NULL;
     }
     int fatal;
-    cJSON *result = answer(e, r, response, doc, &fatal);
-    free(response);
+    const cJSON *result = answer(e, r, reply, &fatal);
     if (fatal) { /* a lost CUDA context poisons every later launch in that process */
         tforge_worker_kill(w, NULL, 0);
         count_restart(e);
@@ -414,8 +381,10 @@ static compile_entry *compile_of(pool *e, const pool_job *job)
             e->cap_queue = e->cap_queue * 2 + 8;
         }
     }
+    tforge_rpc_candidate candidate = candidate_of(e, job, e->task->tune_shapes[e->o.shape], NULL);
     char *req = c && e->n_queue < e->cap_queue
-                    ? request(e, "compile", job, e->task->tune_shapes[e->o.shape], e->also, NULL)
+                    ? tforge_rpc_compile(&candidate, (const char *const *)e->task->check_shapes,
+                                         e->n_also)
                     : NULL;
     if (!req) {
         free(c);
@@ -470,16 +439,18 @@ static void compiled(pool *e, tforge_worker *w, tforge_call_status how, const ch
         snprintf(r->message, sizeof r->message, "compile worker %s", detail);
         return;
     }
-    cJSON *doc;
+    tforge_rpc_reply reply;
     int fatal;
-    const cJSON *c = answer(e, r, response, &doc, &fatal);
-    static const char *const resources[] = {"registers", "spill_stores", "shared_bytes"};
-    int all = c != NULL;
-    for (int m = 0; m < 3 && all; m++)
-        all = !isnan(number(c, resources[m]));
-    for (int m = 0; m < 3 && all; m++) /* all three or none, as the report shows */
-        tforge_measurement_set_metric(r, resources[m], number(c, resources[m]));
-    cJSON_Delete(doc);
+    tforge_rpc_read(&reply, how, response, detail);
+    tforge_rpc_compiled c = tforge_rpc_compiled_of(&reply);
+    /* all three or none, as the report shows */
+    if (answer(e, r, &reply, &fatal) && !isnan(c.registers) && !isnan(c.spill_stores) &&
+        !isnan(c.shared_bytes)) {
+        tforge_measurement_set_metric(r, "registers", c.registers);
+        tforge_measurement_set_metric(r, "spill_stores", c.spill_stores);
+        tforge_measurement_set_metric(r, "shared_bytes", c.shared_bytes);
+    }
+    tforge_rpc_reply_dispose(&reply);
 }
 
 /* The entry in a worker's slot is compiled (or failed to be): its result, the waiters told, the
@@ -576,13 +547,11 @@ int pool_check(pool *e, const pool_job *job, tforge_measurement *r)
     for (size_t s = 0; s < n; s++) {
         const char *shape = s < e->task->n_check ? e->task->check_shapes[s]
                                                  : e->task->tune_shapes[e->o.shape];
-        char extra[64];
-        snprintf(extra, sizeof extra, "{\"seed\": %llu}", (unsigned long long)++e->checks);
-        char *req = request(e, "run_check", job, shape, extra, e->runner);
-        cJSON *doc = NULL;
-        cJSON *ok = req ? call(e, e->runner, req, job, e->o.check_timeout_ms, r, &doc) : NULL;
-        free(req);
-        cJSON_Delete(doc);
+        tforge_rpc_candidate c = candidate_of(e, job, shape, e->runner);
+        tforge_rpc_reply reply;
+        const cJSON *ok = call(e, e->runner, tforge_rpc_run_check(&c, ++e->checks), job,
+                               e->o.check_timeout_ms, r, &reply);
+        tforge_rpc_reply_dispose(&reply);
         if (!ok)
             return 0;
     }
@@ -591,37 +560,16 @@ int pool_check(pool *e, const pool_job *job, tforge_measurement *r)
 
 void pool_time(pool *e, const pool_job *job, tforge_measurement *r)
 {
-    char *req = request(e, "time", job, e->task->tune_shapes[e->o.shape], NULL, e->runner);
-    cJSON *doc = NULL;
-    const cJSON *t = req ? call(e, e->runner, req, job, e->o.time_timeout_ms, r, &doc) : NULL;
-    if (t) {
-        r->value = r->median_ms = number(t, "median_ms");
-        r->min_ms = number(t, "min_ms");
-        r->spread = number(t, "spread");
-        r->repeats = (uint32_t)number(t, "n");
+    tforge_rpc_candidate c = candidate_of(e, job, e->task->tune_shapes[e->o.shape], e->runner);
+    tforge_rpc_reply reply;
+    if (call(e, e->runner, tforge_rpc_time(&c), job, e->o.time_timeout_ms, r, &reply)) {
+        tforge_rpc_timed t = tforge_rpc_timed_of(&reply);
+        r->value = r->median_ms = t.median_ms;
+        r->min_ms = t.min_ms;
+        r->spread = t.spread;
+        r->repeats = (uint32_t)t.n;
     }
-    free(req);
-    cJSON_Delete(doc);
-}
-
-/* {"counters": bool, "profiler": ID, "options": {KEY: VALUE}} for the profile request. */
-static char *profile_args(const pool *e, int counters)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddBoolToObject(o, "counters", counters);
-    cJSON_AddStringToObject(o, "profiler", e->o.profiler ? e->o.profiler : "cupti");
-    cJSON *options = cJSON_AddObjectToObject(o, "options");
-    for (const char *const *kv = e->o.profiler_options; kv && *kv; kv++) {
-        const char *eq = strchr(*kv, '=');
-        char key[128];
-        if (!eq || (size_t)(eq - *kv) >= sizeof key)
-            continue; /* the caller checked them against the plugin's table */
-        snprintf(key, sizeof key, "%.*s", (int)(eq - *kv), *kv);
-        cJSON_AddStringToObject(options, key, eq + 1);
-    }
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return text;
+    tforge_rpc_reply_dispose(&reply);
 }
 
 /* The worker's answer into `out`: its counters part, then the static metrics. */
@@ -674,13 +622,14 @@ int pool_profile(void *state, const tforge_candidate *candidate,
         return rc;
     counters = counters && e->mode == POOL_CUDA;
     tforge_worker *w = e->runner ? e->runner : e->compilers[0];
-    char *extra = rc == 0 ? profile_args(e, counters) : NULL;
-    char *req = extra ? request(e, "profile", &job, e->task->tune_shapes[e->o.shape], extra, w)
-                      : NULL;
-    cJSON *doc = NULL;
-    const cJSON *answer = req ? call(e, w, req, &job, e->o.time_timeout_ms, &r, &doc) : NULL;
-    free(extra);
-    free(req);
+    tforge_rpc_candidate c = candidate_of(e, &job, e->task->tune_shapes[e->o.shape], w);
+    tforge_rpc_reply reply = {0};
+    const cJSON *answer =
+        rc == 0 ? call(e, w,
+                       tforge_rpc_profile(&c, counters, e->o.profiler ? e->o.profiler : "cupti",
+                                          e->o.profiler_options),
+                       &job, e->o.time_timeout_ms, &r, &reply)
+                : NULL;
     if (rc == 0)
         pool_job_free(&job);
     if (answer) {
@@ -690,7 +639,7 @@ int pool_profile(void *state, const tforge_candidate *candidate,
         snprintf(out->note, sizeof out->note, "the profile failed: %.200s", r.message);
         rc = tforge_profile_add_static(out, tforge_device_h200(), measured, NAN, NAN, NAN, NAN);
     }
-    cJSON_Delete(doc);
+    tforge_rpc_reply_dispose(&reply);
     return rc ? rc : pool_task_error(e);
 }
 

@@ -8,7 +8,7 @@
 #include "forge.h"
 #include "profile.h"
 #include "loop.h"
-#include "request.h"
+#include "rpc.h"
 #include "takehome.h"
 #include "tune_report.h"
 #include "recording.h"
@@ -167,17 +167,15 @@ static void choose_backend(settings *s, const tforge_task *t, int have_gpu, char
 /* Asks a worker for the versions, GPU, driver and clocks: recorded with the run. */
 static char *environment(tforge_worker *w, const settings *s)
 {
-    char *response = NULL, detail[200];
-    tforge_call_status how;
+    tforge_rpc_reply reply;
     cJSON *env = NULL;
-    if (tforge_worker_call(w, "{\"module\": \"tforge_worker\", \"function\": \"environment\"}",
-                           120000, &response, &how, detail, sizeof detail) == 0 &&
-        how == TFORGE_CALL_OK) {
-        cJSON *doc = cJSON_Parse(response);
-        env = cJSON_DetachItemFromObject(doc, "result");
-        cJSON_Delete(doc);
+    char *request = tforge_rpc_environment();
+    if (request && tforge_rpc_call(&reply, w, request, 120000) == 0) {
+        if (reply.result)
+            env = cJSON_Duplicate(reply.result, 1);
+        tforge_rpc_reply_dispose(&reply);
     }
-    free(response);
+    free(request);
     if (!cJSON_IsObject(env)) {
         cJSON_Delete(env);
         env = cJSON_CreateObject();
@@ -474,21 +472,7 @@ static void won_dispose(won *w, size_t n_evals)
 /* The unified diff from the kernel's file to `variant` (the worker's difflib). */
 static char *diff_of(const char *path, const char *variant)
 {
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "path", path);
-    cJSON_AddStringToObject(args, "text", variant);
-    char *json = cJSON_PrintUnformatted(args), *out = NULL;
-    cJSON_Delete(args);
-    char *result = json ? tforge_worker_request(path, "tforge_worker.variants", "unified_diff",
-                                                json, NULL, 60000)
-                        : NULL;
-    cJSON *doc = result ? cJSON_Parse(result) : NULL;
-    if (cJSON_IsString(doc))
-        out = strdup(doc->valuestring);
-    cJSON_Delete(doc);
-    free(result);
-    free(json);
-    return out;
+    return tforge_rpc_fresh_text(path, tforge_rpc_unified_diff(path, variant), NULL, 60000);
 }
 
 static int winner_variant(won *w, tforge_backend *b, const tforge_task *t,

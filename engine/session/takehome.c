@@ -3,7 +3,7 @@
  * imported the way a user's own process imports them. */
 #include "takehome.h"
 
-#include "request.h"
+#include "rpc.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -18,32 +18,10 @@ enum { MAX_REFUSED = 4 }; /* candidates refused before the baseline is named */
 static const char *const interpreting[] = {"TRITON_INTERPRET=1", NULL};
 static const char *const compiling[] = {"TRITON_INTERPRET=0", NULL};
 
-/* `module.function(**args)` in a fresh worker; the parsed result, or NULL with the error set. */
-static cJSON *request(const tforge_takehome *th, const char *what, const char *function,
-                      cJSON *args)
+/* `request` (taken) in a fresh worker; the parsed result, or NULL with the error set. */
+static cJSON *request(const tforge_takehome *th, const char *what, char *request)
 {
-    char *text = cJSON_PrintUnformatted(args);
-    cJSON_Delete(args);
-    if (!text) {
-        tforge_error_set(TFORGE_ENOMEM, "out of memory");
-        return NULL;
-    }
-    char *result = tforge_worker_request(what, "tforge_worker.takehome", function, text,
-                                         th->gpu ? compiling : interpreting, th->timeout_ms);
-    free(text);
-    cJSON *doc = result ? cJSON_Parse(result) : NULL;
-    if (result && !doc)
-        tforge_error_set(TFORGE_ERROR, "%s: the worker's answer is not JSON", what);
-    free(result);
-    return doc;
-}
-
-static cJSON *args_of(const tforge_task *task, const char *config)
-{
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "task", task->path);
-    cJSON_AddItemToObject(args, "config", cJSON_Parse(config));
-    return args;
+    return tforge_rpc_fresh(what, request, th->gpu ? compiling : interpreting, th->timeout_ms);
 }
 
 int tforge_takehome_hook(tforge_takehome *th, const tforge_task *task,
@@ -53,10 +31,8 @@ int tforge_takehome_hook(tforge_takehome *th, const tforge_task *task,
     th->hook = NULL;
     if (o->best < 0)
         return 0;
-    cJSON *args = args_of(task, o->evals[o->best].config);
-    if (variant)
-        cJSON_AddStringToObject(args, "text", variant);
-    cJSON *doc = request(th, "the winner's launch hook", "launch_hook", args);
+    cJSON *doc = request(th, "the winner's launch hook",
+                         tforge_rpc_launch_hook(task->path, o->evals[o->best].config, variant));
     if (!doc)
         return tforge_error_last()->code;
     const cJSON *text = cJSON_GetObjectItemCaseSensitive(doc, "text"),
@@ -125,10 +101,8 @@ int tforge_takehome_verify(tforge_takehome *th, const char *dir, const tforge_ta
         th->first_best = o->best;
     }
     const tforge_loop_eval *e = &o->evals[o->best];
-    cJSON *args = args_of(task, e->config);
-    cJSON_AddStringToObject(args, "out", dir);
-    cJSON_AddItemToObject(args, "shape", cJSON_Parse(task->check_shapes[0]));
-    cJSON *verdict = request(th, "the take-home files", "verify", args);
+    cJSON *verdict = request(th, "the take-home files",
+                             tforge_rpc_verify(dir, task->path, e->config, task->check_shapes[0]));
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(verdict, "status"),
                 *message = cJSON_GetObjectItemCaseSensitive(verdict, "message"),
                 *dropped = cJSON_GetObjectItemCaseSensitive(verdict, "dropped");

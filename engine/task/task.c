@@ -2,6 +2,7 @@
 
 #include "file.h"
 #include "knob.h"
+#include "rpc.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
 
@@ -181,37 +182,32 @@ static int build_space(tforge_task *t, const cJSON *space)
 
 int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path, int timeout_ms)
 {
-    cJSON *request = cJSON_CreateObject(), *args = cJSON_AddObjectToObject(request, "args");
-    cJSON_AddStringToObject(request, "module", "tforge_worker");
-    cJSON_AddStringToObject(request, "function", "load_task");
-    cJSON_AddStringToObject(args, "path", path);
-    char *text = cJSON_PrintUnformatted(request), *response = NULL, detail[256] = "";
-    cJSON_Delete(request);
-    cJSON *doc = NULL;
+    char *request = tforge_rpc_load_task(path);
+    tforge_rpc_reply reply = {0};
     tforge_task *t = calloc(1, sizeof *t);
-    tforge_call_status status;
-    int rc = text && t ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", path);
+    int rc = request ? 0 : tforge_error_last()->code;
+    if (!rc && !t)
+        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", path);
     if (!rc)
-        rc = tforge_worker_call(worker, text, timeout_ms, &response, &status, detail,
-                                sizeof detail);
-    if (!rc && status != TFORGE_CALL_OK)
+        rc = tforge_rpc_call(&reply, worker, request, timeout_ms);
+    if (!rc && reply.call != TFORGE_CALL_OK)
         rc = tforge_error_set(TFORGE_EINPUT, "%s: the worker loading it %s (the task or its "
-                              "kernel file hangs or crashes at import)", path, detail);
-    if (!rc && !(doc = cJSON_Parse(response)))
+                              "kernel file hangs or crashes at import)", path, reply.detail);
+    if (!rc && !reply.doc)
         rc = tforge_error_set(TFORGE_ERROR, "%s: the worker's answer is not JSON", path);
     if (rc)
         goto cleanup;
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"))) {
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
-        const char *msg = cJSON_IsString(e) ? e->valuestring : "?";
+    if (reply.kind) {
         /* TaskError lists every bad field, each naming the file; anything else raised while
          * loading the task is the task's too (its files, their imports), named here */
-        int listed = strncmp(msg, "TaskError: ", 11) == 0;
-        rc = listed ? tforge_error_set(TFORGE_EINPUT, "%s", msg + 11)
-                    : tforge_error_set(TFORGE_EINPUT, "%s: loading it failed: %s", path, msg);
+        char raised[2048];
+        rc = tforge_rpc_raised(&reply, "TaskError")
+                 ? tforge_error_set(TFORGE_EINPUT, "%s", reply.error)
+                 : tforge_error_set(TFORGE_EINPUT, "%s: loading it failed: %s", path,
+                                    tforge_rpc_error_text(&reply, raised, sizeof raised));
         goto cleanup;
     }
-    const cJSON *task = cJSON_GetObjectItemCaseSensitive(doc, "result");
+    const cJSON *task = reply.result;
     const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(task, "shapes");
     t->path = string_field(task, "id");
     t->kernel = string_field(task, "kernel");
@@ -257,9 +253,8 @@ int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
     *out = t;
     t = NULL;
 cleanup:
-    cJSON_Delete(doc);
-    free(response);
-    free(text);
+    tforge_rpc_reply_dispose(&reply);
+    free(request);
     tforge_task_free(t);
     return rc;
 }

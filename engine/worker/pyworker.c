@@ -235,7 +235,8 @@ static int start_python(void)
     return 0;
 }
 
-/* The dispatcher is Python, defined once: it turns any exception into an error response. */
+/* The dispatcher is Python, defined once: it turns any exception into an error response, its
+ * class's name (the error's kind, "TaskError") and its message two fields. */
 static const char dispatcher_source[] =
     "import importlib, json, traceback\n"
     "def dispatch(text):\n"
@@ -245,7 +246,7 @@ static const char dispatcher_source[] =
     "        result = getattr(module, request['function'])(**request.get('args', {}))\n"
     "        return json.dumps({'ok': True, 'result': result}, allow_nan=True)\n"
     "    except BaseException as e:\n"
-    "        return json.dumps({'ok': False, 'error': f'{type(e).__name__}: {e}',\n"
+    "        return json.dumps({'ok': False, 'kind': type(e).__name__, 'error': str(e),\n"
     "                           'traceback': traceback.format_exc()})\n";
 
 int tforge_worker_child_main(void)

@@ -7,7 +7,9 @@
  * TFORGE_WORKER_PRELOAD (comma-separated) are imported; call timeouts count from then.
  * Protocol: each message is a frame, a 4-byte little-endian length then that many bytes of JSON.
  * Request  {"module": "tforge_worker", "function": "run_check", "args": {...}}
- * Response {"ok": true, "result": ...} or {"ok": false, "error": "...", "traceback": "..."}. */
+ * Response {"ok": true, "result": ...} or {"ok": false, "kind": "TaskError", "error": "...",
+ * "traceback": "..."}: what was raised, its class's name and its message apart. rpc.h writes the
+ * engine's requests and reads their responses. */
 #ifndef TFORGE_ENGINE_WORKER_H
 #define TFORGE_ENGINE_WORKER_H
 

@@ -9,7 +9,9 @@ Entry points (plain functions over JSON-able values, for the C engine):
     takehome.launch_hook(task, config, text) -> {text, at}: best_variant.py's launch hook
     takehome.verify(out, task, config, shape) -> {status, message, dropped}: the take-home
         files in `out` imported and launched as the user does, in a fresh process
-`task` is the dict load_task returned (or the task file's path).
+`task` is the dict load_task returned (or the task file's path). An exception an entry point
+raises reaches the engine as its class's name (the response's `kind`, "TaskError") and its
+message (`error`), two fields.
 """
 
 from .task import TaskError
@@ -19,5 +21,24 @@ from .bench import time
 from .build import compile
 from .profiling import profile
 
-__all__ = ["TaskError", "LoadError", "environment", "load_task", "make_inputs", "run_check", "time",
-           "compile", "profile"]
+# Every function the engine calls, as "module.function"; engine/worker/rpc.c has one C function
+# for each (tests/engine/rpc.c checks that the two sides name the same ones and fields).
+ENTRY_POINTS = (
+    "tforge_worker.load_task",
+    "tforge_worker.environment",
+    "tforge_worker.compile",
+    "tforge_worker.run_check",
+    "tforge_worker.time",
+    "tforge_worker.profile",
+    "tforge_worker.worker.device",
+    "tforge_worker.worker.check_task",
+    "tforge_worker.analyze.analyze",
+    "tforge_worker.capture.capture",
+    "tforge_worker.capture.init",
+    "tforge_worker.variants.unified_diff",
+    "tforge_worker.takehome.launch_hook",
+    "tforge_worker.takehome.verify",
+)
+
+__all__ = ["ENTRY_POINTS", "TaskError", "LoadError", "environment", "load_task", "make_inputs",
+           "run_check", "time", "compile", "profile"]

@@ -22,9 +22,8 @@ import time as _time
 
 import torch
 
-from . import variants
 from .task import TaskError
-from .worker import bind, classify, get, make_inputs
+from .worker import bind, classify, get, make_inputs, taking_variant
 
 _FLUSH_BYTES = 256 << 20
 _buffers = {}
@@ -160,7 +159,7 @@ def measure(run, restore=None, warmup_ms=25.0, rep_ms=100.0, min_repeats=10,
     return out
 
 
-@variants.taking_variant
+@taking_variant
 def time(task, config, shape, seed=0, warmup_ms=25.0, rep_ms=100.0, min_repeats=10,
          max_repeats=1000, flush_l2=True, samples=False):
     """Time `config` on `shape` (measure()). Returns {status: ok|unsupported|compile|runtime,

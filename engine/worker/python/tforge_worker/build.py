@@ -25,8 +25,9 @@ from triton.runtime.jit import JITFunction, create_function_from_signature
 
 from . import variants
 from .task import TaskError
-from .worker import (_make_tensor, _size, classify, get, hooked_runs, laid_out, launch,
-                     make_inputs)
+from .kernels import hooked_runs
+from .worker import (_make_tensor, _size, classify, get, laid_out, launch, make_inputs,
+                     taking_variant)
 
 # Shared memory a block may use (opt-in maximum), by compute capability: checked when no GPU is
 # there to check it, as Triton's loader would.
@@ -160,7 +161,7 @@ def _compile_inputs(loaded, shape, dev):
     return made
 
 
-@variants.taking_variant
+@taking_variant
 def compile(task, config, shape, target=None, also=()):
     """Compile `config` for `shape` without running it. Returns {status: ok|compile|runtime,
     message, kernel, target, registers, spill_stores, spill_loads, stack_bytes, shared_bytes,

@@ -12,10 +12,11 @@ import math
 
 import torch
 
-from . import bench, variants
+from . import bench
+from .kernels import hooked_runs, is_task_kernel
 from .task import TaskError, cost_at
-from .worker import (DEFAULT_NUM_WARPS, _Stop, bind, classify, get, hooked_runs, is_task_kernel,
-                     kernel_params, launch, make_inputs)
+from .worker import (DEFAULT_NUM_WARPS, _Stop, bind, classify, get, kernel_params, launch,
+                     make_inputs, taking_variant)
 
 _DEVICE_FIELDS = ("name", "major", "minor", "multi_processor_count", "regs_per_multiprocessor",
                   "shared_memory_per_multiprocessor", "shared_memory_per_block_optin",
@@ -94,7 +95,7 @@ def _counters(loaded, inputs, pristine, config, shape, profiler, options):
     return _tforge_profiler.collect()
 
 
-@variants.taking_variant
+@taking_variant
 def profile(task, config, shape, seed=0, counters=True, profiler="cupti", options=None):
     """Profile `config` at `shape`. Returns {status, message, fatal, counters: ok|refused|failed|
     none, note, metrics, grid_blocks, num_warps, bytes, flops, device (torch's properties; only

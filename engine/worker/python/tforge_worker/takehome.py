@@ -23,9 +23,10 @@ import sys
 
 from . import loader, standin
 from .task import LAUNCH_OPTIONS, TaskError, python_names
-from .worker import (_GRID_NAMES, JIT_CLASSES, _arguments, _evaluate, _launch_code, _launch_env,
+from .kernels import JIT_CLASSES, unwrap
+from .worker import (_GRID_NAMES, _arguments, _evaluate, _launch_code, _launch_env,
                      call_arguments, calling, classify, expected_outputs, get, judged,
-                     kernel_params, make_inputs, outputs_of, unwrap)
+                     kernel_params, make_inputs, outputs_of)
 
 _HOOK = '''
 

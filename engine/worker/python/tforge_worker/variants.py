@@ -13,11 +13,11 @@ grid)`, the launch itself, with the arguments and grid it chose.
 
 import contextlib
 import difflib
-import functools
 import hashlib
 import os
 
 from . import loader
+from .kernels import JIT_CLASSES, hooked_runs, is_task_kernel, unwrap
 
 
 def unified_diff(path, text):
@@ -32,7 +32,6 @@ def unified_diff(path, text):
 def _kernel_of(loaded, text, digest=None):
     """The variant's jit function of the task's kernel name, loaded once per variant: known by
     the engine's digest of its text (else by a hash of it here)."""
-    from .worker import unwrap
     cache = loaded.cache.setdefault("variants", {})
     if digest is None:
         digest = hashlib.sha1(text.encode()).hexdigest()
@@ -78,7 +77,6 @@ _active = []  # (loaded, variant kernel) while active() holds
 def swap(fn):
     """The variant's kernel when `fn` is the task's kernel and a variant is active, else fn (for
     hooks that replace a launch instead of passing it on, such as compile-only)."""
-    from .worker import is_task_kernel
     for loaded, variant in _active:
         if fn is not variant and is_task_kernel(loaded, fn):
             return variant
@@ -112,7 +110,6 @@ def active(loaded, text, digest=None):
     if text is None:
         yield
         return
-    from .worker import JIT_CLASSES, hooked_runs
     variant = _kernel_of(loaded, text, digest)
 
     def make(cls, original):
@@ -129,22 +126,3 @@ def active(loaded, text, digest=None):
             yield
     finally:
         _active.remove((loaded, variant))
-
-
-def taking_variant(request):
-    """`request(task, config, shape, ...)` gains `variant=None` and `digest=None`: the kernel
-    file's rewritten text and the engine's digest of it (the digest alone for a variant this
-    worker was sent before), active while the request runs. A variant that does not load is a
-    failed compile."""
-    @functools.wraps(request)
-    def run(task, config, shape, *args, variant=None, digest=None, **kwargs):
-        from .worker import get
-        if variant is None and digest is None:
-            return request(task, config, shape, *args, **kwargs)
-        try:
-            text = source_of(variant, digest)
-            with active(get(task), text, digest):
-                return request(task, config, shape, *args, **kwargs)
-        except VariantError as e:
-            return {"status": "compile", "fatal": False, "message": str(e)}
-    return run

@@ -8,6 +8,7 @@ exception means the task itself (or the caller) is wrong.
 import builtins
 import contextlib
 import copy
+import functools
 import inspect
 import math
 import os
@@ -20,10 +21,10 @@ import triton.language as tl
 from triton.compiler.errors import CompilationError
 from triton.runtime.autotuner import Autotuner, Config, Heuristics
 from triton.runtime.errors import OutOfResources, PTXASError
-from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import KernelInterface
 
 from . import loader, standin, variants
+from .kernels import JIT_CLASSES, code_file, hooked_runs, is_task_kernel, layers, unwrap
 from .gaps import describe as interpreter_gap, interpreter_warnings
 from .task import (LAUNCH_OPTIONS, Problems, TaskError, check_config, eval_expression,
                    python_names, read, substitute)
@@ -34,7 +35,6 @@ DEFAULT_NUM_STAGES = 3
 _MESSAGE_LIMIT = 4000
 _GRID_NAMES = {"triton", "tl", "torch", "math", "cdiv"} | set(dir(builtins))
 
-JIT_CLASSES = (triton.runtime.JITFunction, InterpretedFunction)  # their run launches a kernel
 _tasks = {}  # task id (absolute path of task.json) -> _Loaded
 
 
@@ -56,25 +56,8 @@ class _Loaded:
     @property
     def analysis_path(self):
         """The file that defines the kernel (what a variant replaces)."""
-        name = _code_file(self.kernel)
+        name = code_file(self.kernel)
         return name if name and os.path.isfile(name) else self.spec["source"]
-
-
-def layers(kernel):
-    """The wrappers of a kernel from the outermost in, the @triton.jit function last:
-    @triton.autotune, @triton.heuristics, and any other triton.KernelInterface that keeps what
-    it wraps in `.fn` (a library's launch cache such as FlagGems' @libentry())."""
-    out = [kernel]
-    while not isinstance(kernel, JIT_CLASSES) and isinstance(kernel, KernelInterface) and \
-            isinstance(getattr(kernel, "fn", None), KernelInterface) and len(out) < 64:
-        kernel = kernel.fn
-        out.append(kernel)
-    return out
-
-
-def unwrap(kernel):
-    """The @triton.jit function under its wrappers (`layers`)."""
-    return layers(kernel)[-1]
 
 
 def library_wrappers(kernel):
@@ -361,13 +344,6 @@ def kernel_analysis(loaded):
     return loaded.cache["analysis"]
 
 
-def is_task_kernel(loaded, obj):
-    """Whether `obj` (a jit function or a wrapper of one) is the task's kernel: its name and
-    file, so that another import of the same module counts too."""
-    return getattr(unwrap(obj), "__name__", None) == loaded.base.__name__ and \
-        _code_file(obj) == _code_file(loaded.kernel)
-
-
 def _inferred_space(loaded, shape, baseline):
     """The static analysis's space around the baseline at `shape` (for a task without one)."""
     from . import analyze
@@ -600,29 +576,6 @@ def _arguments(loaded, env):
     kwargs = {k: _evaluate(spec, f"launch.kwargs.{k}", launch_spec["kwargs"][k], c, env)
               for k, c in kwarg_codes.items()}
     return args, kwargs
-
-
-@contextlib.contextmanager
-def hooked_runs(make, classes=None):
-    """Within it, `cls.run` of each class (default: compiled and interpreted jit functions) is
-    make(cls, original): every launch of every kernel, whichever module holds it, goes through
-    it. Put back on exit."""
-    saved = [(cls, cls.__dict__["run"]) for cls in classes or JIT_CLASSES]
-    for cls, original in saved:
-        cls.run = make(cls, original)
-    try:
-        yield
-    finally:
-        for cls, original in saved:
-            cls.run = original
-
-
-def _code_file(kernel):
-    """The real path of the file defining the kernel (one file however its path was spelt when
-    it was imported), or None."""
-    fn = getattr(unwrap(kernel), "fn", None)
-    path = getattr(getattr(fn, "__code__", None), "co_filename", None)
-    return os.path.realpath(path) if path else None
 
 
 def placed(names, args, kwargs, values):
@@ -1137,7 +1090,25 @@ def judged(loaded, actual, expected):
     return result
 
 
-@variants.taking_variant
+def taking_variant(request):
+    """`request(task, config, shape, ...)` gains `variant=None` and `digest=None`: the kernel
+    file's rewritten text and the engine's digest of it (the digest alone for a variant this
+    worker was sent before), active while the request runs. A variant that does not load is a
+    failed compile."""
+    @functools.wraps(request)
+    def run(task, config, shape, *args, variant=None, digest=None, **kwargs):
+        if variant is None and digest is None:
+            return request(task, config, shape, *args, **kwargs)
+        try:
+            text = variants.source_of(variant, digest)
+            with variants.active(get(task), text, digest):
+                return request(task, config, shape, *args, **kwargs)
+        except variants.VariantError as e:
+            return {"status": "compile", "fatal": False, "message": str(e)}
+    return run
+
+
+@taking_variant
 def run_check(task, config, shape, seed=0):
     """Run `config` once on fresh inputs for `shape` and compare with the reference.
     Returns {status: ok|wrong|runtime|compile|unsupported, message, max_abs_err: {output: x},
