@@ -25,7 +25,7 @@ enum { CLIMBS = POOL_STARTS + LEADERS };
 #define POOL_LEADERS 8
 
 typedef struct bo_state {
-    strat_base base;
+    tforge_sdk_strat_base base;
     /* options */
     int acquisition, kernel_type, ordinal, output, warping;
     double initial, unchanged_tail, refit_every, kappa, prior_beta, pool, fit_max, memory_mb,
@@ -64,12 +64,13 @@ typedef struct bo_state {
     uint32_t *pending;
 } bo_state;
 
-static int bo_error(const bo_state *s, int code, const char *format, ...) STRAT_PRINTF(3, 4);
+static int bo_error(const bo_state *s, int code, const char *format,
+                    ...) TFORGE_SDK_STRAT_PRINTF(3, 4);
 static int bo_error(const bo_state *s, int code, const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
-    code = strat_verror(s->base.host, "bo", code, format, ap);
+    code = tforge_sdk_strat_verror(s->base.host, "bo", code, format, ap);
     va_end(ap);
     return code;
 }
@@ -101,7 +102,7 @@ static void bo_destroy(void *state)
     free(s->nb_var);
     free(s->z_ok);
     free(s->pending);
-    strat_destroy(&s->base);
+    tforge_sdk_strat_destroy(&s->base);
 }
 
 /* ---- options ---- */
@@ -162,7 +163,7 @@ static int parse_options(bo_state *s, const tforge_options_view *options)
         &s->initial,    &s->unchanged_tail, &s->refit_every, &s->kappa, &s->prior_beta, &s->pool,
         &s->fit_max,    &s->memory_mb, &s->restarts,    &s->feasible_min, &s->floor,
         &s->hamming,    &s->augmented, &s->neighbour,   &s->neighbour_ls, &s->knobs_first};
-    int rc = strat_parse_options(&s->base, options, bo_options, N_OPTIONS, targets);
+    int rc = tforge_sdk_strat_parse_options(&s->base, options, bo_options, N_OPTIONS, targets);
     for (int c = 0; c < N_CHOICES; c++)
         *choices[c] = (int)picked[c];
     return rc;
@@ -205,11 +206,11 @@ static int held(const bo_state *s, const tforge_level *point)
 static int bo_create(void **state, const tforge_host *host,
                      const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(bo_state), "bo", host, input);
+    int rc = tforge_sdk_strat_create(state, sizeof(bo_state), "bo", host, input);
     if (rc)
         return rc;
     bo_state *s = *state;
-    strat_base *b = &s->base;
+    tforge_sdk_strat_base *b = &s->base;
     s->initial = -1; /* automatic; every other default is in the published table */
     if ((rc = parse_options(s, options)))
         goto fail;
@@ -220,7 +221,7 @@ static int bo_create(void **state, const tforge_host *host,
         tforge_gp_feasibility_init(&s->feas, b->dims, b->levels))
         goto nomem;
     tforge_gp_init(&s->gp, &s->kernel);
-    size_t gathered = (size_t)CLIMBS * strat_move_count(b, 1);
+    size_t gathered = (size_t)CLIMBS * tforge_sdk_strat_move_count(b, 1);
     s->theta = malloc(tforge_gp_theta_size(&s->kernel) * sizeof *s->theta);
     s->nb = malloc(gathered * b->dims * sizeof *s->nb + 1);
     s->nb_mean = malloc(gathered * sizeof *s->nb_mean + 1);
@@ -263,18 +264,18 @@ static double encoded_distance(const tforge_gp_kernel *k, const tforge_level *a,
  * nearest there can be) and 256 drawn ones. 1 when found. */
 static int snap(bo_state *s, tforge_level *point, uint32_t n)
 {
-    strat_base *b = &s->base;
+    tforge_sdk_strat_base *b = &s->base;
     const tforge_space_view *v = b->space;
     tforge_level *best = s->best_nb, *x = s->nb;
     double best_d = INFINITY;
     int all = b->count && b->count <= 1000000;
-    uint32_t moves = all ? 0 : strat_move_count(b, 1);
+    uint32_t moves = all ? 0 : tforge_sdk_strat_move_count(b, 1);
     uint64_t tries = all ? b->count : moves + 256;
     for (uint64_t t = 0; t < tries; t++) {
         if (all)
             v->point(b->context, t, x);
         else if (t < moves) {
-            if (!strat_move(b, point, 1, (uint32_t)t, x))
+            if (!tforge_sdk_strat_move(b, point, 1, (uint32_t)t, x))
                 continue;
         } else if (v->sample(b->context, &b->rng, x) < 0) {
             break;
@@ -284,7 +285,7 @@ static int snap(bo_state *s, tforge_level *point, uint32_t n)
         if (changes_tail(s, x)) /* the design holds it */
             continue;
         double dist = encoded_distance(&s->kernel, point, x);
-        if (dist >= best_d || strat_find(&b->archive, x) != STRAT_NONE)
+        if (dist >= best_d || tforge_sdk_strat_find(&b->archive, x) != TFORGE_SDK_STRAT_NONE)
             continue;
         int repeated = 0;
         for (uint32_t i = 0; i < n && !repeated; i++)
@@ -301,7 +302,7 @@ static int snap(bo_state *s, tforge_level *point, uint32_t n)
 
 static int make_design(bo_state *s)
 {
-    strat_base *b = &s->base;
+    tforge_sdk_strat_base *b = &s->base;
     uint32_t want = s->initial > b->archive.n ? (uint32_t)s->initial - b->archive.n : 0;
     s->started = 1;
     if (want == 0)
@@ -335,7 +336,9 @@ static int make_design(bo_state *s)
     free(perm);
     for (uint32_t i = 0; i < want; i++) {
         tforge_level *p = s->design + (size_t)i * b->dims;
-        int fine = b->space->is_valid(b->context, p) && strat_find(&b->archive, p) == STRAT_NONE;
+        int fine = b->space->is_valid(b->context, p) && tforge_sdk_strat_find(
+            &b->archive,
+            p) == TFORGE_SDK_STRAT_NONE;
         for (uint32_t j = 0; j < s->n_design && fine; j++)
             fine = memcmp(s->design + (size_t)j * b->dims, p, b->dims * sizeof *p) != 0;
         if (!fine && !snap(s, p, s->n_design))
@@ -390,8 +393,8 @@ static uint32_t leaders(const bo_state *s, uint32_t k, uint32_t *ids)
  * neighbours of the best points. */
 static int build_pool(bo_state *s)
 {
-    strat_base *b = &s->base;
-    size_t want = (size_t)s->pool, n = 0, moves = strat_move_count(b, 1);
+    tforge_sdk_strat_base *b = &s->base;
+    size_t want = (size_t)s->pool, n = 0, moves = tforge_sdk_strat_move_count(b, 1);
     tforge_level *points = malloc((want + POOL_LEADERS * moves) * b->dims * sizeof *points);
     uint32_t *perm = malloc(want * sizeof *perm);
     if (!points || !perm) {
@@ -434,16 +437,17 @@ static int build_pool(bo_state *s)
             if (valid && held(s, p))
                 valid = unchanged(s, p);
         }
-        n += valid && strat_find(&b->archive, p) == STRAT_NONE;
+        n += valid && tforge_sdk_strat_find(&b->archive, p) == TFORGE_SDK_STRAT_NONE;
     }
     /* The neighbours of the best OK points, best first. */
-    const strat_archive *a = &b->archive;
+    const tforge_sdk_strat_archive *a = &b->archive;
     uint32_t top[POOL_LEADERS], n_top = leaders(s, POOL_LEADERS, top);
     for (uint32_t t = 0; t < n_top; t++)
         for (uint32_t m = 0; m < moves; m++)
-            if (strat_move(b, strat_point(a, top[t]), 1, m, points + n * b->dims) &&
+            if (tforge_sdk_strat_move(b, tforge_sdk_strat_point(a, top[t]), 1, m,
+                                      points + n * b->dims) &&
                 !held(s, points + n * b->dims) &&
-                strat_find(a, points + n * b->dims) == STRAT_NONE)
+                tforge_sdk_strat_find(a, points + n * b->dims) == TFORGE_SDK_STRAT_NONE)
                 n++;
     int rc = set_candidates(s, points, n);
     free(points);
@@ -507,8 +511,8 @@ static int compare_doubles(const void *a, const void *b)
  * outgrows memory, and the factorisation. */
 static int refit(bo_state *s)
 {
-    strat_base *b = &s->base;
-    const strat_archive *a = &b->archive;
+    tforge_sdk_strat_base *b = &s->base;
+    const tforge_sdk_strat_archive *a = &b->archive;
     uint32_t n = s->n_ok, dims = b->dims;
     double *scratch = s->z_ok + n; /* n free doubles */
     s->tail_width = 0;
@@ -530,7 +534,8 @@ static int refit(bo_state *s)
     s->log_scale = var > 1e-18 ? sqrt(var) : 1.0;
     s->best_z = INFINITY;
     for (uint32_t i = 0; i < n; i++) {
-        memcpy(s->x_ok + (size_t)i * dims, strat_point(a, s->ok[i]), dims * sizeof *s->x_ok);
+        memcpy(s->x_ok + (size_t)i * dims, tforge_sdk_strat_point(a, s->ok[i]),
+               dims * sizeof *s->x_ok);
         s->z_ok[i] = standardised(s, s->ok[i]);
         if (s->z_ok[i] < s->best_z)
             s->best_z = s->z_ok[i];
@@ -624,7 +629,7 @@ static int refit(bo_state *s)
         if (rc)
             return rc;
         for (uint32_t id = 0; id < a->n; id++)
-            s->seen[b->space->index_of(b->context, strat_point(a, id))] = 1;
+            s->seen[b->space->index_of(b->context, tforge_sdk_strat_point(a, id))] = 1;
     }
     s->pooled = !whole;
     /* A matrix that is not positive definite (rounding) gets more noise. */
@@ -641,15 +646,16 @@ static int refit(bo_state *s)
 /* Brings the models up to date with what was told since the last ask. */
 static int update(bo_state *s)
 {
-    const strat_archive *a = &s->base.archive;
+    const tforge_sdk_strat_archive *a = &s->base.archive;
     uint32_t first_ok = s->n_ok;
     for (; s->n_processed < s->n_told; s->n_processed++) {
         uint32_t i = s->n_processed, id = s->told[i];
-        if (a->states[id] == STRAT_OK) {
+        if (a->states[id] == TFORGE_SDK_STRAT_OK) {
             s->spread_ok[s->n_ok] = s->spread_told[i];
             s->ok[s->n_ok++] = id;
         }
-        tforge_gp_feasibility_add(&s->feas, strat_point(a, id), a->states[id] == STRAT_OK);
+        tforge_gp_feasibility_add(&s->feas, tforge_sdk_strat_point(a, id),
+                                  a->states[id] == TFORGE_SDK_STRAT_OK);
     }
     if (s->n_ok == 0)
         return 0;
@@ -659,7 +665,7 @@ static int update(bo_state *s)
         return refit(s);
     for (uint32_t i = first_ok; i < s->n_ok; i++) {
         double z = standardised(s, s->ok[i]);
-        int rc = tforge_gp_append(&s->gp, strat_point(a, s->ok[i]), z);
+        int rc = tforge_gp_append(&s->gp, tforge_sdk_strat_point(a, s->ok[i]), z);
         if (rc)
             return bo_error(s, rc, "out of memory adding observation %u", i);
         if (z < s->best_z)
@@ -719,7 +725,7 @@ static uint64_t candidate_index(const bo_state *s, size_t j)
 {
     if (!s->pooled)
         return j;
-    const strat_base *b = &s->base;
+    const tforge_sdk_strat_base *b = &s->base;
     return b->count ? b->space->index_of(b->context, s->gp.c + j * b->dims) : TFORGE_NO_INDEX;
 }
 
@@ -728,12 +734,12 @@ static uint64_t candidate_index(const bo_state *s, size_t j)
  * dimensions whose lengthscale is at most neighbour_ls. Returns the new count. */
 static uint32_t gather(bo_state *s, const tforge_level *from, int relevant, uint32_t m)
 {
-    strat_base *b = &s->base;
-    uint32_t moves = strat_move_count(b, 1);
+    tforge_sdk_strat_base *b = &s->base;
+    uint32_t moves = tforge_sdk_strat_move_count(b, 1);
     for (uint32_t i = 0; i < moves; i++) {
         tforge_level *p = s->nb + (size_t)m * b->dims;
-        if (!strat_move(b, from, 1, i, p) || held(s, p) ||
-            strat_find(&b->archive, p) != STRAT_NONE)
+        if (!tforge_sdk_strat_move(b, from, 1, i, p) || held(s, p) ||
+            tforge_sdk_strat_find(&b->archive, p) != TFORGE_SDK_STRAT_NONE)
             continue;
         uint32_t d = 0;
         while (p[d] == from[d])
@@ -756,7 +762,7 @@ static void predict_gathered(bo_state *s, uint32_t m)
  * position, or UINT32_MAX (and -inf) when there is none. */
 static uint32_t best_gathered(const bo_state *s, uint32_t first, uint32_t last, double *best_v)
 {
-    const strat_base *b = &s->base;
+    const tforge_sdk_strat_base *b = &s->base;
     uint32_t best = UINT32_MAX;
     *best_v = -INFINITY;
     for (uint32_t j = first; j < last; j++) {
@@ -792,7 +798,7 @@ static int on_path(bo_state *s, const tforge_level *point)
 static int local_search(bo_state *s, const size_t *top, const double *top_v, uint32_t n_top,
                         tforge_level *out, double *best_v)
 {
-    strat_base *b = &s->base;
+    tforge_sdk_strat_base *b = &s->base;
     size_t size = b->dims * sizeof *out;
     uint32_t ids[LEADERS], n_leaders = leaders(s, LEADERS, ids), n = 0, first[CLIMBS + 1];
     tforge_level *at = s->at; /* where each climb is */
@@ -801,7 +807,7 @@ static int local_search(bo_state *s, const size_t *top, const double *top_v, uin
     s->n_path = 0;
     for (uint32_t i = 0; i < n_top + n_leaders; i++) {
         const tforge_level *from = i < n_top ? s->gp.c + top[i] * b->dims
-                                             : strat_point(&b->archive, ids[i - n_top]);
+                                             : tforge_sdk_strat_point(&b->archive, ids[i - n_top]);
         if (i < n_top && on_path(s, from))
             continue;
         memcpy(at + (size_t)n * b->dims, from, size);
@@ -845,7 +851,7 @@ static int local_search(bo_state *s, const size_t *top, const double *top_v, uin
  * when that one's log acquisition is within `neighbour` of it. 0 when nothing is left unseen. */
 static int choose(bo_state *s, tforge_level *out)
 {
-    strat_base *b = &s->base;
+    tforge_sdk_strat_base *b = &s->base;
     const tforge_gp *gp = &s->gp;
     uint32_t want = s->pooled ? POOL_STARTS : 1, n_top = 0;
     size_t top[POOL_STARTS];
@@ -858,7 +864,7 @@ static int choose(bo_state *s, tforge_level *out)
                          s->log_prior ? candidate_index(s, j) : TFORGE_NO_INDEX);
         if (n_top == want && v <= top_v[n_top - 1])
             continue;
-        if (strat_find(&b->archive, gp->c + j * b->dims) != STRAT_NONE) {
+        if (tforge_sdk_strat_find(&b->archive, gp->c + j * b->dims) != TFORGE_SDK_STRAT_NONE) {
             s->seen[j] = 1; /* proposed since the candidates were set */
             continue;
         }
@@ -880,7 +886,7 @@ static int choose(bo_state *s, tforge_level *out)
         return 0;
     uint32_t best;
     if (s->neighbour > 0 && leaders(s, 1, &best)) {
-        uint32_t m = gather(s, strat_point(&b->archive, best), 1, 0);
+        uint32_t m = gather(s, tforge_sdk_strat_point(&b->archive, best), 1, 0);
         predict_gathered(s, m);
         double v;
         uint32_t j = best_gathered(s, 0, m, &v);
@@ -904,24 +910,24 @@ static void mark_seen(bo_state *s, const tforge_level *point)
  * next choice looks elsewhere; the model is rolled back afterwards. */
 static int propose(bo_state *s, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
-    strat_base *b = &s->base;
-    const strat_archive *a = &b->archive;
+    tforge_sdk_strat_base *b = &s->base;
+    const tforge_sdk_strat_archive *a = &b->archive;
     int rc = 0;
     double mean, var;
     tforge_gp_mark(&s->gp);
     for (uint32_t id = 0; id < a->n && rc == 0; id++)
-        if (a->states[id] == STRAT_PENDING) {
-            tforge_gp_predict(&s->gp, strat_point(a, id), &mean, &var);
-            if ((rc = tforge_gp_append(&s->gp, strat_point(a, id), mean)))
+        if (a->states[id] == TFORGE_SDK_STRAT_PENDING) {
+            tforge_gp_predict(&s->gp, tforge_sdk_strat_point(a, id), &mean, &var);
+            if ((rc = tforge_gp_append(&s->gp, tforge_sdk_strat_point(a, id), mean)))
                 rc = bo_error(s, rc, "out of memory for pending points");
         }
     while (rc == 0 && !b->done && *n_out < q) {
         tforge_level *p = out + (size_t)*n_out * b->dims;
         if (!choose(s, p)) {
-            rc = strat_propose_fresh(b, out, n_out, 0);
+            rc = tforge_sdk_strat_propose_fresh(b, out, n_out, 0);
             continue;
         }
-        if ((rc = strat_propose(b, p, out, n_out, NULL)))
+        if ((rc = tforge_sdk_strat_propose(b, p, out, n_out, NULL)))
             break;
         mark_seen(s, p);
         if (*n_out < q) {
@@ -937,16 +943,16 @@ static int propose(bo_state *s, uint32_t q, tforge_level *out, uint32_t *n_out)
 static int bo_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
     bo_state *s = state;
-    strat_base *b = &s->base;
-    int rc = strat_begin_ask(b, q, out, n_out);
+    tforge_sdk_strat_base *b = &s->base;
+    int rc = tforge_sdk_strat_begin_ask(b, q, out, n_out);
     if (rc == 0 && !s->started)
         rc = make_design(s);
     if (rc == 0)
         rc = update(s);
     while (rc == 0 && !b->done && *n_out < q && s->next_design < s->n_design) {
         const tforge_level *p = s->design + (size_t)s->next_design++ * b->dims;
-        if (strat_find(&b->archive, p) == STRAT_NONE && (rc = strat_propose(b, p, out, n_out,
-                                                                            NULL)) == 0)
+        if (tforge_sdk_strat_find(&b->archive, p) == TFORGE_SDK_STRAT_NONE &&
+            (rc = tforge_sdk_strat_propose(b, p, out, n_out, NULL)) == 0)
             mark_seen(s, p);
     }
     if (rc == 0 && !b->done && *n_out < q) {
@@ -954,9 +960,9 @@ static int bo_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
             rc = propose(s, q, out, n_out);
         else
             while (rc == 0 && !b->done && *n_out < q)
-                rc = strat_propose_fresh(b, out, n_out, 0);
+                rc = tforge_sdk_strat_propose_fresh(b, out, n_out, 0);
     }
-    return strat_end_ask(b, rc, q, *n_out);
+    return tforge_sdk_strat_end_ask(b, rc, q, *n_out);
 }
 
 /* ---- telling ---- */
@@ -964,16 +970,18 @@ static int bo_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 static int bo_tell(void *state, const tforge_observation *observations, uint32_t n)
 {
     bo_state *s = state;
-    strat_base *b = &s->base;
+    tforge_sdk_strat_base *b = &s->base;
     if (n && !observations)
         return bo_error(s, TFORGE_PLUGIN_EINPUT, "told %u observations without an array", n);
     for (uint32_t i = 0; i < n; i++) {
         const tforge_observation *o = &observations[i];
-        uint32_t before = o->point ? strat_find(&b->archive, o->point) : STRAT_NONE, id;
+        uint32_t before = o->point ? tforge_sdk_strat_find(&b->archive,
+                                                           o->point) : TFORGE_SDK_STRAT_NONE, id;
         /* A point measured again keeps its first result: the model has it already. */
-        if (before != STRAT_NONE && b->archive.states[before] != STRAT_PENDING)
+        if (before != TFORGE_SDK_STRAT_NONE &&
+            b->archive.states[before] != TFORGE_SDK_STRAT_PENDING)
             continue;
-        int rc = strat_record(b, o, 0, &id);
+        int rc = tforge_sdk_strat_record(b, o, 0, &id);
         if (rc)
             return rc;
         if (grow_told(s))
@@ -990,7 +998,7 @@ static int bo_tell(void *state, const tforge_observation *observations, uint32_t
 static int bo_set_prior(void *state, const double *log_weight, uint64_t n)
 {
     bo_state *s = state;
-    const strat_base *b = &s->base;
+    const tforge_sdk_strat_base *b = &s->base;
     if (!b->count)
         return bo_error(s, TFORGE_PLUGIN_EINPUT, "a prior needs one log weight per point, and "
                         "this space has too many points to enumerate: bo goes on without one");
@@ -1018,7 +1026,7 @@ static int bo_set_prior(void *state, const double *log_weight, uint64_t n)
 static int bo_set_level_prior(void *state, const double *log_weight, uint64_t n)
 {
     bo_state *s = state;
-    const strat_base *b = &s->base;
+    const tforge_sdk_strat_base *b = &s->base;
     uint64_t total = 0;
     for (uint32_t d = 0; d < b->dims; d++)
         total += b->levels[d];

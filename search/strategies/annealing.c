@@ -20,11 +20,11 @@
 #include <float.h>
 
 typedef struct annealing_state {
-    strat_base base;
+    tforge_sdk_strat_base base;
     double t0, t_min, cooling, patience;
     double temperature;
-    uint32_t current;   /* the chain's point, STRAT_NONE before a start */
-    uint32_t candidate; /* the move it waits for, STRAT_NONE when none */
+    uint32_t current;   /* the chain's point, TFORGE_SDK_STRAT_NONE before a start */
+    uint32_t candidate; /* the move it waits for, TFORGE_SDK_STRAT_NONE when none */
     uint32_t stayed;    /* decisions in a row that did not move */
     uint32_t idle;      /* draws in a row that found only seen points */
     tforge_level *move, *hop; /* a move being looked at; a neighbour on the way to one */
@@ -40,7 +40,7 @@ static double log_value(double value)
 /* Judges the move to `id` (measured); 1 when the chain should restart. */
 static int annealing_decide(annealing_state *s, uint32_t id)
 {
-    const strat_archive *a = &s->base.archive;
+    const tforge_sdk_strat_archive *a = &s->base.archive;
     double delta = log_value(a->values[id]) - log_value(a->values[s->current]);
     if (delta <= 0 || tforge_rng_uniform(&s->base.rng) < exp(-delta / s->temperature)) {
         s->current = id;
@@ -56,21 +56,21 @@ static int annealing_decide(annealing_state *s, uint32_t id)
 static int annealing_draw(annealing_state *s, const tforge_level *from, int unseen,
                           tforge_level *out)
 {
-    strat_base *b = &s->base;
-    uint32_t moves = strat_move_count(b, 1), chosen = 0, n = 0;
+    tforge_sdk_strat_base *b = &s->base;
+    uint32_t moves = tforge_sdk_strat_move_count(b, 1), chosen = 0, n = 0;
     for (uint32_t i = 0; i < moves; i++)
-        if (strat_move(b, from, 1, i, out) &&
-            (!unseen || strat_find(&b->archive, out) == STRAT_NONE) &&
+        if (tforge_sdk_strat_move(b, from, 1, i, out) &&
+            (!unseen || tforge_sdk_strat_find(&b->archive, out) == TFORGE_SDK_STRAT_NONE) &&
             tforge_rng_below(&b->rng, ++n) == 0)
             chosen = i;
-    return n && strat_move(b, from, 1, chosen, out);
+    return n && tforge_sdk_strat_move(b, from, 1, chosen, out);
 }
 
 /* While the chain's move is being measured: an unseen neighbour of the chain's point, or failing
  * that of a random neighbour of it, where the chain is likely to look next. */
 static int annealing_lookahead(annealing_state *s)
 {
-    const tforge_level *x = strat_point(&s->base.archive, s->current);
+    const tforge_level *x = tforge_sdk_strat_point(&s->base.archive, s->current);
     return annealing_draw(s, x, 1, s->move) ||
            (annealing_draw(s, x, 0, s->hop) && annealing_draw(s, s->hop, 1, s->move));
 }
@@ -80,63 +80,63 @@ static int annealing_lookahead(annealing_state *s)
  * STEP_FILL when it waits for results or for a start. */
 static int annealing_step(annealing_state *s)
 {
-    strat_base *b = &s->base;
-    const strat_archive *a = &b->archive;
+    tforge_sdk_strat_base *b = &s->base;
+    const tforge_sdk_strat_archive *a = &b->archive;
     for (;;) {
-        if (s->current == STRAT_NONE) {
-            if ((s->current = strat_take_seed(b)) == STRAT_NONE)
+        if (s->current == TFORGE_SDK_STRAT_NONE) {
+            if ((s->current = tforge_sdk_strat_take_seed(b)) == TFORGE_SDK_STRAT_NONE)
                 return STEP_FILL;
             s->temperature = s->t0;
-            s->candidate = STRAT_NONE;
+            s->candidate = TFORGE_SDK_STRAT_NONE;
             s->stayed = s->idle = 0;
         }
-        if (s->candidate != STRAT_NONE) {
-            if (a->states[s->candidate] == STRAT_PENDING)
+        if (s->candidate != TFORGE_SDK_STRAT_NONE) {
+            if (a->states[s->candidate] == TFORGE_SDK_STRAT_PENDING)
                 return annealing_lookahead(s) ? STEP_LOOKAHEAD : STEP_FILL;
             int restart = annealing_decide(s, s->candidate);
             s->temperature *= s->cooling;
-            s->candidate = STRAT_NONE;
+            s->candidate = TFORGE_SDK_STRAT_NONE;
             if (restart)
-                s->current = STRAT_NONE;
+                s->current = TFORGE_SDK_STRAT_NONE;
             continue;
         }
-        if (!annealing_draw(s, strat_point(a, s->current), 0, s->move)) {
-            s->current = STRAT_NONE; /* no valid neighbour at all */
+        if (!annealing_draw(s, tforge_sdk_strat_point(a, s->current), 0, s->move)) {
+            s->current = TFORGE_SDK_STRAT_NONE; /* no valid neighbour at all */
             continue;
         }
-        uint32_t id = strat_find(a, s->move);
-        if (id == STRAT_NONE) {
+        uint32_t id = tforge_sdk_strat_find(a, s->move);
+        if (id == TFORGE_SDK_STRAT_NONE) {
             s->idle = 0;
             return STEP_MOVE;
         }
-        if (a->states[id] == STRAT_PENDING) {
+        if (a->states[id] == TFORGE_SDK_STRAT_PENDING) {
             s->candidate = id; /* a lookahead point: wait for it as if proposed now */
             continue;
         }
         if (annealing_decide(s, id) || ++s->idle >= s->patience)
-            s->current = STRAT_NONE;
+            s->current = TFORGE_SDK_STRAT_NONE;
     }
 }
 
 static int annealing_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
     annealing_state *s = state;
-    int rc = strat_begin_ask(&s->base, q, out, n_out);
+    int rc = tforge_sdk_strat_begin_ask(&s->base, q, out, n_out);
     while (rc == 0 && !s->base.done && *n_out < q) {
         int step = annealing_step(s);
         if (step == STEP_MOVE)
-            rc = strat_propose(&s->base, s->move, out, n_out, &s->candidate);
+            rc = tforge_sdk_strat_propose(&s->base, s->move, out, n_out, &s->candidate);
         else if (step == STEP_LOOKAHEAD)
-            rc = strat_propose(&s->base, s->move, out, n_out, NULL);
+            rc = tforge_sdk_strat_propose(&s->base, s->move, out, n_out, NULL);
         else
-            rc = strat_propose_fresh(&s->base, out, n_out, 1);
+            rc = tforge_sdk_strat_propose_fresh(&s->base, out, n_out, 1);
     }
-    return strat_end_ask(&s->base, rc, q, *n_out);
+    return tforge_sdk_strat_end_ask(&s->base, rc, q, *n_out);
 }
 
 static int annealing_tell(void *state, const tforge_observation *observations, uint32_t n)
 {
-    return strat_tell(state, observations, n, 1);
+    return tforge_sdk_strat_tell(state, observations, n, 1);
 }
 
 static void annealing_destroy(void *state)
@@ -146,7 +146,7 @@ static void annealing_destroy(void *state)
         free(s->move);
         free(s->hop);
     }
-    strat_destroy(state);
+    tforge_sdk_strat_destroy(state);
 }
 
 static const tforge_option_spec annealing_options[] = {
@@ -162,24 +162,26 @@ static const tforge_option_spec annealing_options[] = {
 static int annealing_create(void **state, const tforge_host *host,
                             const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(annealing_state), "annealing", host, input);
+    int rc = tforge_sdk_strat_create(state, sizeof(annealing_state), "annealing", host, input);
     if (rc)
         return rc;
     annealing_state *s = *state;
     s->cooling = NAN; /* derived below unless given */
-    s->current = s->candidate = STRAT_NONE;
+    s->current = s->candidate = TFORGE_SDK_STRAT_NONE;
     double *const targets[N_OPTIONS] = {&s->t0, &s->t_min, &s->cooling, &s->patience};
-    if ((rc = strat_parse_options(&s->base, options, annealing_options, N_OPTIONS, targets)))
+    if ((rc = tforge_sdk_strat_parse_options(&s->base, options, annealing_options, N_OPTIONS,
+                                             targets)))
         goto fail;
     if (s->t_min > s->t0) {
-        rc = strat_error(&s->base, TFORGE_PLUGIN_EINPUT, "t_min (%g) is above t0 (%g)", s->t_min, s->t0);
+        rc = tforge_sdk_strat_error(&s->base, TFORGE_PLUGIN_EINPUT, "t_min (%g) is above t0 (%g)",
+                                    s->t_min, s->t0);
         goto fail;
     }
     if (isnan(s->cooling))
         s->cooling = input->budget ? pow(s->t_min / s->t0, 1.0 / input->budget) : 0.995;
     if (!(s->move = malloc(s->base.dims * sizeof *s->move)) ||
         !(s->hop = malloc(s->base.dims * sizeof *s->hop))) {
-        rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
+        rc = tforge_sdk_strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
         goto fail;
     }
     return 0;
@@ -189,5 +191,7 @@ fail:
     return rc;
 }
 
-STRAT_PLUGIN("annealing", "Simulated annealing over neighbouring levels, with restarts",
-             annealing_options, N_OPTIONS, annealing_create, annealing_ask, annealing_tell, annealing_destroy);
+TFORGE_SDK_STRAT_PLUGIN(
+    "annealing", "Simulated annealing over neighbouring levels, with restarts",
+    annealing_options, N_OPTIONS, annealing_create, annealing_ask, annealing_tell,
+    annealing_destroy);

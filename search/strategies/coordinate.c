@@ -16,9 +16,9 @@
 #include "tforge/sdk/strategy.h"
 
 typedef struct coordinate_state {
-    strat_base base;
+    tforge_sdk_strat_base base;
     double radius, threshold;
-    uint32_t current;   /* the incumbent, STRAT_NONE between descents */
+    uint32_t current;   /* the incumbent, TFORGE_SDK_STRAT_NONE between descents */
     tforge_level *move; /* the neighbour being looked at */
 } coordinate_state;
 
@@ -28,52 +28,54 @@ enum { STEP_PROPOSE, STEP_FILL };
  * seen in `s->move`, or STEP_FILL when it waits for results or for a start. */
 static int coordinate_step(coordinate_state *s)
 {
-    strat_base *b = &s->base;
-    const strat_archive *a = &b->archive;
-    uint32_t radius = (uint32_t)s->radius, moves = strat_move_count(b, radius);
+    tforge_sdk_strat_base *b = &s->base;
+    const tforge_sdk_strat_archive *a = &b->archive;
+    uint32_t radius = (uint32_t)s->radius, moves = tforge_sdk_strat_move_count(b, radius);
     for (;;) {
-        if (s->current == STRAT_NONE && (s->current = strat_take_seed(b)) == STRAT_NONE)
+        if (s->current == TFORGE_SDK_STRAT_NONE &&
+            (s->current = tforge_sdk_strat_take_seed(b)) == TFORGE_SDK_STRAT_NONE)
             return STEP_FILL;
-        const tforge_level *x = strat_point(a, s->current);
-        uint32_t best = STRAT_NONE;
+        const tforge_level *x = tforge_sdk_strat_point(a, s->current);
+        uint32_t best = TFORGE_SDK_STRAT_NONE;
         int waiting = 0;
         for (uint32_t i = 0; i < moves; i++) {
-            if (!strat_move(b, x, radius, i, s->move))
+            if (!tforge_sdk_strat_move(b, x, radius, i, s->move))
                 continue;
-            uint32_t id = strat_find(a, s->move);
-            if (id == STRAT_NONE)
+            uint32_t id = tforge_sdk_strat_find(a, s->move);
+            if (id == TFORGE_SDK_STRAT_NONE)
                 return STEP_PROPOSE;
-            if (a->states[id] == STRAT_PENDING)
+            if (a->states[id] == TFORGE_SDK_STRAT_PENDING)
                 waiting = 1;
-            else if (best == STRAT_NONE || a->values[id] < a->values[best])
+            else if (best == TFORGE_SDK_STRAT_NONE || a->values[id] < a->values[best])
                 best = id;
         }
         if (waiting)
             return STEP_FILL;
         double incumbent = a->values[s->current];
-        if (best != STRAT_NONE && a->values[best] < incumbent - s->threshold * fabs(incumbent))
+        if (best != TFORGE_SDK_STRAT_NONE &&
+            a->values[best] < incumbent - s->threshold * fabs(incumbent))
             s->current = best;
         else
-            s->current = STRAT_NONE; /* a local minimum: restart */
+            s->current = TFORGE_SDK_STRAT_NONE; /* a local minimum: restart */
     }
 }
 
 static int coordinate_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
     coordinate_state *s = state;
-    int rc = strat_begin_ask(&s->base, q, out, n_out);
+    int rc = tforge_sdk_strat_begin_ask(&s->base, q, out, n_out);
     while (rc == 0 && !s->base.done && *n_out < q) {
         if (coordinate_step(s) == STEP_PROPOSE)
-            rc = strat_propose(&s->base, s->move, out, n_out, NULL);
+            rc = tforge_sdk_strat_propose(&s->base, s->move, out, n_out, NULL);
         else
-            rc = strat_propose_fresh(&s->base, out, n_out, 1);
+            rc = tforge_sdk_strat_propose_fresh(&s->base, out, n_out, 1);
     }
-    return strat_end_ask(&s->base, rc, q, *n_out);
+    return tforge_sdk_strat_end_ask(&s->base, rc, q, *n_out);
 }
 
 static int coordinate_tell(void *state, const tforge_observation *observations, uint32_t n)
 {
-    return strat_tell(state, observations, n, 1);
+    return tforge_sdk_strat_tell(state, observations, n, 1);
 }
 
 static void coordinate_destroy(void *state)
@@ -81,7 +83,7 @@ static void coordinate_destroy(void *state)
     coordinate_state *s = state;
     if (s)
         free(s->move);
-    strat_destroy(state);
+    tforge_sdk_strat_destroy(state);
 }
 
 static const tforge_option_spec coordinate_options[] = {
@@ -94,16 +96,16 @@ static const tforge_option_spec coordinate_options[] = {
 static int coordinate_create(void **state, const tforge_host *host,
                              const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(coordinate_state), "coordinate", host, input);
+    int rc = tforge_sdk_strat_create(state, sizeof(coordinate_state), "coordinate", host, input);
     if (rc)
         return rc;
     coordinate_state *s = *state;
-    s->current = STRAT_NONE;
+    s->current = TFORGE_SDK_STRAT_NONE;
     double *const targets[N_OPTIONS] = {&s->radius, &s->threshold};
-    if ((rc = strat_parse_options(&s->base, options, coordinate_options, N_OPTIONS,
-                                  targets)) == 0 &&
-        !(s->move = malloc(s->base.dims * sizeof *s->move)))
-        rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
+    if ((rc = tforge_sdk_strat_parse_options(&s->base, options, coordinate_options, N_OPTIONS,
+                                             targets)) == 0 &&
+                   !(s->move = malloc(s->base.dims * sizeof *s->move)))
+        rc = tforge_sdk_strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
     if (rc) {
         coordinate_destroy(s);
         *state = NULL;
@@ -111,6 +113,7 @@ static int coordinate_create(void **state, const tforge_host *host,
     return rc;
 }
 
-STRAT_PLUGIN("coordinate", "Coordinate descent with random restarts (Inductor-style)",
-             coordinate_options, N_OPTIONS, coordinate_create, coordinate_ask, coordinate_tell,
-             coordinate_destroy);
+TFORGE_SDK_STRAT_PLUGIN(
+    "coordinate", "Coordinate descent with random restarts (Inductor-style)",
+    coordinate_options, N_OPTIONS, coordinate_create, coordinate_ask, coordinate_tell,
+    coordinate_destroy);

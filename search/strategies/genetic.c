@@ -17,7 +17,7 @@
 #define GENETIC_TRIES 32
 
 typedef struct genetic_state {
-    strat_base base;
+    tforge_sdk_strat_base base;
     double population, tournament, mutation;
     uint32_t *members; /* archive ids, measured OK */
     uint32_t n_members;
@@ -27,20 +27,20 @@ typedef struct genetic_state {
 
 static const tforge_level *genetic_select(genetic_state *s)
 {
-    const strat_archive *a = &s->base.archive;
+    const tforge_sdk_strat_archive *a = &s->base.archive;
     uint32_t best = s->members[tforge_rng_below(&s->base.rng, s->n_members)];
     for (uint32_t i = 1; i < (uint32_t)s->tournament; i++) {
         uint32_t other = s->members[tforge_rng_below(&s->base.rng, s->n_members)];
         if (a->values[other] < a->values[best])
             best = other;
     }
-    return strat_point(a, best);
+    return tforge_sdk_strat_point(a, best);
 }
 
 /* Breeds a valid child never seen into `s->child`; 0 when GENETIC_TRIES attempts found none. */
 static int genetic_breed(genetic_state *s)
 {
-    strat_base *b = &s->base;
+    tforge_sdk_strat_base *b = &s->base;
     tforge_level *child = s->child;
     for (int attempt = 0; attempt < GENETIC_TRIES; attempt++) {
         const tforge_level *mother = genetic_select(s), *father = genetic_select(s);
@@ -57,7 +57,7 @@ static int genetic_breed(genetic_state *s)
             uint32_t d = (start + k) % b->dims;
             child[d] = mother[d];
         }
-        if (strat_find(&b->archive, child) == STRAT_NONE)
+        if (tforge_sdk_strat_find(&b->archive, child) == TFORGE_SDK_STRAT_NONE)
             return 1;
     }
     return 0;
@@ -66,22 +66,22 @@ static int genetic_breed(genetic_state *s)
 static int genetic_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
     genetic_state *s = state;
-    int rc = strat_begin_ask(&s->base, q, out, n_out);
+    int rc = tforge_sdk_strat_begin_ask(&s->base, q, out, n_out);
     while (rc == 0 && !s->base.done && *n_out < q) {
         if (s->n_random >= (uint32_t)s->population && s->n_members >= 2 && genetic_breed(s)) {
-            rc = strat_propose(&s->base, s->child, out, n_out, NULL);
+            rc = tforge_sdk_strat_propose(&s->base, s->child, out, n_out, NULL);
         } else {
-            rc = strat_propose_fresh(&s->base, out, n_out, 0);
+            rc = tforge_sdk_strat_propose_fresh(&s->base, out, n_out, 0);
             s->n_random++;
         }
     }
-    return strat_end_ask(&s->base, rc, q, *n_out);
+    return tforge_sdk_strat_end_ask(&s->base, rc, q, *n_out);
 }
 
 /* Lets a measured point into the population if there is room or it beats the worst member. */
 static void genetic_admit(genetic_state *s, uint32_t id)
 {
-    const strat_archive *a = &s->base.archive;
+    const tforge_sdk_strat_archive *a = &s->base.archive;
     uint32_t worst = 0;
     for (uint32_t i = 0; i < s->n_members; i++) {
         if (s->members[i] == id)
@@ -99,13 +99,14 @@ static int genetic_tell(void *state, const tforge_observation *observations, uin
 {
     genetic_state *s = state;
     if (n && !observations)
-        return strat_error(&s->base, TFORGE_PLUGIN_EINPUT, "told %u observations without an array", n);
+        return tforge_sdk_strat_error(&s->base, TFORGE_PLUGIN_EINPUT,
+                                      "told %u observations without an array", n);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t id;
-        int rc = strat_record(&s->base, &observations[i], 0, &id);
+        int rc = tforge_sdk_strat_record(&s->base, &observations[i], 0, &id);
         if (rc)
             return rc;
-        if (s->base.archive.states[id] == STRAT_OK)
+        if (s->base.archive.states[id] == TFORGE_SDK_STRAT_OK)
             genetic_admit(s, id);
     }
     return 0;
@@ -118,7 +119,7 @@ static void genetic_destroy(void *state)
         free(s->members);
         free(s->child);
     }
-    strat_destroy(state);
+    tforge_sdk_strat_destroy(state);
 }
 
 static const tforge_option_spec genetic_options[] = {
@@ -132,16 +133,17 @@ static const tforge_option_spec genetic_options[] = {
 static int genetic_create(void **state, const tforge_host *host,
                           const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(genetic_state), "genetic", host, input);
+    int rc = tforge_sdk_strat_create(state, sizeof(genetic_state), "genetic", host, input);
     if (rc)
         return rc;
     genetic_state *s = *state;
     s->mutation = 1.0 / s->base.dims;
     double *const targets[N_OPTIONS] = {&s->population, &s->tournament, &s->mutation};
-    if ((rc = strat_parse_options(&s->base, options, genetic_options, N_OPTIONS, targets)) == 0 &&
+    if ((rc = tforge_sdk_strat_parse_options(&s->base, options, genetic_options, N_OPTIONS,
+                                             targets)) == 0 &&
         (!(s->members = malloc((size_t)s->population * sizeof *s->members)) ||
          !(s->child = malloc(s->base.dims * sizeof *s->child))))
-        rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
+        rc = tforge_sdk_strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
     if (rc) {
         genetic_destroy(s);
         *state = NULL;
@@ -149,6 +151,7 @@ static int genetic_create(void **state, const tforge_host *host,
     return rc;
 }
 
-STRAT_PLUGIN("genetic", "Steady-state genetic algorithm: tournaments, uniform crossover, mutation",
-             genetic_options, N_OPTIONS, genetic_create, genetic_ask, genetic_tell,
-             genetic_destroy);
+TFORGE_SDK_STRAT_PLUGIN("genetic",
+                        "Steady-state genetic algorithm: tournaments, uniform crossover, mutation",
+                        genetic_options, N_OPTIONS, genetic_create, genetic_ask, genetic_tell,
+                        genetic_destroy);

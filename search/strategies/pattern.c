@@ -15,10 +15,11 @@
 #include "tforge/sdk/strategy.h"
 
 typedef struct pattern_state {
-    strat_base base;
+    tforge_sdk_strat_base base;
     double step_fraction, threshold;
-    uint32_t current;   /* the incumbent, STRAT_NONE between searches */
-    uint32_t previous;  /* where the last move came from, STRAT_NONE after a failed poll */
+    uint32_t current;   /* the incumbent, TFORGE_SDK_STRAT_NONE between searches */
+    uint32_t previous;  /* where the last move came from; TFORGE_SDK_STRAT_NONE after a failed
+                         * poll */
     uint32_t *step;     /* per dimension, in levels */
     tforge_level *poll; /* the poll point being looked at */
 } pattern_state;
@@ -32,7 +33,7 @@ static tforge_level clamp_level(int64_t level, uint32_t levels)
 
 static uint32_t pattern_poll_count(const pattern_state *s)
 {
-    const strat_base *b = &s->base;
+    const tforge_sdk_strat_base *b = &s->base;
     uint32_t n = 1; /* the pattern point */
     for (uint32_t d = 0; d < b->dims; d++)
         n += b->ordered[d] ? 2 : b->levels[d] - 1;
@@ -42,13 +43,13 @@ static uint32_t pattern_poll_count(const pattern_state *s)
 /* Writes poll point `index` around `x` into `s->poll`: 1 when it is a valid point other than x. */
 static int pattern_poll_point(pattern_state *s, const tforge_level *x, uint32_t index)
 {
-    const strat_base *b = &s->base;
+    const tforge_sdk_strat_base *b = &s->base;
     tforge_level *out = s->poll;
     memcpy(out, x, b->dims * sizeof *out);
     if (index == 0) {
-        if (s->previous == STRAT_NONE)
+        if (s->previous == TFORGE_SDK_STRAT_NONE)
             return 0;
-        const tforge_level *from = strat_point(&b->archive, s->previous);
+        const tforge_level *from = tforge_sdk_strat_point(&b->archive, s->previous);
         int moved = 0;
         for (uint32_t d = 0; d < b->dims; d++)
             if (b->ordered[d]) {
@@ -78,7 +79,7 @@ static int pattern_poll_point(pattern_state *s, const tforge_level *x, uint32_t 
 
 static void pattern_reset_steps(pattern_state *s)
 {
-    const strat_base *b = &s->base;
+    const tforge_sdk_strat_base *b = &s->base;
     for (uint32_t d = 0; d < b->dims; d++) {
         double step = floor(s->step_fraction * (b->levels[d] - 1) + 0.5);
         s->step[d] = step < 1 ? 1 : (uint32_t)step;
@@ -100,40 +101,41 @@ static int pattern_shrink(pattern_state *s)
 /* As coordinate_step: STEP_PROPOSE with a poll point never seen in `s->poll`, or STEP_FILL. */
 static int pattern_step(pattern_state *s)
 {
-    strat_base *b = &s->base;
-    const strat_archive *a = &b->archive;
+    tforge_sdk_strat_base *b = &s->base;
+    const tforge_sdk_strat_archive *a = &b->archive;
     uint32_t polls = pattern_poll_count(s);
     for (;;) {
-        if (s->current == STRAT_NONE) {
-            if ((s->current = strat_take_seed(b)) == STRAT_NONE)
+        if (s->current == TFORGE_SDK_STRAT_NONE) {
+            if ((s->current = tforge_sdk_strat_take_seed(b)) == TFORGE_SDK_STRAT_NONE)
                 return STEP_FILL;
-            s->previous = STRAT_NONE;
+            s->previous = TFORGE_SDK_STRAT_NONE;
             pattern_reset_steps(s);
         }
-        const tforge_level *x = strat_point(a, s->current);
-        uint32_t best = STRAT_NONE;
+        const tforge_level *x = tforge_sdk_strat_point(a, s->current);
+        uint32_t best = TFORGE_SDK_STRAT_NONE;
         int waiting = 0;
         for (uint32_t i = 0; i < polls; i++) {
             if (!pattern_poll_point(s, x, i))
                 continue;
-            uint32_t id = strat_find(a, s->poll);
-            if (id == STRAT_NONE)
+            uint32_t id = tforge_sdk_strat_find(a, s->poll);
+            if (id == TFORGE_SDK_STRAT_NONE)
                 return STEP_PROPOSE;
-            if (a->states[id] == STRAT_PENDING)
+            if (a->states[id] == TFORGE_SDK_STRAT_PENDING)
                 waiting = 1;
-            else if (best == STRAT_NONE || a->values[id] < a->values[best])
+            else if (best == TFORGE_SDK_STRAT_NONE || a->values[id] < a->values[best])
                 best = id;
         }
         if (waiting)
             return STEP_FILL;
         double incumbent = a->values[s->current];
-        if (best != STRAT_NONE && a->values[best] < incumbent - s->threshold * fabs(incumbent)) {
+        if (best != TFORGE_SDK_STRAT_NONE &&
+            a->values[best] < incumbent - s->threshold * fabs(incumbent)) {
             s->previous = s->current;
             s->current = best;
         } else {
-            s->previous = STRAT_NONE;
+            s->previous = TFORGE_SDK_STRAT_NONE;
             if (!pattern_shrink(s))
-                s->current = STRAT_NONE; /* converged: restart */
+                s->current = TFORGE_SDK_STRAT_NONE; /* converged: restart */
         }
     }
 }
@@ -141,19 +143,19 @@ static int pattern_step(pattern_state *s)
 static int pattern_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
     pattern_state *s = state;
-    int rc = strat_begin_ask(&s->base, q, out, n_out);
+    int rc = tforge_sdk_strat_begin_ask(&s->base, q, out, n_out);
     while (rc == 0 && !s->base.done && *n_out < q) {
         if (pattern_step(s) == STEP_PROPOSE)
-            rc = strat_propose(&s->base, s->poll, out, n_out, NULL);
+            rc = tforge_sdk_strat_propose(&s->base, s->poll, out, n_out, NULL);
         else
-            rc = strat_propose_fresh(&s->base, out, n_out, 1);
+            rc = tforge_sdk_strat_propose_fresh(&s->base, out, n_out, 1);
     }
-    return strat_end_ask(&s->base, rc, q, *n_out);
+    return tforge_sdk_strat_end_ask(&s->base, rc, q, *n_out);
 }
 
 static int pattern_tell(void *state, const tforge_observation *observations, uint32_t n)
 {
-    return strat_tell(state, observations, n, 1);
+    return tforge_sdk_strat_tell(state, observations, n, 1);
 }
 
 static void pattern_destroy(void *state)
@@ -163,7 +165,7 @@ static void pattern_destroy(void *state)
         free(s->step);
         free(s->poll);
     }
-    strat_destroy(state);
+    tforge_sdk_strat_destroy(state);
 }
 
 static const tforge_option_spec pattern_options[] = {
@@ -177,16 +179,17 @@ static const tforge_option_spec pattern_options[] = {
 static int pattern_create(void **state, const tforge_host *host,
                           const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(pattern_state), "pattern", host, input);
+    int rc = tforge_sdk_strat_create(state, sizeof(pattern_state), "pattern", host, input);
     if (rc)
         return rc;
     pattern_state *s = *state;
-    s->current = s->previous = STRAT_NONE;
+    s->current = s->previous = TFORGE_SDK_STRAT_NONE;
     double *const targets[N_OPTIONS] = {&s->step_fraction, &s->threshold};
-    if ((rc = strat_parse_options(&s->base, options, pattern_options, N_OPTIONS, targets)) == 0 &&
+    if ((rc = tforge_sdk_strat_parse_options(&s->base, options, pattern_options, N_OPTIONS,
+                                             targets)) == 0 &&
         (!(s->step = malloc(s->base.dims * sizeof *s->step)) ||
          !(s->poll = malloc(s->base.dims * sizeof *s->poll))))
-        rc = strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
+        rc = tforge_sdk_strat_error(&s->base, TFORGE_PLUGIN_ENOMEM, "out of memory");
     if (rc) {
         pattern_destroy(s);
         *state = NULL;
@@ -194,6 +197,6 @@ static int pattern_create(void **state, const tforge_host *host,
     return rc;
 }
 
-STRAT_PLUGIN("pattern", "Compass pattern search with step halving and restarts",
-             pattern_options, N_OPTIONS, pattern_create, pattern_ask, pattern_tell,
-             pattern_destroy);
+TFORGE_SDK_STRAT_PLUGIN("pattern", "Compass pattern search with step halving and restarts",
+                        pattern_options, N_OPTIONS, pattern_create, pattern_ask, pattern_tell,
+                        pattern_destroy);

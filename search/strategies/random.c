@@ -6,9 +6,9 @@
 static int random_create(void **state, const tforge_host *host,
                          const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(strat_base), "random", host, input);
-    if (rc == 0 && (rc = strat_parse_options(*state, options, NULL, 0, NULL))) {
-        strat_destroy(*state);
+    int rc = tforge_sdk_strat_create(state, sizeof(tforge_sdk_strat_base), "random", host, input);
+    if (rc == 0 && (rc = tforge_sdk_strat_parse_options(*state, options, NULL, 0, NULL))) {
+        tforge_sdk_strat_destroy(*state);
         *state = NULL;
     }
     return rc;
@@ -16,22 +16,23 @@ static int random_create(void **state, const tforge_host *host,
 
 static int random_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
-    strat_base *b = state;
-    int rc = strat_begin_ask(b, q, out, n_out);
+    tforge_sdk_strat_base *b = state;
+    int rc = tforge_sdk_strat_begin_ask(b, q, out, n_out);
     while (rc == 0 && !b->done && *n_out < q)
-        rc = strat_propose_fresh(b, out, n_out, 0);
-    return strat_end_ask(b, rc, q, *n_out);
+        rc = tforge_sdk_strat_propose_fresh(b, out, n_out, 0);
+    return tforge_sdk_strat_end_ask(b, rc, q, *n_out);
 }
 
 static int random_tell(void *state, const tforge_observation *observations, uint32_t n)
 {
-    return strat_tell(state, observations, n, 0);
+    return tforge_sdk_strat_tell(state, observations, n, 0);
 }
 
 static void random_destroy(void *state)
 {
-    strat_destroy(state);
+    tforge_sdk_strat_destroy(state);
 }
 
-STRAT_PLUGIN("random", "Uniform random search without replacement", NULL, 0, random_create,
-             random_ask, random_tell, random_destroy);
+TFORGE_SDK_STRAT_PLUGIN("random", "Uniform random search without replacement", NULL, 0,
+                        random_create,
+                        random_ask, random_tell, random_destroy);

@@ -21,11 +21,11 @@
 #include "tforge/sdk/strategy.h"
 
 typedef struct rules_state {
-    strat_base base;
+    tforge_sdk_strat_base base;
     double *prior;     /* a log weight per level of every dimension, NULL: no prior */
     uint32_t *offset;  /* per dimension: where its levels' weights start */
     uint64_t n_levels; /* the sum of the levels */
-    uint32_t current;  /* the walk's point, STRAT_NONE before it starts or when stuck */
+    uint32_t current;  /* the walk's point, TFORGE_SDK_STRAT_NONE before it starts or when stuck */
     double walk;       /* 0: the ranked neighbours alone */
     tforge_level *move, *best;
     /* one-step moves of the incumbent, (dimension, level) pairs, with their gains */
@@ -46,7 +46,7 @@ static void rules_destroy(void *state)
     free(s->move_dim);
     free(s->move_level);
     free(s->move_gain);
-    strat_destroy(&s->base);
+    tforge_sdk_strat_destroy(&s->base);
 }
 
 static const tforge_option_spec rules_options[] = {
@@ -60,14 +60,14 @@ static const tforge_option_spec rules_options[] = {
 static int rules_create(void **state, const tforge_host *host,
                         const tforge_options_view *options, const tforge_strategy_input *input)
 {
-    int rc = strat_create(state, sizeof(rules_state), "rules", host, input);
+    int rc = tforge_sdk_strat_create(state, sizeof(rules_state), "rules", host, input);
     if (rc)
         return rc;
     rules_state *s = *state;
-    strat_base *b = &s->base;
-    s->current = STRAT_NONE;
+    tforge_sdk_strat_base *b = &s->base;
+    s->current = TFORGE_SDK_STRAT_NONE;
     double *const targets[] = {&s->walk};
-    if ((rc = strat_parse_options(b, options, rules_options, N_RULES_OPTIONS, targets)))
+    if ((rc = tforge_sdk_strat_parse_options(b, options, rules_options, N_RULES_OPTIONS, targets)))
         goto fail;
     uint64_t moves = 0;
     s->offset = malloc(b->dims * sizeof *s->offset);
@@ -82,7 +82,7 @@ static int rules_create(void **state, const tforge_host *host,
     s->move_level = malloc(moves * sizeof *s->move_level + 1);
     s->move_gain = malloc(moves * sizeof *s->move_gain + 1);
     if (!s->offset || !s->move || !s->best || !s->move_dim || !s->move_level || !s->move_gain) {
-        rc = strat_error(b, TFORGE_PLUGIN_ENOMEM, "out of memory");
+        rc = tforge_sdk_strat_error(b, TFORGE_PLUGIN_ENOMEM, "out of memory");
         goto fail;
     }
     return 0;
@@ -96,23 +96,25 @@ fail:
 static int rules_set_level_prior(void *state, const double *log_weight, uint64_t n)
 {
     rules_state *s = state;
-    const strat_base *b = &s->base;
+    const tforge_sdk_strat_base *b = &s->base;
     if (n != s->n_levels || !log_weight)
-        return strat_error(b, TFORGE_PLUGIN_EINPUT, "a level prior needs one log weight per "
-                           "level of every dimension (%llu), got %llu",
-                           (unsigned long long)s->n_levels, (unsigned long long)n);
+        return tforge_sdk_strat_error(b, TFORGE_PLUGIN_EINPUT,
+                                      "a level prior needs one log weight per "
+                                      "level of every dimension (%llu), got %llu",
+                                      (unsigned long long)s->n_levels, (unsigned long long)n);
     int flat = 1;
     for (uint32_t d = 0; d < b->dims; d++)
         for (uint32_t l = 0; l < b->levels[d]; l++) {
             double w = log_weight[s->offset[d] + l];
             if (isnan(w) || w == INFINITY)
-                return strat_error(b, TFORGE_PLUGIN_EINPUT, "level prior log weight %u of "
-                                   "dimension %u is %g", l, d, w);
+                return tforge_sdk_strat_error(b, TFORGE_PLUGIN_EINPUT,
+                                              "level prior log weight %u of "
+                                              "dimension %u is %g", l, d, w);
             flat &= w == log_weight[s->offset[d]];
         }
     double *copy = flat ? NULL : malloc(n * sizeof *copy);
     if (!flat && !copy)
-        return strat_error(b, TFORGE_PLUGIN_ENOMEM, "out of memory for the prior");
+        return tforge_sdk_strat_error(b, TFORGE_PLUGIN_ENOMEM, "out of memory for the prior");
     if (copy)
         memcpy(copy, log_weight, n * sizeof *copy);
     free(s->prior);
@@ -120,13 +122,14 @@ static int rules_set_level_prior(void *state, const double *log_weight, uint64_t
     return 0;
 }
 
-/* The best point measured OK (the first told among equals), or STRAT_NONE. */
-static uint32_t incumbent(const strat_base *b)
+/* The best point measured OK (the first told among equals), or TFORGE_SDK_STRAT_NONE. */
+static uint32_t incumbent(const tforge_sdk_strat_base *b)
 {
-    const strat_archive *a = &b->archive;
-    uint32_t best = STRAT_NONE;
+    const tforge_sdk_strat_archive *a = &b->archive;
+    uint32_t best = TFORGE_SDK_STRAT_NONE;
     for (uint32_t id = 0; id < a->n; id++)
-        if (a->states[id] == STRAT_OK && (best == STRAT_NONE || a->values[id] < a->values[best]))
+        if (a->states[id] == TFORGE_SDK_STRAT_OK &&
+            (best == TFORGE_SDK_STRAT_NONE || a->values[id] < a->values[best]))
             best = id;
     return best;
 }
@@ -139,7 +142,7 @@ static double gain(const rules_state *s, const tforge_level *from, uint32_t d, u
 /* The one-step moves of `from` and their gains: the count. */
 static uint32_t one_step_moves(rules_state *s, const tforge_level *from)
 {
-    const strat_base *b = &s->base;
+    const tforge_sdk_strat_base *b = &s->base;
     uint32_t n = 0;
     for (uint32_t d = 0; d < b->dims; d++)
         for (uint32_t l = 0; l < b->levels[d]; l++) {
@@ -158,8 +161,9 @@ static uint32_t one_step_moves(rules_state *s, const tforge_level *from)
  * 1/k, so each of them is kept alike). */
 static void consider(rules_state *s, double g, double *best_g, uint32_t *ties)
 {
-    strat_base *b = &s->base;
-    if (!(g > 0) || g < *best_g || strat_find(&b->archive, s->move) != STRAT_NONE ||
+    tforge_sdk_strat_base *b = &s->base;
+    if (!(g > 0) || g < *best_g ||
+        tforge_sdk_strat_find(&b->archive, s->move) != TFORGE_SDK_STRAT_NONE ||
         !b->space->is_valid(b->context, s->move))
         return;
     if (g > *best_g)
@@ -174,11 +178,11 @@ static void consider(rules_state *s, double g, double *best_g, uint32_t *ties)
  * s->best: 1, or 0 when there is none. */
 static int ranked_neighbour(rules_state *s)
 {
-    strat_base *b = &s->base;
+    tforge_sdk_strat_base *b = &s->base;
     uint32_t at = incumbent(b);
-    if (!s->prior || at == STRAT_NONE)
+    if (!s->prior || at == TFORGE_SDK_STRAT_NONE)
         return 0;
-    const tforge_level *from = strat_point(&b->archive, at);
+    const tforge_level *from = tforge_sdk_strat_point(&b->archive, at);
     uint32_t n = one_step_moves(s, from), ties = 0;
     double best_g = -INFINITY;
     for (uint32_t i = 0; i < n; i++) {
@@ -216,35 +220,35 @@ enum { WALK_PROPOSE, WALK_FILL, WALK_RESTART };
  * when stuck (or not started and nothing is known). */
 static int walk_step(rules_state *s)
 {
-    strat_base *b = &s->base;
-    const strat_archive *a = &b->archive;
-    uint32_t moves = strat_move_count(b, 1);
-    if (s->current == STRAT_NONE && (s->current = incumbent(b)) == STRAT_NONE)
+    tforge_sdk_strat_base *b = &s->base;
+    const tforge_sdk_strat_archive *a = &b->archive;
+    uint32_t moves = tforge_sdk_strat_move_count(b, 1);
+    if (s->current == TFORGE_SDK_STRAT_NONE && (s->current = incumbent(b)) == TFORGE_SDK_STRAT_NONE)
         return WALK_RESTART;
     for (;;) {
-        if (a->states[s->current] == STRAT_PENDING)
+        if (a->states[s->current] == TFORGE_SDK_STRAT_PENDING)
             return WALK_FILL;
-        if (a->states[s->current] == STRAT_FAILED)
+        if (a->states[s->current] == TFORGE_SDK_STRAT_FAILED)
             return WALK_RESTART;
-        const tforge_level *x = strat_point(a, s->current);
-        uint32_t better = STRAT_NONE, untried = 0;
+        const tforge_level *x = tforge_sdk_strat_point(a, s->current);
+        uint32_t better = TFORGE_SDK_STRAT_NONE, untried = 0;
         int waiting = 0;
         for (uint32_t i = 0; i < moves; i++) {
-            if (!strat_move(b, x, 1, i, s->move))
+            if (!tforge_sdk_strat_move(b, x, 1, i, s->move))
                 continue;
-            uint32_t id = strat_find(a, s->move);
-            if (id == STRAT_NONE) {
+            uint32_t id = tforge_sdk_strat_find(a, s->move);
+            if (id == TFORGE_SDK_STRAT_NONE) {
                 /* a uniform choice among the untried, as they come */
                 if (tforge_rng_below(&b->rng, ++untried) == 0)
                     memcpy(s->best, s->move, b->dims * sizeof *s->best);
-            } else if (a->states[id] == STRAT_PENDING) {
+            } else if (a->states[id] == TFORGE_SDK_STRAT_PENDING) {
                 waiting = 1;
             } else if (a->values[id] < a->values[s->current] &&
-                       (better == STRAT_NONE || id < better)) {
+                       (better == TFORGE_SDK_STRAT_NONE || id < better)) {
                 better = id; /* the first proposed of those that improve */
             }
         }
-        if (better != STRAT_NONE) {
+        if (better != TFORGE_SDK_STRAT_NONE) {
             s->current = better;
             continue;
         }
@@ -255,32 +259,33 @@ static int walk_step(rules_state *s)
 static int rules_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out)
 {
     rules_state *s = state;
-    strat_base *b = &s->base;
-    int rc = strat_begin_ask(b, q, out, n_out);
+    tforge_sdk_strat_base *b = &s->base;
+    int rc = tforge_sdk_strat_begin_ask(b, q, out, n_out);
     while (rc == 0 && !b->done && *n_out < q) {
         if (ranked_neighbour(s)) {
-            rc = strat_propose(b, s->best, out, n_out, NULL);
+            rc = tforge_sdk_strat_propose(b, s->best, out, n_out, NULL);
             continue;
         }
         if (!s->walk)
             return rc; /* no rule move now; not the end */
         int step = walk_step(s);
         if (step == WALK_PROPOSE) {
-            rc = strat_propose(b, s->best, out, n_out, NULL);
+            rc = tforge_sdk_strat_propose(b, s->best, out, n_out, NULL);
         } else if (step == WALK_FILL) {
-            rc = strat_propose_fresh(b, out, n_out, 0);
+            rc = tforge_sdk_strat_propose_fresh(b, out, n_out, 0);
         } else {
             uint32_t before = b->archive.n;
-            rc = strat_propose_fresh(b, out, n_out, 0);
-            s->current = b->archive.n > before ? before : STRAT_NONE; /* the restart's point */
+            rc = tforge_sdk_strat_propose_fresh(b, out, n_out, 0);
+            /* the restart's point */
+            s->current = b->archive.n > before ? before : TFORGE_SDK_STRAT_NONE;
         }
     }
-    return strat_end_ask(b, rc, q, *n_out);
+    return tforge_sdk_strat_end_ask(b, rc, q, *n_out);
 }
 
 static int rules_tell(void *state, const tforge_observation *observations, uint32_t n)
 {
-    return strat_tell(state, observations, n, 0);
+    return tforge_sdk_strat_tell(state, observations, n, 0);
 }
 
 static const tforge_strategy_interface rules_interface = {
@@ -288,7 +293,7 @@ static const tforge_strategy_interface rules_interface = {
     rules_set_level_prior};
 static const tforge_plugin_descriptor rules_descriptor = {
     .id = "rules",
-    .version = STRAT_VERSION,
+    .version = TFORGE_SDK_STRAT_VERSION,
     .description = "The level prior's favoured neighbours of the incumbent, then a "
                    "first-improvement walk with random restarts (no model)",
     .interface_id = TFORGE_STRATEGY_INTERFACE_ID,

@@ -16,7 +16,7 @@
 static const char *const subtile_constraint[] = {"tma or not tma_subtile"};
 
 typedef struct descriptors_state {
-    xf_base base;
+    tforge_sdk_xf_base base;
     char names[3][64]; /* the descriptors of A, B, C */
     char halves[64];   /* C's halves, `<halves>0` and `<halves>1` */
     char hook[128];    /* the decorator's name */
@@ -63,9 +63,9 @@ static int descriptors_create(void **state, const tforge_host *host,
     (void)options; /* it takes none */
     const tforge_ir_kernel *k = input->kernel;
     const tforge_ir_gemm *g = k->gemm;
-    if (!g || !xf_jit_decorator(k))
+    if (!g || !tforge_sdk_xf_jit_decorator(k))
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    descriptors_state *s = xf_new(sizeof *s, host, input);
+    descriptors_state *s = tforge_sdk_xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     s->base.params[s->base.n_params++] = (tforge_transform_param){
@@ -100,13 +100,15 @@ static int make_descriptor(char *out, size_t size, const char *tl, const tforge_
 }
 
 /* The check of one matrix in the hook: its name, base, row stride and last stride. */
-static int hook_row(xf_edits *e, uint32_t at, const char *indent, const tforge_ir_gemm_matrix *m)
+static int hook_row(tforge_sdk_xf_edits *e, uint32_t at, const char *indent,
+                    const tforge_ir_gemm_matrix *m)
 {
     char row[96], col[96];
     snprintf(row, sizeof row, strcmp(m->stride_row, "1") ? "bound[\"%s\"]" : "%s", m->stride_row);
     snprintf(col, sizeof col, strcmp(m->stride_col, "1") ? "bound[\"%s\"]" : "%s", m->stride_col);
-    return xf_edit(e, at, at, "%s                (\"%s\", bound[\"%s\"], %s, %s),\n", indent,
-                   m->base, m->base, row, col);
+    return tforge_sdk_xf_edit(e, at, at, "%s                (\"%s\", bound[\"%s\"], %s, %s),\n",
+                              indent,
+                              m->base, m->base, row, col);
 }
 
 /* The decorator's definition, at the kernel's own indentation, before its first decorator. */
@@ -115,10 +117,10 @@ static int add_hook(descriptors_state *s)
     const tforge_ir_kernel *k = s->base.input->kernel;
     const tforge_ir_gemm *g = k->gemm;
     const char *src = s->base.input->source;
-    xf_edits *e = &s->base.edits;
+    tforge_sdk_xf_edits *e = &s->base.edits;
     char in[64];
-    uint32_t at = xf_before_decorators(s->base.input, in, sizeof in);
-    int rc = xf_edit(
+    uint32_t at = tforge_sdk_xf_before_decorators(s->base.input, in, sizeof in);
+    int rc = tforge_sdk_xf_edit(
         e, at, at,
         "%sdef %s(kernel):\n"
         "%s    \"\"\"tforge descriptors: the kernel makes TMA descriptors on the device. They live\n"
@@ -137,7 +139,7 @@ static int add_hook(descriptors_state *s)
     for (int i = 0; i < 3 && !rc; i++)
         rc = hook_row(e, at, in, m[i]);
     if (!rc)
-        rc = xf_edit(
+        rc = tforge_sdk_xf_edit(
             e, at, at,
             "%s        ):\n"
             "%s            if x.data_ptr() %% 16 or row * x.element_size() %% 16 or last != 1:\n"
@@ -150,8 +152,8 @@ static int add_hook(descriptors_state *s)
             in, in, in, in, in, in, in, in);
     /* directly above the jit decorator: the hook goes on the JITFunction itself, under any
      * autotune or heuristics wrapper, so that every launch through them runs it */
-    uint32_t jit = xf_line_start(src, xf_jit_decorator(k)->span.start);
-    return rc ? rc : xf_edit(e, jit, jit, "%s@%s\n", in, s->hook);
+    uint32_t jit = tforge_sdk_xf_line_start(src, tforge_sdk_xf_jit_decorator(k)->span.start);
+    return rc ? rc : tforge_sdk_xf_edit(e, jit, jit, "%s@%s\n", in, s->hook);
 }
 
 /* C's store in two halves, on the store's line: the BM x BN value reshaped to BM x 2 x BN/2
@@ -169,11 +171,12 @@ static int store_halves(descriptors_state *s, const tforge_ir_gemm_matrix *m, co
     char made[1100] = "";
     if (!m->ptrs)
         snprintf(made, sizeof made, "%s = %s; ", name, desc);
-    return xf_edit(&s->base.edits, m->access.start, m->access.end,
-                   "%s%s0, %s1 = %s.split(%s.permute(%s.reshape(%s, (%s, 2, %s)), (0, 2, 1))); "
-                   "%s.store([%s, %s], %s0); %s.store([%s, %s + %s], %s1)",
-                   made, tile, tile, tl, tl, tl, m->value, g->block_m, half, name, row_at, col_at,
-                   tile, name, row_at, col_at, half, tile);
+    return tforge_sdk_xf_edit(
+        &s->base.edits, m->access.start, m->access.end,
+        "%s%s0, %s1 = %s.split(%s.permute(%s.reshape(%s, (%s, 2, %s)), (0, 2, 1))); "
+        "%s.store([%s, %s], %s0); %s.store([%s, %s + %s], %s1)",
+        made, tile, tile, tl, tl, tl, m->value, g->block_m, half, name, row_at, col_at,
+        tile, name, row_at, col_at, half, tile);
 }
 
 static int descriptors_apply(void *state, const tforge_level *levels,
@@ -183,8 +186,8 @@ static int descriptors_apply(void *state, const tforge_level *levels,
     const tforge_ir_kernel *k = s->base.input->kernel;
     const tforge_ir_gemm *g = k->gemm;
     const char *tl = k->language;
-    xf_edits *e = &s->base.edits;
-    xf_reset(e);
+    tforge_sdk_xf_edits *e = &s->base.edits;
+    tforge_sdk_xf_reset(e);
     *edits = NULL;
     *n_edits = 0;
     if (!levels[0])
@@ -207,21 +210,23 @@ static int descriptors_apply(void *state, const tforge_level *levels,
                              mats[i].block_rows, i == 2 && subtile ? half : mats[i].block_cols);
         /* each replacement is one line, so that a rewrite re-indenting the body composes */
         if (!rc && m->ptrs)
-            rc = xf_edit(e, m->ptrs_stmt.start, m->ptrs_stmt.end, "%s = %s", s->names[i], make);
+            rc = tforge_sdk_xf_edit(e, m->ptrs_stmt.start, m->ptrs_stmt.end, "%s = %s",
+                                    s->names[i], make);
         const char *desc = m->ptrs ? s->names[i] : make;
         if (!rc && i < 2)
-            rc = xf_edit(e, m->access.start, m->access.end, "%s.load([%s, %s])", desc,
-                         mats[i].row_at, mats[i].col_at);
+            rc = tforge_sdk_xf_edit(e, m->access.start, m->access.end, "%s.load([%s, %s])", desc,
+                                    mats[i].row_at, mats[i].col_at);
         if (!rc && i < 2)
-            rc = xf_edit(e, m->advance.start, m->advance.end, "pass");
+            rc = tforge_sdk_xf_edit(e, m->advance.start, m->advance.end, "pass");
         if (!rc && i == 2 && !subtile)
-            rc = xf_edit(e, m->access.start, m->access.end, "%s.store([%s, %s], %s)", desc,
-                         mats[i].row_at, mats[i].col_at, m->value);
+            rc = tforge_sdk_xf_edit(e, m->access.start, m->access.end, "%s.store([%s, %s], %s)",
+                                    desc,
+                                    mats[i].row_at, mats[i].col_at, m->value);
         if (!rc && i == 2 && subtile)
             rc = store_halves(s, m, desc, mats[i].row_at, mats[i].col_at, half);
     }
-    return xf_applied(&s->base, rc, edits, n_edits);
+    return tforge_sdk_xf_applied(&s->base, rc, edits, n_edits);
 }
 
-XF_TRANSFORM("descriptors", "TMA tensor descriptors for a GEMM's loads and store",
-             descriptors_create, descriptors_apply);
+TFORGE_SDK_XF_TRANSFORM("descriptors", "TMA tensor descriptors for a GEMM's loads and store",
+                        descriptors_create, descriptors_apply);

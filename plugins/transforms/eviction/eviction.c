@@ -12,7 +12,7 @@ enum { MAX_LOADS = 4 };
 static const char *const evict_values[] = {"none", "evict_first", "evict_last"};
 
 typedef struct eviction_state {
-    xf_base base; /* a parameter for each load */
+    tforge_sdk_xf_base base; /* a parameter for each load */
     const tforge_ir_memop *loads[MAX_LOADS];
     char names[MAX_LOADS][16];
 } eviction_state;
@@ -44,10 +44,10 @@ static int eviction_create(void **state, const tforge_host *host,
 {
     (void)options; /* it takes none */
     const tforge_ir_kernel *k = input->kernel;
-    eviction_state *s = xf_new(sizeof *s, host, input);
+    eviction_state *s = tforge_sdk_xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    xf_base *b = &s->base;
+    tforge_sdk_xf_base *b = &s->base;
     size_t len = (size_t)snprintf(b->description, sizeof b->description, "loads at line");
     unsigned hinted = 0, passed = 0;
     for (size_t i = 0; i < k->n_memops; i++) {
@@ -91,8 +91,8 @@ static int eviction_apply(void *state, const tforge_level *levels, const tforge_
                           uint32_t *n_edits)
 {
     eviction_state *s = state;
-    xf_base *b = &s->base;
-    xf_reset(&b->edits);
+    tforge_sdk_xf_base *b = &s->base;
+    tforge_sdk_xf_reset(&b->edits);
     int rc = 0;
     for (uint32_t l = 0; l < b->n_params && !rc; l++) {
         if (levels[l] == 0)
@@ -100,9 +100,10 @@ static int eviction_apply(void *state, const tforge_level *levels, const tforge_
         char keyword[48];
         snprintf(keyword, sizeof keyword, "eviction_policy=\"%s\"", evict_values[levels[l]]);
         /* a load's span is its call: the keyword goes before its ')' */
-        rc = xf_add_keyword(&b->edits, b->input->source, s->loads[l]->span, keyword);
+        rc = tforge_sdk_xf_add_keyword(&b->edits, b->input->source, s->loads[l]->span, keyword);
     }
-    return xf_applied(b, rc, edits, n_edits);
+    return tforge_sdk_xf_applied(b, rc, edits, n_edits);
 }
 
-XF_TRANSFORM("eviction", "cache eviction hints on loads", eviction_create, eviction_apply);
+TFORGE_SDK_XF_TRANSFORM("eviction", "cache eviction hints on loads", eviction_create,
+                        eviction_apply);

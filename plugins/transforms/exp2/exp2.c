@@ -22,7 +22,7 @@ static int exp2_create(void **state, const tforge_host *host,
         n += is_exp(&k->math[i]);
     if (n == 0)
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    xf_base *s = xf_new(sizeof *s, host, input);
+    tforge_sdk_xf_base *s = tforge_sdk_xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     s->params[s->n_params++] = (tforge_transform_param){
@@ -45,9 +45,9 @@ static int exp2_create(void **state, const tforge_host *host,
 static int exp2_apply(void *state, const tforge_level *levels, const tforge_span_edit **edits,
                       uint32_t *n_edits)
 {
-    xf_base *s = state;
+    tforge_sdk_xf_base *s = state;
     const tforge_ir_kernel *k = s->input->kernel;
-    xf_reset(&s->edits);
+    tforge_sdk_xf_reset(&s->edits);
     int rc = 0;
     /* the argument is wrapped by insertions, not replaced, so that other transforms (and a
      * nested exp) may still edit inside it */
@@ -55,14 +55,15 @@ static int exp2_apply(void *state, const tforge_level *levels, const tforge_span
         const tforge_ir_math *m = &k->math[i];
         if (!is_exp(m))
             continue;
-        rc = xf_edit(&s->edits, m->func.start, m->func.end, "%s.exp2", k->language);
+        rc = tforge_sdk_xf_edit(&s->edits, m->func.start, m->func.end, "%s.exp2", k->language);
         if (!rc)
-            rc = xf_edit(&s->edits, m->arg.start, m->arg.start, "(");
+            rc = tforge_sdk_xf_edit(&s->edits, m->arg.start, m->arg.start, "(");
         if (!rc)
-            rc = xf_edit(&s->edits, m->arg.end, m->arg.end, ") * " LOG2E);
+            rc = tforge_sdk_xf_edit(&s->edits, m->arg.end, m->arg.end, ") * " LOG2E);
     }
-    return xf_applied(s, rc, edits, n_edits);
+    return tforge_sdk_xf_applied(s, rc, edits, n_edits);
 }
 
-XF_TRANSFORM("exp2", "tl.exp(x) as tl.exp2(x * log2(e)): the fast ex2.approx", exp2_create,
-             exp2_apply);
+TFORGE_SDK_XF_TRANSFORM("exp2", "tl.exp(x) as tl.exp2(x * log2(e)): the fast ex2.approx",
+                        exp2_create,
+                        exp2_apply);

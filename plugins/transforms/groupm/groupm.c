@@ -99,7 +99,7 @@ static int groupm_create(void **state, const tforge_host *host,
                 scales(k, input->source, k->tile_map->n_target, k->dots[i].n);
     if (!tiles || k->n_atomics || !tile_ids_only(k))
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    xf_base *s = xf_new(sizeof *s, host, input);
+    tforge_sdk_xf_base *s = tforge_sdk_xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     s->params[s->n_params++] = (tforge_transform_param){
@@ -115,63 +115,68 @@ static int groupm_create(void **state, const tforge_host *host,
 /* linear: the grid's programs in complete rows of NPN tiles are grouped; a last incomplete row
  * (a grid that is not a multiple of NPN) keeps its old tiles, so the set of tiles never changes.
  * The row count of a group is kept at 1 or more so that those programs never divide by 0. */
-static int linear(xf_base *s, const tforge_ir_tile_map *t, const char *g, const char *in)
+static int linear(tforge_sdk_xf_base *s, const tforge_ir_tile_map *t, const char *g, const char *in)
 {
     const char *tl = s->input->kernel->language;
     char pid[256], npn[256];
     snprintf(pid, sizeof pid, is_name(t->pid) ? "%s" : "(%s)", t->pid);
     snprintf(npn, sizeof npn, is_name(t->num_pid_n) ? "%s" : "(%s)", t->num_pid_n);
-    int rc = xf_edit(&s->edits, t->m_stmt.start, t->m_stmt.end,
-                     "_tf_gm_rows = %s.num_programs(0) // %s\n"
-                     "%s_tf_gm_in_group = %s * %s\n"
-                     "%s_tf_gm_first = %s // _tf_gm_in_group * %s\n"
-                     "%s_tf_gm_group_rows = max(min(_tf_gm_rows - _tf_gm_first, %s), 1)\n"
-                     "%s_tf_gm_grouped = %s < _tf_gm_rows * %s\n"
-                     "%s%s = %s.where(_tf_gm_grouped, _tf_gm_first + %s %% _tf_gm_in_group %% "
-                     "_tf_gm_group_rows, %s // %s)",
-                     tl, npn, in, g, npn, in, pid, g, in, g, in, pid, npn, in, t->m_target, tl,
-                     pid, pid, npn);
+    int rc = tforge_sdk_xf_edit(
+        &s->edits, t->m_stmt.start, t->m_stmt.end,
+        "_tf_gm_rows = %s.num_programs(0) // %s\n"
+        "%s_tf_gm_in_group = %s * %s\n"
+        "%s_tf_gm_first = %s // _tf_gm_in_group * %s\n"
+        "%s_tf_gm_group_rows = max(min(_tf_gm_rows - _tf_gm_first, %s), 1)\n"
+        "%s_tf_gm_grouped = %s < _tf_gm_rows * %s\n"
+        "%s%s = %s.where(_tf_gm_grouped, _tf_gm_first + %s %% _tf_gm_in_group %% "
+        "_tf_gm_group_rows, %s // %s)",
+        tl, npn, in, g, npn, in, pid, g, in, g, in, pid, npn, in, t->m_target, tl,
+        pid, pid, npn);
     if (!rc)
-        rc = xf_edit(&s->edits, t->n_stmt.start, t->n_stmt.end,
-                     "%s = %s.where(_tf_gm_grouped, %s %% _tf_gm_in_group // _tf_gm_group_rows, "
-                     "%s %% %s)",
-                     t->n_target, tl, pid, pid, npn);
+        rc = tforge_sdk_xf_edit(
+            &s->edits, t->n_stmt.start, t->n_stmt.end,
+            "%s = %s.where(_tf_gm_grouped, %s %% _tf_gm_in_group // _tf_gm_group_rows, "
+            "%s %% %s)",
+            t->n_target, tl, pid, pid, npn);
     return rc;
 }
 
 /* grid2d: the launch order (axis 0 fastest) as one index over the P0 x P1 programs, then
  * tutorial 03's map with P0 rows and P1 columns of tiles. */
-static int grid2d(xf_base *s, const tforge_ir_tile_map *t, const char *g, const char *in)
+static int grid2d(tforge_sdk_xf_base *s, const tforge_ir_tile_map *t, const char *g, const char *in)
 {
     const char *tl = s->input->kernel->language;
-    int rc = xf_edit(&s->edits, t->m_stmt.start, t->m_stmt.end,
-                     "_tf_gm_pid = %s.program_id(0) + %s.program_id(1) * %s.num_programs(0)\n"
-                     "%s_tf_gm_in_group = %s * %s.num_programs(1)\n"
-                     "%s_tf_gm_first = _tf_gm_pid // _tf_gm_in_group * %s\n"
-                     "%s_tf_gm_group_rows = min(%s.num_programs(0) - _tf_gm_first, %s)\n"
-                     "%s%s = _tf_gm_first + _tf_gm_pid %% _tf_gm_in_group %% _tf_gm_group_rows",
-                     tl, tl, tl, in, g, tl, in, g, in, tl, g, in, t->m_target);
+    int rc = tforge_sdk_xf_edit(
+        &s->edits, t->m_stmt.start, t->m_stmt.end,
+        "_tf_gm_pid = %s.program_id(0) + %s.program_id(1) * %s.num_programs(0)\n"
+        "%s_tf_gm_in_group = %s * %s.num_programs(1)\n"
+        "%s_tf_gm_first = _tf_gm_pid // _tf_gm_in_group * %s\n"
+        "%s_tf_gm_group_rows = min(%s.num_programs(0) - _tf_gm_first, %s)\n"
+        "%s%s = _tf_gm_first + _tf_gm_pid %% _tf_gm_in_group %% _tf_gm_group_rows",
+        tl, tl, tl, in, g, tl, in, g, in, tl, g, in, t->m_target);
     if (!rc)
-        rc = xf_edit(&s->edits, t->n_stmt.start, t->n_stmt.end,
-                     "%s = _tf_gm_pid %% _tf_gm_in_group // _tf_gm_group_rows", t->n_target);
+        rc = tforge_sdk_xf_edit(
+            &s->edits, t->n_stmt.start, t->n_stmt.end,
+            "%s = _tf_gm_pid %% _tf_gm_in_group // _tf_gm_group_rows", t->n_target);
     return rc;
 }
 
 static int groupm_apply(void *state, const tforge_level *levels, const tforge_span_edit **edits,
                         uint32_t *n_edits)
 {
-    xf_base *s = state;
+    tforge_sdk_xf_base *s = state;
     const tforge_ir_tile_map *t = s->input->kernel->tile_map;
-    xf_reset(&s->edits);
+    tforge_sdk_xf_reset(&s->edits);
     int rc = 0;
     if (levels[0]) {
         char in[64];
-        xf_indent(in, sizeof in, s->input->source, t->m_stmt.start);
+        tforge_sdk_xf_indent(in, sizeof in, s->input->source, t->m_stmt.start);
         const char *g = group_values[levels[0]];
         rc = strcmp(t->form, "linear") == 0 ? linear(s, t, g, in) : grid2d(s, t, g, in);
     }
-    return xf_applied(s, rc, edits, n_edits);
+    return tforge_sdk_xf_applied(s, rc, edits, n_edits);
 }
 
-XF_TRANSFORM("groupm", "GROUP_M swizzling of a 2-D tile grid (L2 reuse between programs)",
-             groupm_create, groupm_apply);
+TFORGE_SDK_XF_TRANSFORM("groupm",
+                        "GROUP_M swizzling of a 2-D tile grid (L2 reuse between programs)",
+                        groupm_create, groupm_apply);

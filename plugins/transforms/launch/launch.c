@@ -13,15 +13,15 @@ static int launch_create(void **state, const tforge_host *host,
                          const tforge_options_view *options, const tforge_transform_input *input)
 {
     (void)options; /* it takes none */
-    xf_base *s = xf_new(sizeof *s, host, input);
+    tforge_sdk_xf_base *s = tforge_sdk_xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    int warps = xf_in_space(input, "num_warps");
-    if (!xf_in_space(input, "maxnreg"))
+    int warps = tforge_sdk_xf_in_space(input, "num_warps");
+    if (!tforge_sdk_xf_in_space(input, "maxnreg"))
         s->params[s->n_params++] = (tforge_transform_param){
             "maxnreg", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_LAUNCH, 6, maxnreg_values,
             warps ? 1u : 0u, warps ? maxnreg_fits : NULL, TFORGE_EFFECT_REGISTER_CAP};
-    if (!xf_in_space(input, "num_ctas") && input->kernel->n_dots)
+    if (!tforge_sdk_xf_in_space(input, "num_ctas") && input->kernel->n_dots)
         s->params[s->n_params++] = (tforge_transform_param){
             "num_ctas", TFORGE_DIM_ORDINAL, TFORGE_TRANSFORM_LAUNCH, 2, num_ctas_values, 0, NULL,
             TFORGE_EFFECT_CLUSTER};
@@ -44,5 +44,6 @@ static int launch_apply(void *state, const tforge_level *levels, const tforge_sp
     return 0;
 }
 
-XF_TRANSFORM("launch", "launch options without a rewrite: maxnreg, num_ctas", launch_create,
-             launch_apply);
+TFORGE_SDK_XF_TRANSFORM("launch", "launch options without a rewrite: maxnreg, num_ctas",
+                        launch_create,
+                        launch_apply);

@@ -12,7 +12,7 @@
 enum { MAX_LOOPS = 4 };
 
 typedef struct masksplit_state {
-    xf_base base;
+    tforge_sdk_xf_base base;
     char names[MAX_LOOPS][32];
 } masksplit_state;
 
@@ -23,11 +23,12 @@ static int masksplit_create(void **state, const tforge_host *host,
     const tforge_ir_kernel *k = input->kernel;
     if (k->n_loop_tails == 0)
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    masksplit_state *s = xf_new(sizeof *s, host, input);
+    masksplit_state *s = tforge_sdk_xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    xf_base *b = &s->base;
-    xf_booleans(b, s->names, k->n_loop_tails, MAX_LOOPS, "masksplit", TFORGE_EFFECT_MASK);
+    tforge_sdk_xf_base *b = &s->base;
+    tforge_sdk_xf_booleans(b, s->names, k->n_loop_tails, MAX_LOOPS, "masksplit",
+                           TFORGE_EFFECT_MASK);
     size_t len = (size_t)snprintf(b->description, sizeof b->description, "masked loop%s at line",
                                   b->n_params > 1 ? "s" : "");
     for (size_t i = 0; i < b->n_params; i++) {
@@ -50,7 +51,7 @@ static int masksplit_create(void **state, const tforge_host *host,
  * * E, 0), S), S the loop's stop: every such v has v + E <= B // E * E <= B, so each column is
  * left of every row and the causal condition holds everywhere; the rest, [W, S), runs as the
  * file has it (W is a multiple of E or S itself, so the iterations are the original ones). */
-static int split(xf_base *b, const tforge_ir_loop_tail *t)
+static int split(tforge_sdk_xf_base *b, const tforge_ir_loop_tail *t)
 {
     const char *src = b->input->source;
     const char *B = t->size, *E = t->block;
@@ -69,32 +70,34 @@ static int split(xf_base *b, const tforge_ir_loop_tail *t)
         snprintf(whole, sizeof whole, "%s // %s", B, E);
         snprintf(tail, sizeof tail, "range(max(%s, 0), %.*s)", whole, stop_len, stop);
     }
-    xf_indent(in, sizeof in, src, t->span.start);
-    int rc = xf_edit(&b->edits, t->stop.start, t->stop.end, "%s", whole);
+    tforge_sdk_xf_indent(in, sizeof in, src, t->span.start);
+    int rc = tforge_sdk_xf_edit(&b->edits, t->stop.start, t->stop.end, "%s", whole);
     for (size_t d = 0; d < t->n_drops && !rc; d++)
-        rc = xf_edit(&b->edits, t->drops[d].start, t->drops[d].end, "%s", "");
+        rc = tforge_sdk_xf_edit(&b->edits, t->drops[d].start, t->drops[d].end, "%s", "");
     for (size_t c = 0; c < t->n_trues && !rc; c++)
-        rc = xf_edit(&b->edits, t->trues[c].start, t->trues[c].end, "%s", "True");
+        rc = tforge_sdk_xf_edit(&b->edits, t->trues[c].start, t->trues[c].end, "%s", "True");
     /* the copy is the file's own text of the body, so it keeps every mask */
     if (!rc)
-        rc = xf_edit(&b->edits, t->span.end, t->span.end, "\n%sfor %s in %s:\n%.*s", in, t->var,
-                     tail, (int)(t->body.end - t->body.start), src + t->body.start);
+        rc = tforge_sdk_xf_edit(&b->edits, t->span.end, t->span.end, "\n%sfor %s in %s:\n%.*s", in,
+                                t->var,
+                                tail, (int)(t->body.end - t->body.start), src + t->body.start);
     return rc;
 }
 
 static int masksplit_apply(void *state, const tforge_level *levels,
                            const tforge_span_edit **edits, uint32_t *n_edits)
 {
-    xf_base *b = state;
-    xf_reset(&b->edits);
+    tforge_sdk_xf_base *b = state;
+    tforge_sdk_xf_reset(&b->edits);
     int rc = 0;
     /* last loop first: a loop nested at the end of another inserts its copy before the outer
      * one's, at the same place, where it belongs */
     for (size_t i = b->n_params; i-- > 0 && !rc;)
         if (levels[i])
             rc = split(b, &b->input->kernel->loop_tails[i]);
-    return xf_applied(b, rc, edits, n_edits);
+    return tforge_sdk_xf_applied(b, rc, edits, n_edits);
 }
 
-XF_TRANSFORM("masksplit", "the last block of a masked loop peeled off, the others without masks",
-             masksplit_create, masksplit_apply);
+TFORGE_SDK_XF_TRANSFORM("masksplit",
+                        "the last block of a masked loop peeled off, the others without masks",
+                        masksplit_create, masksplit_apply);

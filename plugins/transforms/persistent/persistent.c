@@ -17,7 +17,7 @@ static const char *const flatten_only_when_persistent[] = {
     "persistent_programs > 0 or not persistent_flatten"};
 
 typedef struct persistent_state {
-    xf_base base;
+    tforge_sdk_xf_base base;
     char values[3][16];
     const char *value_list[3];
     char tile[32]; /* the loop's variable */
@@ -49,16 +49,16 @@ static int persistent_create(void **state, const tforge_host *host,
     const tforge_ir_gemm *g = k->gemm;
     if (!g || !g->pid || g->n_lines == 0 || k->n_atomics)
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    const char *option = xf_option(options, "sms");
+    const char *option = tforge_sdk_xf_option(options, "sms");
     char *end = NULL;
     long sms = option ? strtol(option, &end, 10) : 132;
     if (option && (*end || sms < 1 || sms > 100000))
         return host->error(host, TFORGE_PLUGIN_EINPUT,
                                  "persistent: option sms must be a number of SMs, 1 to 100000");
-    persistent_state *s = xf_new(sizeof *s, host, input);
+    persistent_state *s = tforge_sdk_xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    xf_base *b = &s->base;
+    tforge_sdk_xf_base *b = &s->base;
     for (int i = 0; i < 3; i++) {
         snprintf(s->values[i], sizeof s->values[i], "%ld", i * sms);
         s->value_list[i] = s->values[i];
@@ -84,34 +84,36 @@ static int persistent_apply(void *state, const tforge_level *levels,
                             const tforge_span_edit **edits, uint32_t *n_edits)
 {
     persistent_state *s = state;
-    xf_base *b = &s->base;
+    tforge_sdk_xf_base *b = &s->base;
     const tforge_ir_kernel *k = b->input->kernel;
     const tforge_ir_gemm *g = k->gemm;
     const char *tl = k->language, *src = b->input->source;
-    xf_reset(&b->edits);
+    tforge_sdk_xf_reset(&b->edits);
     *edits = NULL;
     *n_edits = 0;
     if (!levels[0])
         return 0;
     const char *programs = s->values[levels[0]];
     char in[64];
-    xf_indent(in, sizeof in, src, g->pid_stmt.start);
+    tforge_sdk_xf_indent(in, sizeof in, src, g->pid_stmt.start);
     const char *step = in[0] == '\t' ? "\t" : "    ";
     /* the header goes before the program id's line, at its indentation; then every logical line
      * from there to the end of the body is indented one level: insertions at line starts only,
      * so that edits other transforms make inside those statements compose */
-    int rc = xf_edit(&b->edits, g->lines[0].start, g->lines[0].start,
-                     "%sif %s.program_id(0) >= %s:\n"
-                     "%s%sreturn\n"
-                     "%sfor %s in %s.range(%s.program_id(0), %s.num_programs(0), %s%s):\n",
-                     in, tl, programs, in, step, in, s->tile, tl, tl, tl, programs,
-                     levels[1] ? ", flatten=True" : "");
+    int rc = tforge_sdk_xf_edit(
+        &b->edits, g->lines[0].start, g->lines[0].start,
+        "%sif %s.program_id(0) >= %s:\n"
+        "%s%sreturn\n"
+        "%sfor %s in %s.range(%s.program_id(0), %s.num_programs(0), %s%s):\n",
+        in, tl, programs, in, step, in, s->tile, tl, tl, tl, programs,
+        levels[1] ? ", flatten=True" : "");
     for (size_t i = 0; i < g->n_lines && !rc; i++)
-        rc = xf_edit(&b->edits, g->lines[i].start, g->lines[i].start, "%s", step);
+        rc = tforge_sdk_xf_edit(&b->edits, g->lines[i].start, g->lines[i].start, "%s", step);
     if (!rc)
-        rc = xf_edit(&b->edits, g->pid_call.start, g->pid_call.end, "%s", s->tile);
-    return xf_applied(b, rc, edits, n_edits);
+        rc = tforge_sdk_xf_edit(&b->edits, g->pid_call.start, g->pid_call.end, "%s", s->tile);
+    return tforge_sdk_xf_applied(b, rc, edits, n_edits);
 }
 
-XF_TRANSFORM("persistent", "persistent programs looping over a GEMM's tiles", persistent_create,
-             persistent_apply);
+TFORGE_SDK_XF_TRANSFORM("persistent", "persistent programs looping over a GEMM's tiles",
+                        persistent_create,
+                        persistent_apply);

@@ -8,7 +8,8 @@
 #include <tforge/sdk/transform.h>
 
 enum { MAX_LOOPS = 4, PER_LOOP = 4 };
-_Static_assert(MAX_LOOPS * PER_LOOP <= XF_MAX_PARAMS, "every loop's parameters fit in the base");
+_Static_assert(MAX_LOOPS * PER_LOOP <= TFORGE_SDK_XF_MAX_PARAMS,
+               "every loop's parameters fit in the base");
 
 static const char *const stages_values[] = {"0", "1", "2", "3", "4", "5"};
 static const char *const unroll_values[] = {"0", "2", "4", "8"};
@@ -27,7 +28,7 @@ typedef struct loop_params {
 } loop_params;
 
 typedef struct pipeline_state {
-    xf_base base;
+    tforge_sdk_xf_base base;
     loop_params loops[MAX_LOOPS];
     uint32_t n_loops;
     char names[MAX_LOOPS * PER_LOOP][48];
@@ -50,7 +51,7 @@ static void add(pipeline_state *s, loop_params *lp, option o)
 {
     if (has_option(lp->loop, option_names[o]))
         return;
-    xf_base *b = &s->base;
+    tforge_sdk_xf_base *b = &s->base;
     uint32_t k = b->n_params++;
     snprintf(s->names[k], sizeof s->names[k], "loop%u_%s", (unsigned)(lp - s->loops),
              option_suffix[o]);
@@ -69,10 +70,10 @@ static int pipeline_create(void **state, const tforge_host *host,
 {
     (void)options; /* it takes none */
     const tforge_ir_kernel *k = input->kernel;
-    pipeline_state *s = xf_new(sizeof *s, host, input);
+    pipeline_state *s = tforge_sdk_xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    xf_base *b = &s->base;
+    tforge_sdk_xf_base *b = &s->base;
     size_t len = (size_t)snprintf(b->description, sizeof b->description, "loops at line");
     for (size_t i = 0; i < k->n_loops && s->n_loops < MAX_LOOPS; i++) {
         const tforge_ir_loop *loop = &k->loops[i];
@@ -112,8 +113,8 @@ static int pipeline_apply(void *state, const tforge_level *levels, const tforge_
                           uint32_t *n_edits)
 {
     pipeline_state *s = state;
-    xf_base *b = &s->base;
-    xf_reset(&b->edits);
+    tforge_sdk_xf_base *b = &s->base;
+    tforge_sdk_xf_reset(&b->edits);
     int rc = 0;
     for (uint32_t l = 0; l < s->n_loops && !rc; l++) {
         const loop_params *lp = &s->loops[l];
@@ -132,13 +133,14 @@ static int pipeline_apply(void *state, const tforge_level *levels, const tforge_
             continue;
         const tforge_ir_loop *loop = lp->loop;
         if (strcmp(loop->kind, "range") == 0)
-            rc = xf_edit(&b->edits, loop->func.start, loop->func.end, "%s.range",
-                         b->input->kernel->language);
+            rc = tforge_sdk_xf_edit(&b->edits, loop->func.start, loop->func.end, "%s.range",
+                                    b->input->kernel->language);
         if (!rc)
-            rc = xf_add_keyword(&b->edits, b->input->source, loop->iter, keywords);
+            rc = tforge_sdk_xf_add_keyword(&b->edits, b->input->source, loop->iter, keywords);
     }
-    return xf_applied(b, rc, edits, n_edits);
+    return tforge_sdk_xf_applied(b, rc, edits, n_edits);
 }
 
-XF_TRANSFORM("pipeline", "loop pipelining and unrolling through tl.range", pipeline_create,
-             pipeline_apply);
+TFORGE_SDK_XF_TRANSFORM("pipeline", "loop pipelining and unrolling through tl.range",
+                        pipeline_create,
+                        pipeline_apply);

@@ -15,7 +15,7 @@ enum { MAX_DOTS = 2 };
 static const char *const precision_values[] = {"default", "tf32x3", "ieee"};
 
 typedef struct precision_state {
-    xf_base base; /* a parameter for each dot */
+    tforge_sdk_xf_base base; /* a parameter for each dot */
     const tforge_ir_dot *dots[MAX_DOTS];
     char names[MAX_DOTS][24];
 } precision_state;
@@ -42,10 +42,10 @@ static int precision_create(void **state, const tforge_host *host,
 {
     (void)options; /* it takes none */
     const tforge_ir_kernel *k = input->kernel;
-    precision_state *s = xf_new(sizeof *s, host, input);
+    precision_state *s = tforge_sdk_xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    xf_base *b = &s->base;
+    tforge_sdk_xf_base *b = &s->base;
     size_t len = (size_t)snprintf(b->description, sizeof b->description, "dots at line");
     for (size_t i = 0; i < k->n_dots && b->n_params < MAX_DOTS; i++) {
         const tforge_ir_dot *d = &k->dots[i];
@@ -77,8 +77,8 @@ static int precision_apply(void *state, const tforge_level *levels,
                            const tforge_span_edit **edits, uint32_t *n_edits)
 {
     precision_state *s = state;
-    xf_base *b = &s->base;
-    xf_reset(&b->edits);
+    tforge_sdk_xf_base *b = &s->base;
+    tforge_sdk_xf_reset(&b->edits);
     int rc = 0;
     for (uint32_t j = 0; j < b->n_params && !rc; j++) {
         if (levels[j] == 0)
@@ -86,10 +86,10 @@ static int precision_apply(void *state, const tforge_level *levels,
         char keyword[48];
         snprintf(keyword, sizeof keyword, "input_precision=\"%s\"", precision_values[levels[j]]);
         /* a dot's span is its call: the keyword goes before its ')' */
-        rc = xf_add_keyword(&b->edits, b->input->source, s->dots[j]->span, keyword);
+        rc = tforge_sdk_xf_add_keyword(&b->edits, b->input->source, s->dots[j]->span, keyword);
     }
-    return xf_applied(b, rc, edits, n_edits);
+    return tforge_sdk_xf_applied(b, rc, edits, n_edits);
 }
 
-XF_TRANSFORM("precision", "tl.dot input precision (tf32x3, ieee) for fp32 operands",
-             precision_create, precision_apply);
+TFORGE_SDK_XF_TRANSFORM("precision", "tl.dot input precision (tf32x3, ieee) for fp32 operands",
+                        precision_create, precision_apply);

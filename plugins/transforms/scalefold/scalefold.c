@@ -11,7 +11,7 @@
 enum { MAX_FOLDS = 4 };
 
 typedef struct scalefold_state {
-    xf_base base;
+    tforge_sdk_xf_base base;
     char names[MAX_FOLDS][32];
     char hook[128], unfolded[128]; /* the decorator's name, the kernel's copy's */
 } scalefold_state;
@@ -21,15 +21,16 @@ static int scalefold_create(void **state, const tforge_host *host,
 {
     (void)options; /* it takes none */
     const tforge_ir_kernel *k = input->kernel;
-    if (k->n_scale_folds == 0 || !xf_jit_decorator(k))
+    if (k->n_scale_folds == 0 || !tforge_sdk_xf_jit_decorator(k))
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    scalefold_state *s = xf_new(sizeof *s, host, input);
+    scalefold_state *s = tforge_sdk_xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
-    xf_base *b = &s->base;
+    tforge_sdk_xf_base *b = &s->base;
     snprintf(s->hook, sizeof s->hook, "_tforge_scalefold_%s", k->name);
     snprintf(s->unfolded, sizeof s->unfolded, "_tforge_unfolded_%s", k->name);
-    xf_booleans(b, s->names, k->n_scale_folds, MAX_FOLDS, "scalefold", TFORGE_EFFECT_FOLD);
+    tforge_sdk_xf_booleans(b, s->names, k->n_scale_folds, MAX_FOLDS, "scalefold",
+                           TFORGE_EFFECT_FOLD);
     size_t len = (size_t)snprintf(b->description, sizeof b->description, "scaled score%s at line",
                                   b->n_params > 1 ? "s" : "");
     for (size_t i = 0; i < b->n_params; i++) {
@@ -52,12 +53,12 @@ static int add_guard(scalefold_state *s, const char *params)
 {
     const tforge_ir_kernel *k = s->base.input->kernel;
     const char *src = s->base.input->source;
-    xf_edits *e = &s->base.edits;
-    const tforge_ir_statement *jit = xf_jit_decorator(k);
+    tforge_sdk_xf_edits *e = &s->base.edits;
+    const tforge_ir_statement *jit = tforge_sdk_xf_jit_decorator(k);
     uint32_t name_end = k->span.start + 4 + (uint32_t)strlen(k->name); /* past `def NAME` */
     char in[64];
-    uint32_t at = xf_before_decorators(s->base.input, in, sizeof in);
-    int rc = xf_edit(
+    uint32_t at = tforge_sdk_xf_before_decorators(s->base.input, in, sizeof in);
+    int rc = tforge_sdk_xf_edit(
         e, at, at,
         "%s@%.*s\n%sdef %s%.*s\n\n\n"
         "%sdef %s(kernel):\n"
@@ -84,21 +85,21 @@ static int add_guard(scalefold_state *s, const char *params)
         (int)(k->span.end - name_end), src + name_end, in, s->hook, in, in, in, params,
         s->unfolded, in, in, in, in, in, params, in, in, s->unfolded, in, in, in, in, in, in, in,
         in, in);
-    uint32_t use = xf_line_start(src, jit->span.start);
-    return rc ? rc : xf_edit(e, use, use, "%s@%s\n", in, s->hook);
+    uint32_t use = tforge_sdk_xf_line_start(src, jit->span.start);
+    return rc ? rc : tforge_sdk_xf_edit(e, use, use, "%s@%s\n", in, s->hook);
 }
 
 /* The score without S; S on each of its row maxima and subtractions. */
-static int fold(xf_edits *e, const tforge_ir_scale_fold *f)
+static int fold(tforge_sdk_xf_edits *e, const tforge_ir_scale_fold *f)
 {
-    int rc = xf_edit(e, f->cut.start, f->cut.end, "%s", "");
+    int rc = tforge_sdk_xf_edit(e, f->cut.start, f->cut.end, "%s", "");
     for (size_t i = 0; i < f->n_maxes && !rc; i++) {
-        rc = xf_edit(e, f->maxes[i].start, f->maxes[i].start, "(");
+        rc = tforge_sdk_xf_edit(e, f->maxes[i].start, f->maxes[i].start, "(");
         if (!rc)
-            rc = xf_edit(e, f->maxes[i].end, f->maxes[i].end, ") * (%s)", f->scale);
+            rc = tforge_sdk_xf_edit(e, f->maxes[i].end, f->maxes[i].end, ") * (%s)", f->scale);
     }
     for (size_t i = 0; i < f->n_subs && !rc; i++)
-        rc = xf_edit(e, f->subs[i].end, f->subs[i].end, " * (%s)", f->scale);
+        rc = tforge_sdk_xf_edit(e, f->subs[i].end, f->subs[i].end, " * (%s)", f->scale);
     return rc;
 }
 
@@ -106,9 +107,9 @@ static int scalefold_apply(void *state, const tforge_level *levels,
                            const tforge_span_edit **edits, uint32_t *n_edits)
 {
     scalefold_state *s = state;
-    xf_base *b = &s->base;
+    tforge_sdk_xf_base *b = &s->base;
     const tforge_ir_kernel *k = b->input->kernel;
-    xf_reset(&b->edits);
+    tforge_sdk_xf_reset(&b->edits);
     char params[512] = "(";
     size_t len = 1, n = 0;
     int rc = 0;
@@ -126,8 +127,9 @@ static int scalefold_apply(void *state, const tforge_level *levels,
         strcat(params, ")"); /* ("sm_scale",): a tuple even of one */
         rc = add_guard(s, params);
     }
-    return xf_applied(b, rc, edits, n_edits);
+    return tforge_sdk_xf_applied(b, rc, edits, n_edits);
 }
 
-XF_TRANSFORM("scalefold", "a score's positive scale folded into its row maxima and exponents",
-             scalefold_create, scalefold_apply);
+TFORGE_SDK_XF_TRANSFORM("scalefold",
+                        "a score's positive scale folded into its row maxima and exponents",
+                        scalefold_create, scalefold_apply);

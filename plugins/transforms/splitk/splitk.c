@@ -10,7 +10,7 @@
 static const char *const split_values[] = {"1", "2", "4", "8", "16"};
 
 typedef struct splitk_state {
-    xf_base base;
+    tforge_sdk_xf_base base;
     char hook[128]; /* the decorator's name */
 } splitk_state;
 
@@ -23,10 +23,10 @@ static int splitk_create(void **state, const tforge_host *host,
     /* the tile body's pid (one program id, no num_programs), no atomics already, C's store
      * passing pointer, value and mask alone, and a stored value linear in the accumulator
      * (`acc` or `acc.to(D)`: the sum of the partial tiles' values is the whole tile's) */
-    if (!g || !g->pid || k->n_atomics || !xf_jit_decorator(k) || !g->c.plain ||
+    if (!g || !g->pid || k->n_atomics || !tforge_sdk_xf_jit_decorator(k) || !g->c.plain ||
         !g->c.pointer || !g->c.value || !g->stores_acc)
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
-    splitk_state *s = xf_new(sizeof *s, host, input);
+    splitk_state *s = tforge_sdk_xf_new(sizeof *s, host, input);
     if (!s)
         return TFORGE_PLUGIN_ENOMEM;
     s->base.params[s->base.n_params++] = (tforge_transform_param){
@@ -57,10 +57,10 @@ static int add_hook(splitk_state *s, const char *split)
     const tforge_ir_kernel *k = s->base.input->kernel;
     const tforge_ir_gemm *g = k->gemm;
     const char *src = s->base.input->source;
-    xf_edits *e = &s->base.edits;
+    tforge_sdk_xf_edits *e = &s->base.edits;
     char in[64], rows[96], cols[96];
-    uint32_t at = xf_before_decorators(s->base.input, in, sizeof in);
-    int rc = xf_edit(
+    uint32_t at = tforge_sdk_xf_before_decorators(s->base.input, in, sizeof in);
+    int rc = tforge_sdk_xf_edit(
         e, at, at,
         "%sdef %s(kernel):\n"
         "%s    \"\"\"tforge splitk: %s programs share each tile of C, each adding its part of the\n"
@@ -97,20 +97,22 @@ static int add_hook(splitk_state *s, const char *split)
         bound(rows, sizeof rows, g->c.stride_row), bound(cols, sizeof cols, g->c.stride_col), in,
         g->c.base, in, in, in, in, g->c.base, in, g->c.base, in, in, in, split, in, in, in, in,
         in, in, in, in, in, in, in, in, in);
-    uint32_t jit = xf_line_start(src, xf_jit_decorator(k)->span.start);
-    return rc ? rc : xf_edit(e, jit, jit, "%s@%s\n", in, s->hook);
+    uint32_t jit = tforge_sdk_xf_line_start(src, tforge_sdk_xf_jit_decorator(k)->span.start);
+    return rc ? rc : tforge_sdk_xf_edit(e, jit, jit, "%s@%s\n", in, s->hook);
 }
 
 /* An operand's tile: made starting at its split's first block along K, advanced S blocks. */
-static int split_operand(xf_edits *e, const tforge_ir_gemm *g, const tforge_ir_gemm_matrix *m,
+static int split_operand(tforge_sdk_xf_edits *e, const tforge_ir_gemm *g,
+                         const tforge_ir_gemm_matrix *m,
                          const char *stride, const char *split)
 {
     char step[160];
     snprintf(step, sizeof step, strcmp(stride, "1") ? "%s * %s" : "%s", g->block_k, stride);
-    int rc = xf_edit(e, m->ptrs_stmt.end, m->ptrs_stmt.end, "; %s += _tforge_split * %s",
-                     m->ptrs, step);
-    return rc ? rc : xf_edit(e, m->advance.start, m->advance.end, "%s += %s * %s", m->ptrs,
-                             split, step);
+    int rc = tforge_sdk_xf_edit(e, m->ptrs_stmt.end, m->ptrs_stmt.end, "; %s += _tforge_split * %s",
+                                m->ptrs, step);
+    return rc ? rc : tforge_sdk_xf_edit(e, m->advance.start, m->advance.end, "%s += %s * %s",
+                                        m->ptrs,
+                                        split, step);
 }
 
 static int splitk_apply(void *state, const tforge_level *levels, const tforge_span_edit **edits,
@@ -120,8 +122,8 @@ static int splitk_apply(void *state, const tforge_level *levels, const tforge_sp
     const tforge_ir_kernel *k = s->base.input->kernel;
     const tforge_ir_gemm *g = k->gemm;
     const char *tl = k->language, *split = split_values[levels[0]];
-    xf_edits *e = &s->base.edits;
-    xf_reset(e);
+    tforge_sdk_xf_edits *e = &s->base.edits;
+    tforge_sdk_xf_reset(e);
     *edits = NULL;
     *n_edits = 0;
     if (!levels[0])
@@ -131,22 +133,26 @@ static int splitk_apply(void *state, const tforge_level *levels, const tforge_sp
      * before the kernel ends) */
     int rc = add_hook(s, split);
     if (!rc)
-        rc = xf_edit(e, g->pid_stmt.start, g->pid_stmt.end,
-                     "%s = %s.program_id(0) // %s; _tforge_split = %s.program_id(0) %% %s", g->pid,
-                     tl, split, tl, split);
+        rc = tforge_sdk_xf_edit(
+            e, g->pid_stmt.start, g->pid_stmt.end,
+            "%s = %s.program_id(0) // %s; _tforge_split = %s.program_id(0) %% %s", g->pid,
+            tl, split, tl, split);
     if (!rc)
-        rc = xf_edit(e, g->k_args.start, g->k_args.end, "_tforge_split * (%s), %s, (%s) * %s",
-                     g->k_step, g->k_stop, g->k_step, split);
+        rc = tforge_sdk_xf_edit(e, g->k_args.start, g->k_args.end,
+                                "_tforge_split * (%s), %s, (%s) * %s",
+                                g->k_step, g->k_stop, g->k_step, split);
     if (!rc)
         rc = split_operand(e, g, &g->a, g->a.stride_col, split);
     if (!rc)
         rc = split_operand(e, g, &g->b, g->b.stride_row, split);
     if (!rc)
-        rc = xf_edit(e, g->c.access.start, g->c.access.end, "%s.atomic_add(%s, %s%s%s, "
-                     "sem=\"relaxed\")", tl, g->c.pointer, g->acc, g->c.mask ? ", mask=" : "",
-                     g->c.mask ? g->c.mask : "");
-    return xf_applied(&s->base, rc, edits, n_edits);
+        rc = tforge_sdk_xf_edit(
+            e, g->c.access.start, g->c.access.end, "%s.atomic_add(%s, %s%s%s, "
+            "sem=\"relaxed\")", tl, g->c.pointer, g->acc, g->c.mask ? ", mask=" : "",
+            g->c.mask ? g->c.mask : "");
+    return tforge_sdk_xf_applied(&s->base, rc, edits, n_edits);
 }
 
-XF_TRANSFORM("splitk", "split-K: programs sharing a GEMM's tiles, partial sums added atomically",
-             splitk_create, splitk_apply);
+TFORGE_SDK_XF_TRANSFORM("splitk",
+                        "split-K: programs sharing a GEMM's tiles, partial sums added atomically",
+                        splitk_create, splitk_apply);
