@@ -224,8 +224,8 @@ static void summary_at(strategy_result *r, uint32_t seeds, uint32_t run_budget, 
     uint32_t within = 0;
     for (uint32_t k = 0; k < seeds; k++) {
         double v = r->best[(size_t)k * run_budget + b - 1];
-        if (isnan(v))
-            v = space->worst; /* the score's rule: nothing found counts as the worst */
+        /* the score's rules: nothing found counts as the worst, nothing above the ceiling */
+        v = isnan(v) || v > space->ceiling ? space->worst : v;
         ratios[k] = v / space->optimum;
         within += v <= 1.05 * space->optimum;
     }
@@ -565,7 +565,7 @@ static int run(const cli_command *command, int argc, char **argv)
     int exit_code = TFORGE_EXIT_OK;
 
     if (!list || cli_load_plugins(&common, &reg) || check_strategies(&s, reg, s.strategies) ||
-        tforge_recording_read(&rec, s.cache) ||
+        tforge_recording_read_space(&rec, s.cache) ||
         tforge_replay_open(&replay, rec) || choose_objective(replay, &s) ||
         prepare_score_space(&space, replay, s.cache))
         goto failed;

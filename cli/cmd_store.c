@@ -68,12 +68,11 @@ static int run(const cli_command *command, int argc, char **argv)
     tforge_store *store = NULL;
     tforge_recording *rec = NULL;
     int exit_code = TFORGE_EXIT_OK;
-    if (tforge_store_open(&store, db))
-        goto failed;
     if (import) {
         int64_t id;
-        if (tforge_recording_read(&rec, argv[optind + 1]) ||
-            tforge_store_import(&id, store, rec, NULL))
+        /* the file first: a bad one leaves no store behind */
+        if (tforge_recording_read_space(&rec, argv[optind + 1]) ||
+            tforge_store_open(&store, db) || tforge_store_import(&id, store, rec, NULL))
             goto failed;
         if (common.json)
             printf("{\"run\": %lld, \"configurations\": %zu}\n", (long long)id, rec->n_entries);
@@ -81,7 +80,7 @@ static int run(const cli_command *command, int argc, char **argv)
             printf("imported %zu configurations of %s as run %lld\n", rec->n_entries,
                    argv[optind + 1], (long long)id);
     } else {
-        if (tforge_store_export(&rec, store, run_id) ||
+        if (tforge_store_open(&store, db) || tforge_store_export(&rec, store, run_id) ||
             (strcmp(format, "t4") == 0 ? tforge_recording_write_t4(rec, out)
                                        : tforge_recording_write_kt(rec, out)))
             goto failed;

@@ -59,8 +59,17 @@ int tforge_score_space_init(tforge_score_space *space, const double *values,
     space->n_ok = n_ok;
     space->sorted = sorted;
     space->optimum = sorted[0];
-    space->worst = sorted[n_ok - 1];
     space->median = quantile(sorted, n_ok, 0.5);
+    /* The ceiling (score.h): one absurd value must not scale every tolerance and budget. The
+     * median is below it, so some value is too. */
+    double gap = space->median - space->optimum;
+    space->ceiling = gap > 0 ? space->median + TFORGE_SCORE_CEILING_GAPS * gap : INFINITY;
+    size_t below = n_ok;
+    while (sorted[below - 1] > space->ceiling)
+        below--;
+    for (size_t i = below; i < n_ok; i++)
+        sorted[i] = sorted[below - 1];
+    space->worst = sorted[n_ok - 1];
     return 0;
 }
 
@@ -277,7 +286,8 @@ int tforge_score_summary(tforge_score_stats *out, const double *traces, size_t s
         double sum = 0.0;
         for (size_t k = 0; k < seeds; k++) {
             double x = traces[k * budget + b];
-            column[k] = isnan(x) ? space->worst : x; /* the rule for runs with no ok value yet */
+            /* the rule for runs with no ok value yet, and the ceiling */
+            column[k] = isnan(x) || x > space->ceiling ? space->worst : x;
             sum += column[k];
         }
         qsort(column, seeds, sizeof *column, compare_doubles);

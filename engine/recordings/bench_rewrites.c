@@ -193,7 +193,7 @@ int main(int argc, char **argv)
     tforge_replay *replay;
     if (tforge_static_bo.init && tforge_static_bo.init(NULL, NULL))
         return 1;
-    if (tforge_recording_read(&rec, argv[1]) || tforge_replay_open(&replay, rec)) {
+    if (tforge_recording_read_space(&rec, argv[1]) || tforge_replay_open(&replay, rec)) {
         fprintf(stderr, "tforge-bench-rewrites: cannot read %s\n", argv[1]);
         return 1;
     }

@@ -5,14 +5,16 @@
 #include "tforge/log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The largest recording read, uncompressed: the biggest public caches are tens of MB, and a
- * compressed file may grow without bound (a gzip bomb, /dev/zero). */
+ * compressed file may grow without bound (a gzip bomb). */
 #define MAX_RECORDING_BYTES ((size_t)1 << 30)
 
 /* Where the first byte that is not white space is not '{', the reader stops at once. */
@@ -27,19 +29,45 @@ static int starts_like_json(const char *buf, size_t len, const char *path)
                             "T4 results), found the byte 0x%02x", path, (unsigned char)buf[i]);
 }
 
+/* Opens a regular file for reading. Opened without blocking and told by its descriptor, so that
+ * a FIFO, a device or a directory is refused before anything waits on it (and a file swapped in
+ * after a check cannot be read instead); reads then block as usual. */
+static int open_regular(gzFile *out, const char *path)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return tforge_error_set(errno == ENOENT ? TFORGE_ENOTFOUND : TFORGE_EIO,
+                                "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0)
+        rc = tforge_error_set(TFORGE_EIO, "%s: cannot open: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = tforge_error_set(TFORGE_EINPUT, "%s: not a regular file (%s): expected a Kernel "
+                              "Tuner cache or T4 results", path,
+                              S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode)
+                                  ? "a FIFO" : "a device or socket");
+    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+        rc = tforge_error_set(TFORGE_EIO, "%s: cannot open: %s", path, strerror(errno));
+    else if (!(*out = gzdopen(fd, "rb")))
+        rc = nomem();
+    if (rc < 0)
+        close(fd);
+    return rc;
+}
+
 static int read_all(char **out, size_t *len_out, const char *path)
 {
     *out = NULL;
     *len_out = 0;
-    errno = 0;
-    gzFile file = gzopen(path, "rb");
-    if (!file)
-        return tforge_error_set(errno == ENOENT ? TFORGE_ENOTFOUND : TFORGE_EIO,
-                                "%s: cannot open: %s", path, errno ? strerror(errno) : "no memory");
+    gzFile file;
+    int rc = open_regular(&file, path);
+    if (rc < 0)
+        return rc;
     gzbuffer(file, 1u << 17);
     size_t cap = 1u << 20, len = 0;
     char *buf = malloc(cap + 1);
-    int rc = 0;
     if (!buf) {
         rc = nomem();
         goto cleanup;
@@ -260,7 +288,75 @@ int recording_writer_close(recording_writer *w, int rc)
     return rc;
 }
 
-int tforge_recording_read(tforge_recording **out, const char *path)
+/* An entry's levels, to sort entries by configuration. */
+typedef struct entry_ref {
+    const tforge_level *levels;
+    uint32_t n_params;
+    size_t index;
+} entry_ref;
+
+static int compare_refs(const void *a, const void *b)
+{
+    const entry_ref *x = a, *y = b;
+    int c = memcmp(x->levels, y->levels, x->n_params * sizeof *x->levels);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* A configuration recorded twice is refused: a space holds each point once, and which of the two
+ * values it has would be the reader's guess. Names the file and the configuration (as `field`
+ * of its entries: `cache["16,1"]`, or the two results of a T4 file). */
+static int check_unique(const tforge_recording *rec, const char *path, int t4)
+{
+    if (rec->n_entries < 2)
+        return 0;
+    entry_ref *refs = malloc(rec->n_entries * sizeof *refs);
+    if (!refs)
+        return nomem();
+    for (size_t i = 0; i < rec->n_entries; i++)
+        refs[i] = (entry_ref){rec->entries[i].levels, rec->n_params, i};
+    qsort(refs, rec->n_entries, sizeof *refs, compare_refs);
+    int rc = 0;
+    for (size_t i = 1; i < rec->n_entries && rc == 0; i++) {
+        if (memcmp(refs[i - 1].levels, refs[i].levels, rec->n_params * sizeof *refs->levels))
+            continue;
+        char *key = NULL;
+        if ((rc = tforge_recording_key(&key, rec, refs[i].levels)) < 0)
+            break;
+        rc = t4 ? tforge_error_set(TFORGE_EINPUT, "%s: results[%zu] and results[%zu]: the same "
+                                   "configuration (%s) recorded twice; expected each once", path,
+                                   refs[i - 1].index, refs[i].index, key)
+                : tforge_error_set(TFORGE_EINPUT, "%s: cache[\"%.200s\"]: recorded twice; "
+                                   "expected each key once", path, key);
+        free(key);
+    }
+    free(refs);
+    return rc;
+}
+
+/* What a recorded space needs to be replayed or stored, beyond a well-formed file: a
+ * configuration at least, and an objective its configurations measure. */
+static int check_space(const tforge_recording *rec, const char *path, int t4)
+{
+    if (rec->n_entries == 0)
+        return tforge_error_set(TFORGE_EINPUT, "%s: %s: no configuration recorded; expected one "
+                                "at least", path, t4 ? "results" : "cache");
+    if (strcmp(rec->objective, "time") == 0)
+        return 0;
+    char known[512] = "time";
+    size_t used = strlen(known);
+    for (uint32_t m = 0; m < rec->n_metrics; m++) {
+        if (strcmp(rec->metric_names[m], rec->objective) == 0)
+            return 0;
+        if (used < sizeof known)
+            used += (size_t)snprintf(known + used, sizeof known - used, ", %s",
+                                     rec->metric_names[m]);
+    }
+    return tforge_error_set(TFORGE_EINPUT, "%s: %s: \"%.200s\" is measured by no configuration; "
+                            "expected time or a metric recorded (%s)", path,
+                            t4 ? "metadata.objective" : "objective", rec->objective, known);
+}
+
+static int read_recording(tforge_recording **out, const char *path, int space_needed)
 {
     *out = NULL;
     cJSON *root = NULL;
@@ -271,15 +367,22 @@ int tforge_recording_read(tforge_recording **out, const char *path)
     rc = tforge_recording_new(&rec);
     if (rc < 0)
         goto cleanup;
-    if (cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "cache"))
+    int t4 = 0;
+    if (cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "cache")) {
         rc = recording_read_kt(rec, root, path);
-    else if (cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "results"))
+    } else if (cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "results")) {
         rc = recording_read_t4(rec, root, path);
-    else
+        t4 = 1;
+    } else {
         rc = tforge_error_set(TFORGE_EINPUT,
                               "%s: expected a Kernel Tuner cache (an object with \"cache\") or "
                               "T4 results (an object with \"results\")",
                               path);
+    }
+    if (rc == 0)
+        rc = check_unique(rec, path, t4);
+    if (rc == 0 && space_needed)
+        rc = check_space(rec, path, t4);
     if (rc < 0)
         goto cleanup;
     *out = rec;
@@ -288,4 +391,14 @@ cleanup:
     tforge_recording_free(rec);
     cJSON_Delete(root);
     return rc;
+}
+
+int tforge_recording_read(tforge_recording **out, const char *path)
+{
+    return read_recording(out, path, 0);
+}
+
+int tforge_recording_read_space(tforge_recording **out, const char *path)
+{
+    return read_recording(out, path, 1);
 }

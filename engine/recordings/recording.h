@@ -133,8 +133,14 @@ int tforge_recording_add_entry(tforge_recording *rec, const tforge_recording_ent
 int tforge_recording_key(char **out, const tforge_recording *rec, const tforge_level *levels);
 
 /* Reads a Kernel Tuner cache or a T4 results file, plain or gzip-compressed; which one is
- * decided by the content (a top-level "cache" or "results"). */
+ * decided by the content (a top-level "cache" or "results"). Only a regular file is opened (a
+ * FIFO or a directory is refused before anything waits on it), and a configuration recorded
+ * twice is refused. */
 int tforge_recording_read(tforge_recording **out, const char *path);
+/* The same, for a recorded space to replay or to store: what both need is checked here, once,
+ * so that the store keeps nothing that replay refuses: at least one configuration, and an
+ * objective that is time or a metric the configurations record. */
+int tforge_recording_read_space(tforge_recording **out, const char *path);
 
 /* Writes through a temporary file renamed into place; a name ending in ".gz" is compressed. */
 int tforge_recording_write_kt(const tforge_recording *rec, const char *path);

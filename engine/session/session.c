@@ -709,7 +709,7 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     if (!(set = settings_json(&s)))
         goto failed;
     snprintf(db, sizeof db, "%s/tforge.db", dir);
-    if (s.replay_file && tforge_recording_read(&rec, s.replay_file))
+    if (s.replay_file && tforge_recording_read_space(&rec, s.replay_file))
         goto failed;
     tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
     args.task = task;

@@ -9,6 +9,14 @@
  * is v_1, the worst ok value v_m, the median the median of the m ok values (the mean of the two
  * middle ones when m is even).
  *
+ * Ceiling. One absurd value (a time of 1e100 in a cache) must not decide the score: the
+ * tolerances below and the rule for runs with nothing found are scaled by v_m. So an ok value
+ * above the ceiling, median + TFORGE_SCORE_CEILING_GAPS (median - optimum), counts as the worst
+ * ok value at or below it, everywhere here (the v_i, v_m and a trace's values): the space is
+ * scored as if that configuration were merely as bad as the worst of the others. Recorded spaces
+ * reach a few tens of those gaps above their median (so none is changed); a space whose median
+ * is its optimum has no ceiling (and no cut-offs).
+ *
  * Best-so-far before the first ok value. Until a search has drawn an ok configuration it holds
  * nothing; we then count its best-so-far as the worst ok value v_m: having found nothing is as bad
  * as having found the worst working configuration, and no run is left out of the statistics (a
@@ -63,9 +71,13 @@ typedef struct tforge_score_space {
     size_t n_ok;    /* configurations with a value, >= 1 */
     double optimum; /* v_1 */
     double median;  /* median of the ok values */
-    double worst;   /* v_m */
-    double *sorted; /* the n_ok values, ascending; owned */
+    double worst;   /* v_m, at most the ceiling */
+    double *sorted; /* the n_ok values, ascending, those above the ceiling as v_m; owned */
+    double ceiling; /* a value above it counts as v_m; INFINITY when the median is v_1 */
 } tforge_score_space;
+
+/* The ceiling's distance above the median, in gaps between median and optimum. */
+#define TFORGE_SCORE_CEILING_GAPS 1000.0
 
 /* Prepares `space` from `n` configurations: values[i] is configuration i's objective, read only
  * when statuses[i] is TFORGE_STATUS_OK. `statuses` may be NULL: then every configuration is ok. An
@@ -113,7 +125,8 @@ typedef struct tforge_score_stats {
     double score;                    /* mean of s(b) over those budgets */
     double p_within_5pct;         /* fraction of seeds whose best at `budget` is <= 1.05 optimum */
     double median_best_over_opt;  /* median over seeds of best at `budget` / optimum */
-    /* Per budget, over seeds, NaN replaced by the worst ok value first. Quantiles interpolate
+    /* Per budget, over seeds, NaN (and a value above the ceiling) replaced by the worst ok
+     * value first. Quantiles interpolate
      * linearly between order statistics (q at position (K-1) q of the K sorted values). */
     double *mean, *median, *q25, *q75;
     double *random;       /* f_rand(b) */
