@@ -11,10 +11,12 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #ifndef TFORGE_PYTHON_EXECUTABLE
@@ -249,8 +251,43 @@ static const char dispatcher_source[] =
     "        return json.dumps({'ok': False, 'kind': type(e).__name__, 'error': str(e),\n"
     "                           'traceback': traceback.format_exc()})\n";
 
+/* What the worker starts (a compiler, the user's own subprocesses) is in the worker's process
+ * group and must not outlive it, though the worker may die by SIGKILL (with the engine: see
+ * worker.c) and run nothing more. So the worker first forks a keeper, a process of the same
+ * group that runs no user code: woken by PR_SET_PDEATHSIG when the worker is gone (its main
+ * thread forked it, which ends only with the process), it kills the group, itself included.
+ * Holding no file, it never keeps the engine's pipes open. Without it (fork failed) the worker
+ * works as before. */
+static void fork_keeper(void)
+{
+    pid_t worker = getpid();
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &old);
+    pid_t keeper = fork();
+    if (keeper != 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return;
+    }
+    long max_fd = sysconf(_SC_OPEN_MAX);
+    for (long fd = 0; fd < (max_fd > 0 && max_fd < 65536 ? max_fd : 65536); fd++)
+        close((int)fd);
+    prctl(PR_SET_NAME, "tforge-keeper");
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) == 0) {
+        sigset_t wake;
+        sigemptyset(&wake);
+        sigaddset(&wake, SIGTERM);
+        /* a SIGTERM sent by anyone else while the worker lives is not the worker's end */
+        while (getppid() == worker)
+            sigwaitinfo(&wake, NULL);
+    }
+    kill(0, SIGKILL);
+    _exit(0);
+}
+
 int tforge_worker_child_main(void)
 {
+    fork_keeper();
     if (start_python())
         return 3;
     PyObject *globals = PyDict_New();

@@ -11,10 +11,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,6 +86,181 @@ static void open_self(void)
     self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 }
 
+/* The live workers' process ids, for the stop-signal handler (which may only read atomics):
+ * a slot is taken when a process is started and cleared before it is reaped, so that an id the
+ * handler kills is never one the system has given to another process. */
+enum { MAX_LIVE = 1024 };
+static atomic_int live[MAX_LIVE];
+static pid_t engine_pid;
+
+static void remember(pid_t pid)
+{
+    for (size_t i = 0; i < MAX_LIVE; i++) {
+        int free_slot = 0;
+        if (atomic_compare_exchange_strong(&live[i], &free_slot, (int)pid))
+            return;
+    }
+    /* the table full: this worker still dies with the engine (PR_SET_PDEATHSIG) */
+}
+
+static void forget(pid_t pid)
+{
+    for (size_t i = 0; i < MAX_LIVE; i++) {
+        int was = (int)pid;
+        if (atomic_compare_exchange_strong(&live[i], &was, 0))
+            return;
+    }
+}
+
+/* SIGINT, SIGTERM and SIGHUP stop the engine as SIGKILL would, but take each worker's process
+ * group (the worker and what it started) with it first; then the signal ends the process as if
+ * it had not been caught, so its parent sees which one. What was committed stays in the store. */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void on_stop_signal(int sig)
+{
+    if (getpid() == engine_pid) /* not a child between fork and exec, whose table is a copy */
+        for (size_t i = 0; i < MAX_LIVE; i++) {
+            pid_t pid = (pid_t)atomic_load(&live[i]);
+            if (pid > 0) {
+                kill(-pid, SIGKILL);
+                kill(pid, SIGKILL);
+            }
+        }
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigaction(sig, &dfl, NULL);
+    raise(sig); /* delivered when this handler returns: the process ends by it */
+}
+
+/* Only where the signal would have ended the engine: one ignored (nohup's SIGHUP, a background
+ * job's SIGINT) or handled by the embedding program stays as it is. */
+static void catch_stop_signals(void)
+{
+    engine_pid = getpid();
+    for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++) {
+        struct sigaction old, act = {.sa_handler = on_stop_signal};
+        sigfillset(&act.sa_mask);
+        if (sigaction(stop_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+            !(old.sa_flags & SA_SIGINFO))
+            sigaction(stop_signals[i], &act, NULL);
+    }
+}
+
+/* What a new worker process needs, prepared before fork, and what fork gave. */
+typedef struct fork_job {
+    int in, out;     /* the child's ends of the request and response pipes */
+    const char *exe; /* the executable, or by_fd: self_fd */
+    int by_fd;
+    char **envp;
+    sigset_t mask;   /* the signal mask of the thread that asked: the worker starts with it */
+    pid_t parent;    /* the engine */
+    pid_t pid;       /* out: the child, or -1 with `error` */
+    int error;
+} fork_job;
+
+/* In the child: only async-signal-safe calls until exec (the engine has threads). */
+static void exec_worker(const fork_job *job)
+{
+    /* Killed with the engine, whatever kills it; if the engine left before this line, the
+     * signal will never come: leave now. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != job->parent)
+        _exit(127);
+    /* Its own process group, so that a timeout kills the compilers it started too. */
+    setpgid(0, 0);
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++)
+        sigaction(stop_signals[i], &dfl, NULL);
+    pthread_sigmask(SIG_SETMASK, &job->mask, NULL);
+    /* Move both ends out of the way first: a pipe end may itself be fd 3 or 4, and dup2
+     * onto the same fd would keep its close-on-exec flag. */
+    int in = fcntl(job->in, F_DUPFD_CLOEXEC, 10);
+    int out = fcntl(job->out, F_DUPFD_CLOEXEC, 10);
+    if (in < 0 || out < 0 || dup2(in, 3) < 0 || dup2(out, 4) < 0)
+        _exit(127);
+    /* What the user's code prints must not reach the engine's standard output. */
+    dup2(2, 1);
+    char *argv[] = {(char *)job->exe, "__worker", NULL};
+    if (job->by_fd)
+        fexecve(self_fd, argv, job->envp);
+    else
+        execve(job->exe, argv, job->envp);
+    dprintf(2, "tforge: cannot start a worker from %s: %s\n", job->exe, strerror(errno));
+    _exit(127);
+}
+
+/* Every worker is forked on one thread that lives as long as the engine: PR_SET_PDEATHSIG fires
+ * when the *thread* that forked a child ends, and the compile pool's thread restarts workers,
+ * then ends before they are freed. The forker takes one job at a time (jobs_lock), with every
+ * signal blocked so that the engine's handlers run elsewhere. A process forked from the engine
+ * without exec has no forker thread (nor workers): its first worker starts one of its own. */
+static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fork_cv = PTHREAD_COND_INITIALIZER;
+static fork_job *fork_pending; /* handed to the forker; NULL again once forked */
+static pid_t forker_of;        /* the process whose forker runs */
+
+static void *forker(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&fork_lock);
+    for (;;) {
+        while (!fork_pending)
+            pthread_cond_wait(&fork_cv, &fork_lock);
+        fork_job *job = fork_pending;
+        job->pid = fork();
+        job->error = errno;
+        if (job->pid == 0)
+            exec_worker(job);
+        if (job->pid > 0)
+            remember(job->pid);
+        fork_pending = NULL;
+        pthread_cond_broadcast(&fork_cv);
+    }
+    return NULL;
+}
+
+/* Under jobs_lock. 0, or an errno value. */
+static int start_forker(void)
+{
+    if (forker_of) /* a copy of the engine's table: its workers are not this process's */
+        for (size_t i = 0; i < MAX_LIVE; i++)
+            atomic_store(&live[i], 0);
+    catch_stop_signals();
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits it */
+    pthread_attr_t attr;
+    pthread_t thread;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int error = pthread_create(&thread, &attr, forker, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!error)
+        forker_of = getpid();
+    return error;
+}
+
+/* Forks `job` on the forker thread; 0, or -1 with job->error. */
+static int fork_worker(fork_job *job)
+{
+    pthread_sigmask(SIG_BLOCK, NULL, &job->mask);
+    job->parent = getpid();
+    pthread_mutex_lock(&jobs_lock);
+    job->error = forker_of == job->parent ? 0 : start_forker();
+    job->pid = -1;
+    if (!job->error) {
+        pthread_mutex_lock(&fork_lock);
+        fork_pending = job;
+        pthread_cond_broadcast(&fork_cv);
+        while (fork_pending == job)
+            pthread_cond_wait(&fork_cv, &fork_lock);
+        pthread_mutex_unlock(&fork_lock);
+    }
+    pthread_mutex_unlock(&jobs_lock);
+    return job->pid > 0 ? 0 : -1;
+}
+
 static int spawn(tforge_worker *w)
 {
     int requests[2], responses[2];
@@ -115,36 +292,18 @@ static int spawn(tforge_worker *w)
         return tforge_error_set(TFORGE_ENOMEM, "worker %s: out of memory", w->options.name);
     }
     fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
+    fork_job job = {.in = requests[0], .out = responses[1], .exe = exe, .by_fd = by_fd,
+                    .envp = envp};
+    if (fork_worker(&job)) {
         free(envp);
         close(requests[0]);
         close(requests[1]);
         close(responses[0]);
         close(responses[1]);
         return tforge_error_set(TFORGE_ERROR, "worker %s: fork: %s", w->options.name,
-                                strerror(e));
+                                strerror(job.error));
     }
-    if (pid == 0) {
-        /* Its own process group, so that a timeout kills the compilers it started too. */
-        setpgid(0, 0);
-        /* Move both ends out of the way first: a pipe end may itself be fd 3 or 4, and dup2
-         * onto the same fd would keep its close-on-exec flag. */
-        int in = fcntl(requests[0], F_DUPFD_CLOEXEC, 10);
-        int out = fcntl(responses[1], F_DUPFD_CLOEXEC, 10);
-        if (in < 0 || out < 0 || dup2(in, 3) < 0 || dup2(out, 4) < 0)
-            _exit(127);
-        /* What the user's code prints must not reach the engine's standard output. */
-        dup2(2, 1);
-        char *argv[] = {(char *)exe, "__worker", NULL};
-        if (by_fd)
-            fexecve(self_fd, argv, envp);
-        else
-            execve(exe, argv, envp);
-        dprintf(2, "tforge: cannot start a worker from %s: %s\n", exe, strerror(errno));
-        _exit(127);
-    }
+    pid_t pid = job.pid;
     free(envp);
     close(requests[0]);
     close(responses[1]);
@@ -183,6 +342,7 @@ static void stop(tforge_worker *w, int force, char *detail, size_t size)
 {
     if (!w->pid)
         return;
+    forget(w->pid);
     close_fd(&w->to_child);
     close_fd(&w->from_child);
     int wstatus = 0;

@@ -1,7 +1,10 @@
 /* Worker processes: the engine's side. A worker is a child process (the tforge executable run
  * as `tforge __worker`) that embeds CPython and answers requests over a pair of pipes. A worker
  * that crashes, hangs or exits is killed and reaped; the call reports how it ended and the next
- * call starts a fresh process. Nothing a candidate does can take the engine down.
+ * call starts a fresh process. Nothing a candidate does can take the engine down, and nothing
+ * outlives it: a worker gets SIGKILL when the engine ends, however it ends, and its keeper then
+ * kills what the worker started (its process group). Starting the first worker makes SIGINT,
+ * SIGTERM and SIGHUP (where they would have ended the engine) kill every worker's group first.
  *
  * A new process first sends an empty frame once its interpreter is up and the modules named in
  * TFORGE_WORKER_PRELOAD (comma-separated) are imported; call timeouts count from then.
