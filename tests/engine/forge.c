@@ -491,17 +491,19 @@ static void profiles_are_stored(void **state)
     unlink(path);
 }
 
-/* The lab on the convolution recorded on an H200 (spills in a corner of its space), steered by
- * the bottleneck heuristic through the replay backend's profile op: profiles are recorded with
- * their labels, forge's traces differ from bo's once a label fires, rules runs, and the same
- * seed gives the same traces. */
+/* The lab on softmax recorded on an H200 with counters (memory-bound once its rows are in one
+ * block), steered by the bottleneck heuristic through the replay backend's profile op: profiles
+ * are recorded with their labels, forge's traces differ from bo's once a label fires that the
+ * measurements agree with (the spills of the convolution recorded without counters steer forge
+ * no more: their remedy, smaller tiles, is one the measurements contradict), rules runs, and the
+ * same seed gives the same traces. */
 static void the_lab_steers_on_a_recorded_space(void **state)
 {
     (void)state;
     tforge_recording *rec;
     tforge_replay *replay;
     tforge_registry *reg;
-    assert_int_equal(tforge_recording_read(&rec, RECORDED_CONV2D), 0);
+    assert_int_equal(tforge_recording_read(&rec, RECORDED_SOFTMAX), 0);
     assert_int_equal(tforge_replay_open(&replay, rec), 0);
     assert_int_equal(tforge_registry_new(&reg), 0);
     assert_int_equal(tforge_registry_add_static(reg, &tforge_static_bo, "builtin:bo"), 0);
@@ -524,7 +526,7 @@ static void the_lab_steers_on_a_recorded_space(void **state)
             o.seed = seed;
             o.budget = B;
             o.store = store;
-            o.source = RECORDED_CONV2D;
+            o.source = RECORDED_SOFTMAX;
             o.settings_json = k == 2 ? "{\"again\": 1}" : "{}";
             uint32_t n;
             assert_int_equal(tforge_lab_run(best[k][seed - 1], NULL, &n, reg, replay, &o), 0);
