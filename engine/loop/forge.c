@@ -427,9 +427,10 @@ double tforge_forge_agreement(const tforge_forge *f, const double *w,
 }
 
 /* Hands the prior of `p`'s labels (none: all zeros remove the one before) to each of the
- * `n_strategies` strategies; with check_prior, none unless the measurements agree with it (the
- * labels' remedies are guesses, and a wrong one cost forge evaluations against plain bo on every
- * recording with counters, experiments/NOTES.md issue 36). */
+ * `n_strategies` strategies; with check_prior, none unless the measurements agree with it: a
+ * label's remedy is a guess, and followed where the data said otherwise it cost forge
+ * evaluations against plain bo on every recording with counters (issue 36). It reads every
+ * pair of the n evaluations, once an incumbent. */
 static int hand_prior(tforge_forge *f, tforge_forge_profile *p, const tforge_loop_outcome *out,
                       const tforge_loop_eval *e, tforge_strategy *const *strategies,
                       size_t n_strategies)

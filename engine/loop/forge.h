@@ -27,8 +27,9 @@ const char *tforge_forge_plugin(const char *strategy, int *steered);
 
 /* The least share of forge's candidates that are rule moves: the prior's favoured neighbours of
  * the incumbent (the rules strategy with walk=0), bo proposing the rest. They take whole batches
- * while they lead (loop.h's companion), so forge starts as rules does, from the baseline; where
- * no label favours a move, bo proposes them all. */
+ * while they lead (loop.h's companion); where no label favours a move, or the measurements do
+ * not agree with the prior (check_prior: one evaluation is no evidence, so bo's initial design
+ * comes first), bo proposes them all. */
 #define TFORGE_FORGE_RULE_SHARE 0.25
 /* Sets the loop's companion for `strategy`: rules' moves for "forge" (with refute=1: a
  * favoured level measured next to the incumbent already is not proposed again), none for any
