@@ -32,7 +32,7 @@ const char *tforge_forge_plugin(const char *strategy, int *steered);
  * comes first), bo proposes them all. */
 #define TFORGE_FORGE_RULE_SHARE 0.25
 /* Sets the loop's companion for `strategy`: rules' moves for "forge" (with refute=1: a
- * favoured level measured next to the incumbent already is not proposed again), none for any
+ * favoured level proposed next to the incumbent already is not proposed again), none for any
  * other. */
 void tforge_forge_companion(tforge_loop_options *options, const char *strategy);
 

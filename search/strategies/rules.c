@@ -18,9 +18,11 @@
  * With walk=0 it proposes the ranked neighbours alone: an ask with none to give answers fewer
  * points, or none, without ending the search (it is asked again once more is told). That is the
  * rule moves `forge` mixes into bo's batches (loop.h's companion). With refute=1 a neighbour is
- * not ranked when a level it moves to with the prior's favour was measured already next to the
- * incumbent (that dimension at that level, the others the incumbent's but one, by one step): the
- * incumbent is the best point, so that move did not pay, and its variants would not either. */
+ * not ranked when a level it moves to with the prior's favour was proposed already next to the
+ * incumbent (that dimension at that level, the others the incumbent's but one, by one step):
+ * measured, the incumbent is the best point, so that move did not pay and its variants would
+ * not either; still being measured, one variant asks the question for all (a batch of variants
+ * of one move asks it four times). */
 #include "tforge/sdk/strategy.h"
 
 typedef struct rules_state {
@@ -30,7 +32,7 @@ typedef struct rules_state {
     uint64_t n_levels; /* the sum of the levels */
     uint32_t current;  /* the walk's point, TFORGE_SDK_STRAT_NONE before it starts or when stuck */
     double walk;       /* 0: the ranked neighbours alone */
-    double refute;     /* 1: no favoured level already measured next to the incumbent */
+    double refute;     /* 1: no favoured level already proposed next to the incumbent */
     tforge_level *move, *best;
     /* one-step moves of the incumbent, (dimension, level) pairs, with their gains */
     uint32_t *move_dim;
@@ -58,8 +60,9 @@ static const tforge_option_spec rules_options[] = {
      "0: only the prior's favoured neighbours of the incumbent, none when there are none (a "
      "companion's rule moves); 1: then the first-improvement walk"},
     {"refute", TFORGE_OPTION_INTEGER, "0", 0, 1, NULL,
-     "1: a favoured level already measured next to the incumbent (that dimension moved, the "
-     "others the incumbent's but one, by one step) is not proposed again"},
+     "1: a favoured level already proposed next to the incumbent (that dimension moved, the "
+     "others the incumbent's but one, by one step; measured or still measured) is not "
+     "proposed again"},
 };
 
 #define N_RULES_OPTIONS (sizeof rules_options / sizeof *rules_options)
@@ -182,7 +185,7 @@ static int next_to(const tforge_sdk_strat_base *b, const tforge_level *at, const
 }
 
 /* refute=1: whether a level that `s->move` moves to from the incumbent `from` with the prior's
- * favour was measured (or failed) next to `from` already. */
+ * favour was proposed next to `from` already (measured, failed or pending). */
 static int refuted(const rules_state *s, const tforge_level *from)
 {
     const tforge_sdk_strat_base *b = &s->base;
@@ -191,8 +194,7 @@ static int refuted(const rules_state *s, const tforge_level *from)
         if (s->move[d] == from[d] || !(gain(s, from, d, s->move[d]) > 0))
             continue;
         for (uint32_t id = 0; id < a->n; id++)
-            if (a->states[id] != TFORGE_SDK_STRAT_PENDING &&
-                next_to(b, from, tforge_sdk_strat_point(a, id), d, s->move[d]))
+            if (next_to(b, from, tforge_sdk_strat_point(a, id), d, s->move[d]))
                 return 1;
     }
     return 0;

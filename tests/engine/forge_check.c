@@ -133,11 +133,38 @@ static void refuted_moves_are_not_proposed_again(void **state)
     }
 }
 
+/* The same before anything but the incumbent is told: refute=0 fills a batch of three with
+ * (3, 3), (3, 2) and (3, 4), one move three times; refute=1 asks it once. */
+static void one_variant_of_a_move_a_batch(void **state)
+{
+    fixture *f = *state;
+    const tforge_space_view view = tforge_space_get_view(f->space);
+    tforge_level incumbent[2] = {2, 3};
+    const tforge_observation told = {incumbent, TFORGE_STATUS_OK, 1.0, 0.0};
+    double w[LEVELS];
+    favour(w, 3);
+    for (int refute = 0; refute <= 1; refute++) {
+        const char *const options[] = {"walk=0", refute ? "refute=1" : "refute=0", NULL};
+        tforge_strategy *rules;
+        assert_int_equal(tforge_strategy_open(&rules, f->reg, "rules", &view, 1, 20, options), 0);
+        assert_int_equal(tforge_strategy_set_level_prior(rules, w, LEVELS), 0);
+        assert_int_equal(tforge_strategy_tell(rules, &told, 1), 0);
+        tforge_level got[3 * 2];
+        uint32_t n = 0;
+        assert_int_equal(tforge_strategy_ask(rules, 3, got, &n), 0);
+        assert_int_equal(n, refute ? 1 : 3);
+        for (uint32_t i = 0; i < n; i++)
+            assert_int_equal(got[2 * i], 3);
+        tforge_strategy_close(rules);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(agreement_ranks_the_prior_against_the_measurements),
         cmocka_unit_test(refuted_moves_are_not_proposed_again),
+        cmocka_unit_test(one_variant_of_a_move_a_batch),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
