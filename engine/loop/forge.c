@@ -37,11 +37,16 @@ const char *tforge_forge_plugin(const char *strategy, int *steered)
 
 void tforge_forge_companion(tforge_loop_options *o, const char *strategy)
 {
-    static const char *const rule_moves[] = {"walk=0", NULL};
+    static const char *const rule_moves[] = {"walk=0", "refute=1", NULL};
     int forge = strcmp(strategy, "forge") == 0;
     o->companion = forge ? "rules" : NULL;
     o->companion_options = forge ? rule_moves : NULL;
     o->companion_share = forge ? TFORGE_FORGE_RULE_SHARE : 0;
+}
+
+void tforge_forge_options_for(tforge_forge_options *o, const char *strategy)
+{
+    o->check_prior = strcmp(strategy, "forge") == 0;
 }
 
 const char *tforge_forge_way_name(tforge_forge_way way)
@@ -389,10 +394,46 @@ static int take(tforge_forge *f, const tforge_loop_outcome *out, size_t eval,
     return 0;
 }
 
+/* The prior's log weight of `point`: the sum of its levels'. */
+static double weight_of(const tforge_forge *f, const double *w, const tforge_level *point)
+{
+    double sum = 0;
+    for (uint32_t d = 0; d < f->dims; d++)
+        sum += w[f->offset[d] + point[d]];
+    return sum;
+}
+
+double tforge_forge_agreement(const tforge_forge *f, const double *w,
+                              const tforge_loop_outcome *out)
+{
+    double sum = 0, pairs = 0;
+    for (size_t i = 0; i < out->n_evals; i++) {
+        const tforge_loop_eval *a = &out->evals[i];
+        if (!a->point || a->m.status != TFORGE_STATUS_OK)
+            continue;
+        double wa = weight_of(f, w, a->point);
+        for (size_t j = 0; j < i; j++) {
+            const tforge_loop_eval *b = &out->evals[j];
+            if (!b->point || b->m.status != TFORGE_STATUS_OK)
+                continue;
+            double wb = weight_of(f, w, b->point);
+            if (wa == wb || a->m.value == b->m.value)
+                continue;
+            sum += (wa > wb) == (a->m.value < b->m.value) ? 1 : -1;
+            pairs++;
+        }
+    }
+    return pairs ? sum / pairs : 0;
+}
+
 /* Hands the prior of `p`'s labels (none: all zeros remove the one before) to each of the
- * `n_strategies` strategies. */
-static int hand_prior(tforge_forge *f, tforge_forge_profile *p, const tforge_loop_eval *e,
-                      tforge_strategy *const *strategies, size_t n_strategies)
+ * `n_strategies` strategies; with check_prior, none unless the measurements agree with it: a
+ * label's remedy is a guess, and followed where the data said otherwise it cost forge
+ * evaluations against plain bo on every recording with counters (issue 36). It reads every
+ * pair of the n evaluations, once an incumbent. */
+static int hand_prior(tforge_forge *f, tforge_forge_profile *p, const tforge_loop_outcome *out,
+                      const tforge_loop_eval *e, tforge_strategy *const *strategies,
+                      size_t n_strategies)
 {
     size_t n = e->point ? p->n_labels : 0;
     tforge_bottleneck *copies = n ? malloc(n * sizeof *copies) : NULL;
@@ -403,6 +444,11 @@ static int hand_prior(tforge_forge *f, tforge_forge_profile *p, const tforge_loo
                                         p->labels[i].evidence, p->labels[i].rule};
     int rc = prior_of(f, copies, (uint32_t)n, e->point);
     free(copies);
+    if (!rc && n && f->o.check_prior && !(tforge_forge_agreement(f, f->weights, out) > 0)) {
+        memset(f->weights, 0, f->n_levels * sizeof *f->weights);
+        n = 0;
+        snprintf(p->note, sizeof p->note, "The measurements do not agree with the prior: none");
+    }
     for (size_t i = 0; !rc && i < n_strategies; i++)
         rc = tforge_strategy_set_level_prior(strategies[i], f->weights, f->n_levels);
     p->steered = !rc && n;
@@ -416,7 +462,7 @@ static int steer_incumbent(void *context, tforge_strategy *const *strategies, si
     tforge_forge *f = context;
     tforge_forge_profile *p = find(f, incumbent);
     int rc = p ? 0 : take(f, out, incumbent, &p);
-    return rc || !p ? rc : hand_prior(f, p, &out->evals[incumbent], strategies, n);
+    return rc || !p ? rc : hand_prior(f, p, out, &out->evals[incumbent], strategies, n);
 }
 
 /* profile_all: each candidate of the batch that ran correctly (not those a resumed run took

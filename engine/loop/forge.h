@@ -4,8 +4,9 @@
  * for the prior its labels favour at the incumbent's levels and hands that to the strategy
  * (set_level_prior, which fades as observations come). `forge` is bo steered so, with the
  * prior's favoured moves from the incumbent (rules, as the loop's companion) first in each batch,
- * all of it while they lead and a quarter at least; `rules` the rules strategy steered so; `bo`
- * nothing steered.
+ * all of it while they lead and a quarter at least, and its prior handed only while the
+ * measurements agree with it (check_prior); `rules` the rules strategy steered so (unchecked);
+ * `bo` nothing steered.
  *
  * Every profile taken is kept with its labels and, for each label, the dimensions the prior of
  * that label alone moves and which way: what the report and result.json say steered what. A
@@ -26,13 +27,16 @@ const char *tforge_forge_plugin(const char *strategy, int *steered);
 
 /* The least share of forge's candidates that are rule moves: the prior's favoured neighbours of
  * the incumbent (the rules strategy with walk=0), bo proposing the rest. They take whole batches
- * while they lead (loop.h's companion), so forge starts as rules does, from the baseline; where
- * no label favours a move, bo proposes them all. */
+ * while they lead (loop.h's companion); where no label favours a move, or the measurements do
+ * not agree with the prior (check_prior: one evaluation is no evidence, so bo's initial design
+ * comes first), bo proposes them all. */
 #define TFORGE_FORGE_RULE_SHARE 0.25
-/* Sets the loop's companion for `strategy`: rules' moves for "forge", none for any other. */
+/* Sets the loop's companion for `strategy`: rules' moves for "forge" (with refute=1: a
+ * favoured level proposed next to the incumbent already is not proposed again), none for any
+ * other. */
 void tforge_forge_companion(tforge_loop_options *options, const char *strategy);
 
-#define TFORGE_FORGE_OPTIONS_VERSION 3
+#define TFORGE_FORGE_OPTIONS_VERSION 4
 typedef struct tforge_forge_options {
     unsigned version;
     const char *heuristic;                /* plugin id; NULL: "bottleneck" */
@@ -43,8 +47,13 @@ typedef struct tforge_forge_options {
     const tforge_run_record *record;
     int steer;       /* hand each new incumbent's prior to the loop's strategies (0: profile) */
     int profile_all; /* profile every candidate that ran correctly, as its batch is told */
+    /* Hand a prior only while the measurements agree with it (tforge_forge_agreement > 0),
+     * none otherwise: a label whose remedy the data contradict steers nothing. */
+    int check_prior;
 } tforge_forge_options;
-#define TFORGE_FORGE_OPTIONS_INIT {TFORGE_FORGE_OPTIONS_VERSION, NULL, NULL, 1, NULL, 1, 0}
+#define TFORGE_FORGE_OPTIONS_INIT {TFORGE_FORGE_OPTIONS_VERSION, NULL, NULL, 1, NULL, 1, 0, 0}
+/* The options `strategy` runs with: check_prior for "forge" (set after the other fields). */
+void tforge_forge_options_for(tforge_forge_options *options, const char *strategy);
 
 /* Which way a label's prior moves one dimension, relative to the incumbent's level. */
 typedef enum tforge_forge_way {
@@ -99,6 +108,13 @@ int tforge_forge_profile_eval(tforge_forge *forge, const tforge_loop_outcome *ou
 size_t tforge_forge_count(const tforge_forge *forge);
 const tforge_forge_profile *tforge_forge_at(const tforge_forge *forge, size_t index);
 const tforge_forge_profile *tforge_forge_find(const tforge_forge *forge, size_t eval);
+/* Kendall's agreement of the level prior `w` (per level of every dimension) with the
+ * measurements: over the pairs of evaluations in the space that ran correctly, whose prior
+ * weights (the sums of their levels') differ and whose values differ, the share the prior orders
+ * as they measured less the share it orders the other way: 1 when it ranks every pair right, -1
+ * when it ranks every pair wrong, 0 with no such pair. */
+double tforge_forge_agreement(const tforge_forge *forge, const double *w,
+                              const tforge_loop_outcome *out);
 /* The family of a dimension: the transform that owns it (the space says which), "" for the
  * task's knobs; the heuristic's id; "up", "down" ... */
 const char *tforge_forge_family(const tforge_forge *forge, uint32_t dim);

@@ -103,6 +103,7 @@ int tforge_lab_run(double *best, double *charged, uint32_t *n_evals, const tforg
     fo.heuristic = o->heuristic;
     fo.heuristic_options = o->heuristic_options;
     fo.record = o->store ? &record : NULL;
+    tforge_forge_options_for(&fo, o->strategy);
     tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
     lo.strategy = tforge_forge_plugin(o->strategy, &steered);
     tforge_forge_companion(&lo, o->strategy);

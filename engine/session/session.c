@@ -737,6 +737,7 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     fo.counters = !s.no_counters;
     fo.steer = steered;
     fo.profile_all = s.profile_all;
+    tforge_forge_options_for(&fo, s.strategy);
     if ((steered || s.profile_all) && tforge_forge_open(&forge, reg, task->space, &backend, &fo))
         goto failed;
     tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;

@@ -17,7 +17,12 @@
  *
  * With walk=0 it proposes the ranked neighbours alone: an ask with none to give answers fewer
  * points, or none, without ending the search (it is asked again once more is told). That is the
- * rule moves `forge` mixes into bo's batches (loop.h's companion). */
+ * rule moves `forge` mixes into bo's batches (loop.h's companion). With refute=1 a neighbour is
+ * not ranked when a level it moves to with the prior's favour was proposed already next to the
+ * incumbent (that dimension at that level, the others the incumbent's but one, by one step):
+ * measured, the incumbent is the best point, so that move did not pay and its variants would
+ * not either; still being measured, one variant asks the question for all (a batch of variants
+ * of one move asks it four times). */
 #include "tforge/sdk/strategy.h"
 
 typedef struct rules_state {
@@ -27,6 +32,7 @@ typedef struct rules_state {
     uint64_t n_levels; /* the sum of the levels */
     uint32_t current;  /* the walk's point, TFORGE_SDK_STRAT_NONE before it starts or when stuck */
     double walk;       /* 0: the ranked neighbours alone */
+    double refute;     /* 1: no favoured level already proposed next to the incumbent */
     tforge_level *move, *best;
     /* one-step moves of the incumbent, (dimension, level) pairs, with their gains */
     uint32_t *move_dim;
@@ -53,6 +59,10 @@ static const tforge_option_spec rules_options[] = {
     {"walk", TFORGE_OPTION_INTEGER, "1", 0, 1, NULL,
      "0: only the prior's favoured neighbours of the incumbent, none when there are none (a "
      "companion's rule moves); 1: then the first-improvement walk"},
+    {"refute", TFORGE_OPTION_INTEGER, "0", 0, 1, NULL,
+     "1: a favoured level already proposed next to the incumbent (that dimension moved, the "
+     "others the incumbent's but one, by one step; measured or still measured) is not "
+     "proposed again"},
 };
 
 #define N_RULES_OPTIONS (sizeof rules_options / sizeof *rules_options)
@@ -66,7 +76,7 @@ static int rules_create(void **state, const tforge_host *host,
     rules_state *s = *state;
     tforge_sdk_strat_base *b = &s->base;
     s->current = TFORGE_SDK_STRAT_NONE;
-    double *const targets[] = {&s->walk};
+    double *const targets[] = {&s->walk, &s->refute};
     if ((rc = tforge_sdk_strat_parse_options(b, options, rules_options, N_RULES_OPTIONS, targets)))
         goto fail;
     uint64_t moves = 0;
@@ -156,15 +166,50 @@ static uint32_t one_step_moves(rules_state *s, const tforge_level *from)
     return n;
 }
 
-/* Keeps `s->move` as the best candidate so far when it is untried, valid, favoured and ranks
- * above the one kept (the generator breaks ties: the k-th equal one replaces it with chance
- * 1/k, so each of them is kept alike). */
-static void consider(rules_state *s, double g, double *best_g, uint32_t *ties)
+/* Whether `y` has level `level` in dimension `d` and, in the others, `at`'s levels but one,
+ * moved by one step (any other level of a categorical one). */
+static int next_to(const tforge_sdk_strat_base *b, const tforge_level *at, const tforge_level *y,
+                   uint32_t d, tforge_level level)
+{
+    uint32_t others = 0;
+    if (y[d] != level)
+        return 0;
+    for (uint32_t k = 0; k < b->dims; k++) {
+        if (k == d || y[k] == at[k])
+            continue;
+        uint32_t step = y[k] > at[k] ? y[k] - at[k] : at[k] - y[k];
+        if (++others > 1 || (b->ordered[k] && step > 1))
+            return 0;
+    }
+    return 1;
+}
+
+/* refute=1: whether a level that `s->move` moves to from the incumbent `from` with the prior's
+ * favour was proposed next to `from` already (measured, failed or pending). */
+static int refuted(const rules_state *s, const tforge_level *from)
+{
+    const tforge_sdk_strat_base *b = &s->base;
+    const tforge_sdk_strat_archive *a = &b->archive;
+    for (uint32_t d = 0; s->refute && d < b->dims; d++) {
+        if (s->move[d] == from[d] || !(gain(s, from, d, s->move[d]) > 0))
+            continue;
+        for (uint32_t id = 0; id < a->n; id++)
+            if (next_to(b, from, tforge_sdk_strat_point(a, id), d, s->move[d]))
+                return 1;
+    }
+    return 0;
+}
+
+/* Keeps `s->move` as the best candidate so far when it is untried, valid, favoured, not refuted
+ * and ranks above the one kept (the generator breaks ties: the k-th equal one replaces it with
+ * chance 1/k, so each of them is kept alike). */
+static void consider(rules_state *s, const tforge_level *from, double g, double *best_g,
+                     uint32_t *ties)
 {
     tforge_sdk_strat_base *b = &s->base;
     if (!(g > 0) || g < *best_g ||
         tforge_sdk_strat_find(&b->archive, s->move) != TFORGE_SDK_STRAT_NONE ||
-        !b->space->is_valid(b->context, s->move))
+        !b->space->is_valid(b->context, s->move) || refuted(s, from))
         return;
     if (g > *best_g)
         *ties = 0;
@@ -188,7 +233,7 @@ static int ranked_neighbour(rules_state *s)
     for (uint32_t i = 0; i < n; i++) {
         memcpy(s->move, from, b->dims * sizeof *s->move);
         s->move[s->move_dim[i]] = s->move_level[i];
-        consider(s, s->move_gain[i], &best_g, &ties);
+        consider(s, from, s->move_gain[i], &best_g, &ties);
     }
     if (ties)
         return 1;
@@ -199,7 +244,7 @@ static int ranked_neighbour(rules_state *s)
                 continue;
             memcpy(s->move, from, b->dims * sizeof *s->move);
             s->move[d] = (tforge_level)level;
-            consider(s, gain(s, from, d, (uint32_t)level), &best_g, &ties);
+            consider(s, from, gain(s, from, d, (uint32_t)level), &best_g, &ties);
         }
     for (uint32_t i = 0; i < n; i++) /* two dimensions moved by one step each */
         for (uint32_t j = i + 1; j < n; j++) {
@@ -208,7 +253,7 @@ static int ranked_neighbour(rules_state *s)
             memcpy(s->move, from, b->dims * sizeof *s->move);
             s->move[s->move_dim[i]] = s->move_level[i];
             s->move[s->move_dim[j]] = s->move_level[j];
-            consider(s, s->move_gain[i] + s->move_gain[j], &best_g, &ties);
+            consider(s, from, s->move_gain[i] + s->move_gain[j], &best_g, &ties);
         }
     return ties > 0;
 }

@@ -2,7 +2,8 @@
  * and a transform's level), a fixture heuristic and a spy strategy that records each prior it is
  * handed: the prior is set after the baseline, set again when the incumbent changes and not
  * otherwise; patience stops the search; refused counters and a backend that cannot profile
- * still run; forge's rule moves join bo's batches; profile_all profiles every candidate once. */
+ * still run; forge's rule moves join bo's batches; forge withholds a prior the measurements
+ * contradict; profile_all profiles every candidate once. */
 #include "backend.h"
 #include "forge.h"
 #include "lab.h"
@@ -491,17 +492,19 @@ static void profiles_are_stored(void **state)
     unlink(path);
 }
 
-/* The lab on the convolution recorded on an H200 (spills in a corner of its space), steered by
- * the bottleneck heuristic through the replay backend's profile op: profiles are recorded with
- * their labels, forge's traces differ from bo's once a label fires, rules runs, and the same
- * seed gives the same traces. */
+/* The lab on softmax recorded on an H200 with counters (memory-bound once its rows are in one
+ * block), steered by the bottleneck heuristic through the replay backend's profile op: profiles
+ * are recorded with their labels, forge's traces differ from bo's once a label fires that the
+ * measurements agree with (the spills of the convolution recorded without counters steer forge
+ * no more: their remedy, smaller tiles, is one the measurements contradict), rules runs, and the
+ * same seed gives the same traces. */
 static void the_lab_steers_on_a_recorded_space(void **state)
 {
     (void)state;
     tforge_recording *rec;
     tforge_replay *replay;
     tforge_registry *reg;
-    assert_int_equal(tforge_recording_read(&rec, RECORDED_CONV2D), 0);
+    assert_int_equal(tforge_recording_read(&rec, RECORDED_SOFTMAX), 0);
     assert_int_equal(tforge_replay_open(&replay, rec), 0);
     assert_int_equal(tforge_registry_new(&reg), 0);
     assert_int_equal(tforge_registry_add_static(reg, &tforge_static_bo, "builtin:bo"), 0);
@@ -524,7 +527,7 @@ static void the_lab_steers_on_a_recorded_space(void **state)
             o.seed = seed;
             o.budget = B;
             o.store = store;
-            o.source = RECORDED_CONV2D;
+            o.source = RECORDED_SOFTMAX;
             o.settings_json = k == 2 ? "{\"again\": 1}" : "{}";
             uint32_t n;
             assert_int_equal(tforge_lab_run(best[k][seed - 1], NULL, &n, reg, replay, &o), 0);
@@ -620,6 +623,48 @@ static void rule_moves_join_the_batches(void **state)
     tforge_backend_close(&the_backend);
 }
 
+/* check_prior (forge's): each incumbent's prior is handed only when the measurements told so far
+ * agree with it; otherwise all zeros, the profile unsteered, with a note saying why. The
+ * baseline alone is no evidence. */
+static void a_prior_the_measurements_contradict_is_withheld(void **state)
+{
+    fixture *f = *state;
+    the_fake.refuse_counters = 0;
+    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
+    args.space = f->space;
+    assert_int_equal(tforge_backend_open(&the_backend, &fake_type, &args), 0);
+    tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
+    fo.heuristic = "fixture";
+    tforge_forge_options_for(&fo, "forge");
+    tforge_forge *forge;
+    assert_int_equal(tforge_forge_open(&forge, f->reg, f->space, &the_backend, &fo), 0);
+    tforge_loop_options o = spy_loop(&baseline, 20, 1, forge);
+    tforge_loop_outcome out;
+    assert_int_equal(tforge_loop_run(&out, f->reg, f->space, &the_backend, &o), 0);
+    size_t steered = 0, withheld = 0;
+    for (size_t i = 0; i < tforge_forge_count(forge); i++) {
+        const tforge_forge_profile *p = tforge_forge_at(forge, i);
+        /* the fixture's prior at this incumbent, against what was measured when it was handed */
+        double w[LEVELS] = {0};
+        for (uint32_t l = 0; l < SIDE; l++)
+            w[l] = l < out.evals[p->eval].point[0] ? 1.0 : 0.0;
+        tforge_loop_outcome then = out;
+        then.n_evals = p->eval + 1;
+        int agrees = tforge_forge_agreement(forge, w, &then) > 0;
+        assert_int_equal(p->steered, agrees);
+        assert_int_equal(p->note[0] != 0, !agrees);
+        steered += agrees;
+        withheld += !agrees;
+    }
+    assert_false(tforge_forge_at(forge, 0)->steered); /* the baseline alone */
+    assert_non_null(strstr(tforge_forge_at(forge, 0)->note, "do not agree"));
+    assert_true(withheld > 0 && steered > 0);
+    assert_int_equal(the_spy.priors, steered + withheld); /* zeros handed when withheld */
+    tforge_forge_free(forge);
+    tforge_loop_outcome_dispose(&out);
+    tforge_backend_close(&the_backend);
+}
+
 /* profile_all: every evaluation (all run correctly on the fake) profiled once, as its batch is
  * told, the incumbents' prior taken from those profiles; with steer off, profiles and no prior. */
 static void profile_all_profiles_each_candidate_once(void **state)
@@ -690,6 +735,7 @@ int main(void)
         cmocka_unit_test(profiles_are_stored),
         cmocka_unit_test(the_lab_steers_on_a_recorded_space),
         cmocka_unit_test(rule_moves_join_the_batches),
+        cmocka_unit_test(a_prior_the_measurements_contradict_is_withheld),
         cmocka_unit_test(profile_all_profiles_each_candidate_once),
         cmocka_unit_test(names_and_refusals),
     };
