@@ -895,7 +895,8 @@ int tforge_tune_run(const tforge_tune_options *options, tforge_tune_outcome *out
         goto failed;
     }
     if (tforge_worker_start(&loader, &wo) ||
-        tforge_task_load(&task, loader, s.task, s.timeout ? timeout_ms(s.timeout) : 300000))
+        tforge_task_load(&task, loader, s.task, s.timeout ? timeout_ms(s.timeout)
+                                                      : TFORGE_TASK_LOAD_TIMEOUT_MS))
         goto failed;
     s.load_s = tforge_clock_s() - load_start;
     if (s.shape >= task->n_tune) {
