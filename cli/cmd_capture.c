@@ -1,5 +1,6 @@
 /* `tforge capture -- COMMAND...`, `tforge init FILE.py` and `tforge check TASK.json`: from a
  * user's own code to tasks that pass, without writing a launcher. */
+#include "backend.h"
 #include "cli.h"
 #include "registry.h"
 #include "rpc.h"
@@ -50,13 +51,18 @@ static const char init_help[] =
 
 static const char check_help[] =
     "usage: tforge check TASK.json [--transforms IDS] [--set NAME=VALUE]...\n"
-    "                    [--transform-option ID.K=V]... [--json]\n\n"
+    "                    [--transform-option ID.K=V]... [--timeout S] [--json]\n\n"
     "Validates a task file (every malformed field named) and runs its baseline once at the\n"
     "first check shape against the reference: on the GPU if there is one, else in Triton's CPU\n"
     "interpreter. Prints the status and, when it failed, why. With --set, the kernel is the\n"
     "variant the source transforms make at those parameters (`tforge transform` lists them;\n"
     "--transforms IDS: only these), launched with the baseline's config.\n\n"
-    "exit status: 0 the baseline passed, 1 it failed, 2 a bad task file or parameter.\n";
+    "Each phase is bounded as tune bounds it: loading the task (its files imported) 300 s,\n"
+    "the check (inputs_fn, the reference and the kernel run once) 600 s; a phase that takes\n"
+    "longer is killed and named.\n"
+    "  --timeout S        seconds each phase may take instead\n\n"
+    "exit status: 0 the baseline passed, 1 it failed (a check that hangs too), 2 a bad task\n"
+    "file or parameter (a task whose files hang at import too, as tune says).\n";
 
 typedef struct capture_args {
     const char *out, *kernel, *reference;
@@ -93,7 +99,7 @@ static int parse_options(const cli_command *c, int argc, char **argv, capture_ar
     if (c != &cli_cmd_check)
         memset(&options[n_common], 0, sizeof options - n_common * sizeof *options);
     a->out = "tforge-tasks";
-    a->timeout_s = 1800;
+    a->timeout_s = c == &cli_cmd_check ? 0 : 1800; /* check: 0, tune's bound for each phase */
     /* capture: everything after the first operand (the user's command) is left alone */
     const char *shorts = stop_at_operand ? "+hvq" : "hvq";
     for (int opt; (opt = getopt_long(argc, argv, shorts, options, NULL)) != -1;) {
@@ -366,6 +372,52 @@ int cli_set_candidate(const cli_command *c, const tforge_task *task, const char 
     return TFORGE_EXIT_OK;
 }
 
+/* check's bound on a phase: --timeout S for each, else tune's own for that phase. */
+static int phase_ms(const capture_args *a, int tune_ms)
+{
+    return a->timeout_s ? a->timeout_s * 1000 : tune_ms;
+}
+
+/* The task checked in one worker, phase by phase under tune's bounds: loaded as a tune loads it
+ * (a hang at import is the task's, named by the load), then its baseline run once against the
+ * reference, bounded as tune bounds a candidate's check. What check_task returned, as JSON text,
+ * or NULL with the error set. */
+static char *check_in_phases(const capture_args *a, const char *path, const char *config,
+                             const char *variant)
+{
+    const tforge_backend_args tune = TFORGE_BACKEND_ARGS_INIT;
+    int check_ms = phase_ms(a, tune.check_timeout_ms);
+    /* the worker's own imports (torch, Triton) before the clock starts, as the pool's */
+    const char *env[] = {cli_kernel_env()[0], "TFORGE_WORKER_PRELOAD=tforge_worker", NULL};
+    tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
+    wo.name = "check_task";
+    wo.env = env;
+    tforge_worker *worker = NULL;
+    tforge_task *task = NULL;
+    tforge_rpc_reply reply = {0};
+    char *request = NULL, *text = NULL;
+    cJSON *result = NULL;
+    if (tforge_worker_start(&worker, &wo) ||
+        tforge_task_load(&task, worker, path, phase_ms(a, TFORGE_TASK_LOAD_TIMEOUT_MS)) ||
+        !(request = tforge_rpc_check_task(path, config, variant)) ||
+        tforge_rpc_call(&reply, worker, request, check_ms))
+        goto cleanup;
+    if (reply.call == TFORGE_CALL_TIMEOUT)
+        tforge_error_set(TFORGE_ERROR, "%s: the check phase (inputs_fn, the reference and the "
+                         "kernel run once) timed out: its worker %s (tune's bound on a "
+                         "candidate's check; --timeout S sets each phase's)", path, reply.detail);
+    else if ((result = tforge_rpc_result(&reply, path, wo.name)) &&
+             !(text = cJSON_PrintUnformatted(result)))
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+cleanup:
+    cJSON_Delete(result);
+    tforge_rpc_reply_dispose(&reply);
+    free(request);
+    tforge_task_free(task);
+    tforge_worker_free(worker);
+    return text;
+}
+
 /* check --set: the baseline's config (with any launch option set) and the kernel file's variant
  * at the transforms' parameters set, into `*config` and `*variant` (NULL when nothing is
  * rewritten). 0, or the exit status to return. */
@@ -383,7 +435,7 @@ static int check_variant(const cli_command *c, const capture_args *a, const char
     int status = TFORGE_EXIT_OK;
     if (tforge_transform_ids_split(&ids, a->transforms) ||
         cli_load_plugins(&a->common, &registry) || tforge_worker_start(&worker, &wo) ||
-        tforge_task_load(&task, worker, path, a->timeout_s * 1000) ||
+        tforge_task_load(&task, worker, path, phase_ms(a, TFORGE_TASK_LOAD_TIMEOUT_MS)) ||
         tforge_task_use_transforms(task, registry, ids.n ? ids.ids : NULL,
                                    a->n_transform_options ? a->transform_options : NULL) ||
         !(point = calloc(tforge_space_dims(task->space) + 1, sizeof *point))) {
@@ -416,7 +468,7 @@ static int run_check(const cli_command *c, int argc, char **argv)
     if ((a.n_sets || a.transforms) &&
         (status = check_variant(c, &a, argv[first], &config, &variant)))
         return status;
-    char *result = call(&a, argv[first], tforge_rpc_check_task(argv[first], config, variant));
+    char *result = check_in_phases(&a, argv[first], config, variant);
     free(config);
     free(variant);
     if (!result)

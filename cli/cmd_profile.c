@@ -4,6 +4,7 @@
 #include "backend.h"
 #include "cli.h"
 #include "forge.h"
+#include "labels.h"
 #include "profile.h"
 #include "registry.h"
 #include "task.h"
@@ -234,16 +235,7 @@ static void print_json(const char *path, const run *r, const char *where,
     else
         cJSON_AddNullToObject(o, "heuristic");
     cJSON_AddStringToObject(o, "heuristic_note", labelled ? "" : heuristic_note);
-    cJSON *labels = cJSON_AddArrayToObject(o, "labels");
-    for (size_t i = 0; labelled && i < labelled->n_labels; i++) {
-        const tforge_forge_label *l = &labelled->labels[i];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "label", l->label);
-        cJSON_AddNumberToObject(j, "confidence", l->confidence);
-        cJSON_AddStringToObject(j, "evidence", l->evidence);
-        cJSON_AddStringToObject(j, "rule", l->rule);
-        cJSON_AddItemToArray(labels, j);
-    }
+    cJSON_AddItemToObject(o, "labels", tforge_report_labels(r->forge, labelled, NULL));
     char *text = cJSON_Print(o);
     if (text)
         puts(text);

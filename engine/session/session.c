@@ -9,6 +9,7 @@
 #include "profile.h"
 #include "loop.h"
 #include "rpc.h"
+#include "labels.h"
 #include "takehome.h"
 #include "tune_report.h"
 #include "recording.h"
@@ -303,26 +304,7 @@ static void add_profile_results(cJSON *r, const tforge_forge *forge, const tforg
         cJSON *metrics = text ? cJSON_Parse(text) : NULL;
         free(text);
         cJSON_AddItemToObject(one, "profile", metrics ? metrics : cJSON_CreateNull());
-        cJSON *labels = cJSON_AddArrayToObject(one, "labels");
-        for (size_t k = 0; k < p->n_labels; k++) {
-            const tforge_forge_label *l = &p->labels[k];
-            cJSON *label = cJSON_CreateObject();
-            cJSON_AddStringToObject(label, "label", l->label);
-            cJSON_AddNumberToObject(label, "confidence", l->confidence);
-            cJSON_AddStringToObject(label, "evidence", l->evidence);
-            cJSON_AddStringToObject(label, "rule", l->rule);
-            cJSON *moves = cJSON_AddArrayToObject(label, "moves");
-            for (size_t m = 0; m < l->n_moves; m++) {
-                cJSON *move = cJSON_CreateObject();
-                cJSON_AddStringToObject(move, "dimension",
-                                        tforge_space_name(t->space, l->moves[m].dim));
-                cJSON_AddStringToObject(move, "family",
-                                        tforge_forge_family(forge, l->moves[m].dim));
-                cJSON_AddStringToObject(move, "way", tforge_forge_way_name(l->moves[m].way));
-                cJSON_AddItemToArray(moves, move);
-            }
-            cJSON_AddItemToArray(labels, label);
-        }
+        cJSON_AddItemToObject(one, "labels", tforge_report_labels(forge, p, t->space));
         cJSON_AddItemToArray(list, one);
     }
 }
@@ -914,7 +896,8 @@ int tforge_tune_run(const tforge_tune_options *options, tforge_tune_outcome *out
         goto failed;
     }
     if (tforge_worker_start(&loader, &wo) ||
-        tforge_task_load(&task, loader, s.task, s.timeout ? timeout_ms(s.timeout) : 300000))
+        tforge_task_load(&task, loader, s.task, s.timeout ? timeout_ms(s.timeout)
+                                                      : TFORGE_TASK_LOAD_TIMEOUT_MS))
         goto failed;
     s.load_s = tforge_clock_s() - load_start;
     if (s.shape >= task->n_tune) {

@@ -43,7 +43,11 @@ typedef struct tforge_task {
 } tforge_task;
 
 /* Asks `worker` to load and validate the task file, then builds its space. Errors that the
- * validator found come back as TFORGE_EINPUT with its message (every bad field, by JSON path). */
+ * validator found come back as TFORGE_EINPUT with its message (every bad field, by JSON path);
+ * so does a load that hangs or crashes (the task's files at import). */
+/* How long a load may take unless the user says (tune's and check's --timeout): importing the
+ * task's files, not running them. */
+#define TFORGE_TASK_LOAD_TIMEOUT_MS 300000
 int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
                      int timeout_ms);
 void tforge_task_free(tforge_task *task);

@@ -310,6 +310,24 @@ void tforge_rpc_reply_dispose(tforge_rpc_reply *reply)
     memset(reply, 0, sizeof *reply);
 }
 
+cJSON *tforge_rpc_result(tforge_rpc_reply *r, const char *what, const char *function)
+{
+    cJSON *result = NULL;
+    char text[2048];
+    if (r->call != TFORGE_CALL_OK)
+        tforge_error_set(TFORGE_ERROR, "%s: the worker %s", what, r->detail);
+    else if (!r->doc)
+        tforge_error_set(TFORGE_ERROR, "%s: the worker's answer is not JSON", what);
+    else if (tforge_rpc_raised(r, "ValueError") || tforge_rpc_raised(r, "TaskError"))
+        tforge_error_set(TFORGE_EINPUT, "%s", r->error);
+    else if (r->kind)
+        tforge_error_set(TFORGE_ERROR, "%s: %s failed: %s", what, function,
+                         tforge_rpc_error_text(r, text, sizeof text));
+    else if (!(result = cJSON_DetachItemFromObject(r->doc, "result")))
+        tforge_error_set(TFORGE_ERROR, "%s: the worker's answer has no result", what);
+    return result;
+}
+
 cJSON *tforge_rpc_fresh(const char *what, char *request, const char *const *env, int timeout_ms)
 {
     if (!request)
@@ -322,22 +340,9 @@ cJSON *tforge_rpc_fresh(const char *what, char *request, const char *const *env,
     tforge_worker *worker = NULL;
     tforge_rpc_reply r = {0};
     cJSON *result = NULL;
-    if (tforge_worker_start(&worker, &options) ||
-        tforge_rpc_call(&r, worker, request, timeout_ms))
-        goto cleanup;
-    char text[2048];
-    if (r.call != TFORGE_CALL_OK)
-        tforge_error_set(TFORGE_ERROR, "%s: the worker %s", what, r.detail);
-    else if (!r.doc)
-        tforge_error_set(TFORGE_ERROR, "%s: the worker's answer is not JSON", what);
-    else if (tforge_rpc_raised(&r, "ValueError") || tforge_rpc_raised(&r, "TaskError"))
-        tforge_error_set(TFORGE_EINPUT, "%s", r.error);
-    else if (r.kind)
-        tforge_error_set(TFORGE_ERROR, "%s: %s failed: %s", what, options.name,
-                         tforge_rpc_error_text(&r, text, sizeof text));
-    else if (!(result = cJSON_DetachItemFromObject(r.doc, "result")))
-        tforge_error_set(TFORGE_ERROR, "%s: the worker's answer has no result", what);
-cleanup:
+    if (!tforge_worker_start(&worker, &options) &&
+        !tforge_rpc_call(&r, worker, request, timeout_ms))
+        result = tforge_rpc_result(&r, what, options.name);
     tforge_rpc_reply_dispose(&r);
     tforge_worker_free(worker);
     cJSON_Delete(sent);

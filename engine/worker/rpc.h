@@ -135,12 +135,16 @@ typedef struct tforge_rpc_timed {
 } tforge_rpc_timed;
 tforge_rpc_timed tforge_rpc_timed_of(const tforge_rpc_reply *reply);
 
+/* What the entry point `function` returned, detached from `reply` (the caller deletes it), or NULL
+ * with the error set: a ValueError or TaskError is the input's fault (TFORGE_EINPUT, its message
+ * as it is); anything else raised, a crash or a timeout the engine's (TFORGE_ERROR, naming
+ * `what`). */
+struct cJSON *tforge_rpc_result(tforge_rpc_reply *reply, const char *what, const char *function);
+
 /* One request in a fresh worker process (started with `env`, "KEY=VALUE" entries,
  * NULL-terminated, or NULL), gone when it answers. Returns what the entry point returned (the
- * caller deletes it), or NULL with the error set: a ValueError or TaskError is the input's fault
- * (TFORGE_EINPUT, its message as it is); anything else raised, a crash or a timeout the engine's
- * (TFORGE_ERROR, naming `what`). `request` is taken (freed), so a builder's result may be passed
- * as it is (NULL: its error stands). */
+ * caller deletes it), or NULL with the error set as tforge_rpc_result sets it. `request` is
+ * taken (freed), so a builder's result may be passed as it is (NULL: its error stands). */
 struct cJSON *tforge_rpc_fresh(const char *what, char *request, const char *const *env,
                                int timeout_ms);
 

@@ -181,10 +181,9 @@ def summary(rows):
     if not tuned:
         return "no task tuned"
     longest = max(r["seconds"] for r in tuned)
-    home = (f"the tune's take-home check passed in "
-            f"{sum(r['take_home'].startswith('ok') for r in tuned)} of {len(tuned)}, "
-            f"best_variant.py re-run through the file's entry point in a fresh process passed "
-            f"in {sum(r.get('rerun_check') == 'ok' for r in tuned)} of {len(tuned)}")
+    home = (f"the tune's take-home check {passed_in(tuned, 'take_home')}, best_variant.py "
+            f"re-run through the file's entry point in a fresh process "
+            f"{passed_in(tuned, 'rerun_check')}")
     if not all(r["timed"] for r in tuned):
         return (f"interpret: correctness only (no times, no speedups). {len(tuned)} of "
                 f"{len(rows)} tasks tuned, {sum(r['ok'] for r in tuned)} of "
@@ -200,6 +199,18 @@ def summary(rows):
             f"{', SLOWER THAN ITS BASELINE' if slowest['speedup'] < 1 else ''}; longest tune "
             f"{longest:.0f} s; winner passed in {sum(r['winner_ok'] for r in tuned)} of "
             f"{len(tuned)}; {home}{rerun_summary(tuned)}.")
+
+
+def passed_in(tuned, column):
+    """How many of the tuned rows passed the check in `column`, counting only those it ran in:
+    a tune that timed nothing (the interpreter) names no winner, so its take-home check is "-",
+    not a failure."""
+    ran = [r.get(column, "-") for r in tuned if r.get(column, "-") != "-"]
+    if not ran:
+        return "not run"
+    skipped = len(tuned) - len(ran)
+    return (f"passed in {sum(v == 'ok' or v.startswith('ok,') for v in ran)} of {len(ran)}"
+            + (f" (not run in {skipped})" if skipped else ""))
 
 
 def rerun_summary(tuned):
