@@ -366,11 +366,13 @@ int cli_set_candidate(const cli_command *c, const tforge_task *task, const char 
     return TFORGE_EXIT_OK;
 }
 
-/* check --set: the baseline's config (with any launch option set) and the kernel file's variant
- * at the transforms' parameters set, into `*config` and `*variant` (NULL when nothing is
- * rewritten). 0, or the exit status to return. */
-static int check_variant(const cli_command *c, const capture_args *a, const char *path,
-                         char **config, char **variant)
+/* check: the task loaded as tune loads it and every tuning shape's space built as tune builds
+ * it, so that check refuses what tune would; the worker that loaded it into `*loaded` (the
+ * caller frees it). With --set (or --transforms), the baseline's config (with any launch option
+ * set) and the kernel file's variant at the transforms' parameters set, into `*config` and
+ * `*variant` (NULL when nothing is rewritten). 0, or the exit status to return. */
+static int prepare_check(const cli_command *c, const capture_args *a, const char *path,
+                         tforge_worker **loaded, char **config, char **variant)
 {
     tforge_registry *registry = NULL;
     tforge_worker *worker = NULL;
@@ -380,11 +382,18 @@ static int check_variant(const cli_command *c, const capture_args *a, const char
     tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
     wo.name = "task";
     wo.env = cli_kernel_env();
-    int status = TFORGE_EXIT_OK;
+    int status = TFORGE_EXIT_OK, variant_asked = a->n_sets || a->transforms;
     if (tforge_transform_ids_split(&ids, a->transforms) ||
-        cli_load_plugins(&a->common, &registry) || tforge_worker_start(&worker, &wo) ||
+        (variant_asked && cli_load_plugins(&a->common, &registry)) ||
+        tforge_worker_start(&worker, &wo) ||
         tforge_task_load(&task, worker, path, a->timeout_s * 1000) ||
-        tforge_task_use_transforms(task, registry, ids.n ? ids.ids : NULL,
+        tforge_task_check_spaces(task)) {
+        status = cli_fail(c);
+        goto cleanup;
+    }
+    if (!variant_asked)
+        goto cleanup;
+    if (tforge_task_use_transforms(task, registry, ids.n ? ids.ids : NULL,
                                    a->n_transform_options ? a->transform_options : NULL) ||
         !(point = calloc(tforge_space_dims(task->space) + 1, sizeof *point))) {
         status = cli_fail(c);
@@ -395,6 +404,10 @@ static int check_variant(const cli_command *c, const capture_args *a, const char
     if (tforge_task_variant(variant, task, point, SIZE_MAX))
         status = cli_fail(c);
 cleanup:
+    if (!status) {
+        *loaded = worker;
+        worker = NULL;
+    }
     free(point);
     tforge_task_free(task);
     tforge_worker_free(worker);
@@ -413,12 +426,19 @@ static int run_check(const cli_command *c, int argc, char **argv)
         return cli_usage_error(c, first >= argc ? "TASK.json is required"
                                                 : "one TASK.json, not several");
     char *config = NULL, *variant = NULL;
-    if ((a.n_sets || a.transforms) &&
-        (status = check_variant(c, &a, argv[first], &config, &variant)))
+    tforge_worker *worker = NULL;
+    if ((status = prepare_check(c, &a, argv[first], &worker, &config, &variant)))
         return status;
-    char *result = call(&a, argv[first], tforge_rpc_check_task(argv[first], config, variant));
+    /* checked in the worker that loaded the task: Python and torch start once */
+    char *request = tforge_rpc_check_task(argv[first], config, variant);
+    cJSON *answer = request ? tforge_rpc_answer(argv[first], worker, request, a.timeout_s * 1000)
+                            : NULL;
+    char *result = answer ? cJSON_PrintUnformatted(answer) : NULL;
+    cJSON_Delete(answer);
+    free(request);
     free(config);
     free(variant);
+    tforge_worker_free(worker);
     if (!result)
         return cli_fail(c);
     cJSON *doc = cJSON_Parse(result);

@@ -310,20 +310,20 @@ void tforge_rpc_reply_dispose(tforge_rpc_reply *reply)
     memset(reply, 0, sizeof *reply);
 }
 
-cJSON *tforge_rpc_fresh(const char *what, char *request, const char *const *env, int timeout_ms)
+/* The name of the function `request` calls, for messages; "worker" when it names none. */
+static const char *function_of(const cJSON *request)
 {
-    if (!request)
-        return NULL;
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(request, "function");
+    return cJSON_IsString(f) ? f->valuestring : "worker";
+}
+
+cJSON *tforge_rpc_answer(const char *what, tforge_worker *worker, const char *request,
+                         int timeout_ms)
+{
     cJSON *sent = cJSON_Parse(request);
-    const cJSON *f = cJSON_GetObjectItemCaseSensitive(sent, "function");
-    tforge_worker_options options = TFORGE_WORKER_OPTIONS_INIT;
-    options.name = cJSON_IsString(f) ? f->valuestring : "worker";
-    options.env = env;
-    tforge_worker *worker = NULL;
     tforge_rpc_reply r = {0};
     cJSON *result = NULL;
-    if (tforge_worker_start(&worker, &options) ||
-        tforge_rpc_call(&r, worker, request, timeout_ms))
+    if (tforge_rpc_call(&r, worker, request, timeout_ms))
         goto cleanup;
     char text[2048];
     if (r.call != TFORGE_CALL_OK)
@@ -333,12 +333,28 @@ cJSON *tforge_rpc_fresh(const char *what, char *request, const char *const *env,
     else if (tforge_rpc_raised(&r, "ValueError") || tforge_rpc_raised(&r, "TaskError"))
         tforge_error_set(TFORGE_EINPUT, "%s", r.error);
     else if (r.kind)
-        tforge_error_set(TFORGE_ERROR, "%s: %s failed: %s", what, options.name,
+        tforge_error_set(TFORGE_ERROR, "%s: %s failed: %s", what, function_of(sent),
                          tforge_rpc_error_text(&r, text, sizeof text));
     else if (!(result = cJSON_DetachItemFromObject(r.doc, "result")))
         tforge_error_set(TFORGE_ERROR, "%s: the worker's answer has no result", what);
 cleanup:
     tforge_rpc_reply_dispose(&r);
+    cJSON_Delete(sent);
+    return result;
+}
+
+cJSON *tforge_rpc_fresh(const char *what, char *request, const char *const *env, int timeout_ms)
+{
+    if (!request)
+        return NULL;
+    cJSON *sent = cJSON_Parse(request);
+    tforge_worker_options options = TFORGE_WORKER_OPTIONS_INIT;
+    options.name = function_of(sent);
+    options.env = env;
+    tforge_worker *worker = NULL;
+    cJSON *result = tforge_worker_start(&worker, &options)
+                        ? NULL
+                        : tforge_rpc_answer(what, worker, request, timeout_ms);
     tforge_worker_free(worker);
     cJSON_Delete(sent);
     free(request);

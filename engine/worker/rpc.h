@@ -144,6 +144,11 @@ tforge_rpc_timed tforge_rpc_timed_of(const tforge_rpc_reply *reply);
 struct cJSON *tforge_rpc_fresh(const char *what, char *request, const char *const *env,
                                int timeout_ms);
 
+/* tforge_rpc_fresh's request in a worker already started (`request` is not taken): what the
+ * entry point returned, or NULL with the error set as tforge_rpc_fresh sets it. */
+struct cJSON *tforge_rpc_answer(const char *what, tforge_worker *worker, const char *request,
+                                int timeout_ms);
+
 /* tforge_rpc_fresh for an entry point that returns text (unified_diff, device): the text (the
  * caller frees it), or NULL with the error set, naming `what`, when it is not text. */
 char *tforge_rpc_fresh_text(const char *what, char *request, const char *const *env,
