@@ -25,28 +25,25 @@ expect() {
     failed=$((failed + 1))
   fi
 }
-check() { # NAME STATUS TEXT: tforge check of fixture NAME
-  expect "$2" "check_$1" "$3" "$tforge" check "$tasks/$1.json"
+check() { # NAME STATUS TEXT: tforge check of fixture NAME says "FILE: TEXT"
+  expect "$2" "check_$1" "$tasks/$1.json: $3" "$tforge" check "$tasks/$1.json"
 }
 
 # a launch expression whose value Triton cannot launch, a function given the wrong arguments
-check grid_not_a_grid 2 "$tasks/grid_not_a_grid.json: launch.grid: expected 1 to 3 block counts"
-check call_arity 2 "$tasks/call_arity.json: launch.args: expected the arguments rows:add takes, got 1"
+check grid_not_a_grid 2 "launch.grid: expected 1 to 3 block counts"
+check call_arity 2 "launch.args: expected the arguments rows:add takes, got 1"
 # a kernel that fails at run time is the work failing, not bad input
 check kernel_fails 1 'baseline {"BLOCK":100,"num_warps":4,"num_stages":1} at {"N":1000}'
 # sizes past int64, or inputs no memory holds
 check check_shape_past_int64 2 \
-  "$tasks/check_shape_past_int64.json: shapes.check[0].N: expected an integer from 1 to 9223372036854775807"
-check check_shape_too_large 2 \
-  "$tasks/check_shape_too_large.json: shapes.check[0]: expected sizes whose inputs fit"
+  "shapes.check[0].N: expected an integer from 1 to 9223372036854775807 (int64)"
+check check_shape_too_large 2 "shapes.check[0]: expected sizes whose inputs fit in the"
 # half a UTF-16 pair is no text: refused at load, not an answer the engine cannot read
 check lone_surrogate 2 \
-  "$tasks/lone_surrogate.json: description: expected text of Unicode characters, got a lone UTF-16 surrogate escape \\ud800"
+  "description: expected text of Unicode characters, got a lone UTF-16 surrogate escape \\ud800"
 # a space without a valid point: refused as tune refuses it
-check no_valid_point 2 \
-  "$tasks/no_valid_point.json: space.constraints at shapes.tune[0]: space: no valid point"
-check constraint_divides_by_zero 2 \
-  "$tasks/constraint_divides_by_zero.json: space.constraints at shapes.tune[0]: space: no valid point"
+check no_valid_point 2 "space.constraints at shapes.tune[0]: space: no valid point"
+check constraint_divides_by_zero 2 "space.constraints at shapes.tune[0]: space: no valid point"
 
 # tune: the baseline's launch fails through the task's fault, so the run stops with exit 2
 expect 2 tune_grid "$tasks/grid_not_a_grid.json: launch.grid: expected 1 to 3 block counts" \

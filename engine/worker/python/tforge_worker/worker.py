@@ -482,7 +482,7 @@ def make_inputs(task, shape, seed, dev=None):
             raise TaskError([f"{spec['id']}: inputs_fn: expected a dict of tensors holding the "
                              f"outputs {', '.join(missing)}"])
     else:
-        refuse_oversized(spec, shape, dev)
+        _refuse_oversized(spec, shape, dev)
         made = {}
         for i, s in enumerate(spec["inputs"]):
             # One stream per tensor, so adding an input does not change the others.
@@ -494,13 +494,13 @@ def make_inputs(task, shape, seed, dev=None):
                 raise
             except Exception as e:  # the task's sizes: the allocator refused them
                 reason = f"{type(e).__name__}: {e}".splitlines()[0]  # not torch's C++ trace
-                raise TaskError([f"{spec['id']}: {shape_field(spec, shape)}: expected sizes "
+                raise TaskError([f"{spec['id']}: {_shape_field(spec, shape)}: expected sizes "
                                  f"whose inputs can be made on {dev}, got {shape}: "
                                  f"inputs[{i}] ({s['name']}) failed: {reason}"]) from None
     return {k: v.to(dev) if isinstance(v, torch.Tensor) else v for k, v in made.items()}
 
 
-def shape_field(spec, shape):
+def _shape_field(spec, shape):
     """The task's field that holds `shape` ("shapes.check[0]"), for errors of its sizes."""
     for kind in ("check", "tune"):
         for i, s in enumerate(spec["shapes"][kind]):
@@ -517,7 +517,7 @@ def _memory_of(dev):
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def refuse_oversized(spec, shape, dev):
+def _refuse_oversized(spec, shape, dev):
     """Inputs larger than `dev`'s memory are the task's sizes' fault (TaskError naming the
     shape), refused before anything is drawn: an allocator that grants them on credit would
     leave the worker to the kernel's out-of-memory killer instead."""
@@ -529,7 +529,7 @@ def refuse_oversized(spec, shape, dev):
     have = _memory_of(dev)
     if sum(need.values()) > have:
         largest = max(need, key=need.get)
-        raise TaskError([f"{spec['id']}: {shape_field(spec, shape)}: expected sizes whose "
+        raise TaskError([f"{spec['id']}: {_shape_field(spec, shape)}: expected sizes whose "
                          f"inputs fit in the {have} bytes of {torch.device(dev).type} memory, "
                          f"got {shape}: the inputs need {sum(need.values())} bytes, "
                          f"{largest} {need[largest]} of them"])
@@ -627,8 +627,7 @@ def _grid(spec, value):
     if not 1 <= len(counts) <= 3 or None in counts:
         got = repr(value) if len(repr(value)) <= 200 else f"{repr(value)[:200]}..."
         raise TaskError([f"{spec['id']}: launch.grid: expected 1 to 3 block counts (an integer "
-                         ">= 0 or a tuple of them), got "
-                         f"{got} from {spec['launch']['grid']!r}"])
+                         f">= 0 or a tuple of them), got {got} from {spec['launch']['grid']!r}"])
     return counts
 
 
