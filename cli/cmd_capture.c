@@ -378,51 +378,13 @@ static int phase_ms(const capture_args *a, int tune_ms)
     return a->timeout_s ? a->timeout_s * 1000 : tune_ms;
 }
 
-/* The task checked in one worker, phase by phase under tune's bounds: loaded as a tune loads it
- * (a hang at import is the task's, named by the load), then its baseline run once against the
- * reference, bounded as tune bounds a candidate's check. What check_task returned, as JSON text,
- * or NULL with the error set. */
-static char *check_in_phases(const capture_args *a, const char *path, const char *config,
-                             const char *variant)
-{
-    const tforge_backend_args tune = TFORGE_BACKEND_ARGS_INIT;
-    int check_ms = phase_ms(a, tune.check_timeout_ms);
-    /* the worker's own imports (torch, Triton) before the clock starts, as the pool's */
-    const char *env[] = {cli_kernel_env()[0], "TFORGE_WORKER_PRELOAD=tforge_worker", NULL};
-    tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
-    wo.name = "check_task";
-    wo.env = env;
-    tforge_worker *worker = NULL;
-    tforge_task *task = NULL;
-    tforge_rpc_reply reply = {0};
-    char *request = NULL, *text = NULL;
-    cJSON *result = NULL;
-    if (tforge_worker_start(&worker, &wo) ||
-        tforge_task_load(&task, worker, path, phase_ms(a, TFORGE_TASK_LOAD_TIMEOUT_MS)) ||
-        !(request = tforge_rpc_check_task(path, config, variant)) ||
-        tforge_rpc_call(&reply, worker, request, check_ms))
-        goto cleanup;
-    if (reply.call == TFORGE_CALL_TIMEOUT)
-        tforge_error_set(TFORGE_ERROR, "%s: the check phase (inputs_fn, the reference and the "
-                         "kernel run once) timed out: its worker %s (tune's bound on a "
-                         "candidate's check; --timeout S sets each phase's)", path, reply.detail);
-    else if ((result = tforge_rpc_result(&reply, path, wo.name)) &&
-             !(text = cJSON_PrintUnformatted(result)))
-        tforge_error_set(TFORGE_ENOMEM, "out of memory");
-cleanup:
-    cJSON_Delete(result);
-    tforge_rpc_reply_dispose(&reply);
-    free(request);
-    tforge_task_free(task);
-    tforge_worker_free(worker);
-    return text;
-}
-
-/* check --set: the baseline's config (with any launch option set) and the kernel file's variant
- * at the transforms' parameters set, into `*config` and `*variant` (NULL when nothing is
- * rewritten). 0, or the exit status to return. */
-static int check_variant(const cli_command *c, const capture_args *a, const char *path,
-                         char **config, char **variant)
+/* check: the task loaded as tune loads it and every tuning shape's space built as tune builds
+ * it, so that check refuses what tune would; the worker that loaded it into `*loaded` (the
+ * caller frees it). With --set (or --transforms), the baseline's config (with any launch option
+ * set) and the kernel file's variant at the transforms' parameters set, into `*config` and
+ * `*variant` (NULL when nothing is rewritten). 0, or the exit status to return. */
+static int prepare_check(const cli_command *c, const capture_args *a, const char *path,
+                         tforge_worker **loaded, char **config, char **variant)
 {
     tforge_registry *registry = NULL;
     tforge_worker *worker = NULL;
@@ -430,13 +392,22 @@ static int check_variant(const cli_command *c, const capture_args *a, const char
     tforge_level *point = NULL;
     tforge_transform_ids ids;
     tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
-    wo.name = "task";
-    wo.env = cli_kernel_env();
-    int status = TFORGE_EXIT_OK;
+    /* the worker's own imports (torch, Triton) before the clock starts, as the pool's */
+    const char *env[] = {cli_kernel_env()[0], "TFORGE_WORKER_PRELOAD=tforge_worker", NULL};
+    wo.name = "check_task";
+    wo.env = env;
+    int status = TFORGE_EXIT_OK, variant_asked = a->n_sets || a->transforms;
     if (tforge_transform_ids_split(&ids, a->transforms) ||
-        cli_load_plugins(&a->common, &registry) || tforge_worker_start(&worker, &wo) ||
+        (variant_asked && cli_load_plugins(&a->common, &registry)) ||
+        tforge_worker_start(&worker, &wo) ||
         tforge_task_load(&task, worker, path, phase_ms(a, TFORGE_TASK_LOAD_TIMEOUT_MS)) ||
-        tforge_task_use_transforms(task, registry, ids.n ? ids.ids : NULL,
+        tforge_task_check_spaces(task)) {
+        status = cli_fail(c);
+        goto cleanup;
+    }
+    if (!variant_asked)
+        goto cleanup;
+    if (tforge_task_use_transforms(task, registry, ids.n ? ids.ids : NULL,
                                    a->n_transform_options ? a->transform_options : NULL) ||
         !(point = calloc(tforge_space_dims(task->space) + 1, sizeof *point))) {
         status = cli_fail(c);
@@ -447,12 +418,42 @@ static int check_variant(const cli_command *c, const capture_args *a, const char
     if (tforge_task_variant(variant, task, point, SIZE_MAX))
         status = cli_fail(c);
 cleanup:
+    if (!status) {
+        *loaded = worker;
+        worker = NULL;
+    }
     free(point);
     tforge_task_free(task);
     tforge_worker_free(worker);
     tforge_registry_free(registry);
     tforge_transform_ids_free(&ids);
     return status;
+}
+
+/* The baseline (or the variant) run once against the reference in the worker that loaded the
+ * task, bounded as tune bounds a candidate's check: what check_task returned, as JSON text, or
+ * NULL with the error set (a hang named as the check phase's). */
+static char *check_run(const capture_args *a, const char *path, tforge_worker *worker,
+                       const char *config, const char *variant)
+{
+    const tforge_backend_args tune = TFORGE_BACKEND_ARGS_INIT;
+    tforge_rpc_reply reply = {0};
+    char *request = tforge_rpc_check_task(path, config, variant), *text = NULL;
+    cJSON *result = NULL;
+    if (!request || tforge_rpc_call(&reply, worker, request, phase_ms(a, tune.check_timeout_ms)))
+        goto cleanup;
+    if (reply.call == TFORGE_CALL_TIMEOUT)
+        tforge_error_set(TFORGE_ERROR, "%s: the check phase (inputs_fn, the reference and the "
+                         "kernel run once) timed out: its worker %s (tune's bound on a "
+                         "candidate's check; --timeout S sets each phase's)", path, reply.detail);
+    else if ((result = tforge_rpc_result(&reply, path, "check_task")) &&
+             !(text = cJSON_PrintUnformatted(result)))
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+cleanup:
+    cJSON_Delete(result);
+    tforge_rpc_reply_dispose(&reply);
+    free(request);
+    return text;
 }
 
 static int run_check(const cli_command *c, int argc, char **argv)
@@ -465,12 +466,13 @@ static int run_check(const cli_command *c, int argc, char **argv)
         return cli_usage_error(c, first >= argc ? "TASK.json is required"
                                                 : "one TASK.json, not several");
     char *config = NULL, *variant = NULL;
-    if ((a.n_sets || a.transforms) &&
-        (status = check_variant(c, &a, argv[first], &config, &variant)))
+    tforge_worker *worker = NULL;
+    if ((status = prepare_check(c, &a, argv[first], &worker, &config, &variant)))
         return status;
-    char *result = check_in_phases(&a, argv[first], config, variant);
+    char *result = check_run(&a, argv[first], worker, config, variant);
     free(config);
     free(variant);
+    tforge_worker_free(worker);
     if (!result)
         return cli_fail(c);
     cJSON *doc = cJSON_Parse(result);

@@ -149,8 +149,11 @@ static int add_param(tforge_space *space, const char *path, const cJSON *param)
                             path, param->string);
 }
 
-static int build_space(tforge_task *t, const cJSON *space)
+/* The space of tuning shape `shape` from its plan. A space without a valid point names the
+ * task's constraints and the shape (their sizes are put in), or says the analysis inferred it. */
+static int build_space(tforge_task *t, size_t shape, const cJSON *plan)
 {
+    const cJSON *space = cJSON_GetObjectItemCaseSensitive(plan, "space");
     tforge_space_free(t->space);
     t->space = NULL;
     int rc = tforge_space_new(&t->space);
@@ -176,7 +179,11 @@ static int build_space(tforge_task *t, const cJSON *space)
     if (t->transforms)
         options.enumerate_limit = 1000000;
     if (!rc && (rc = tforge_space_build(t->space, &options)))
-        rc = tforge_error_prefix("%s: space", t->path);
+        rc = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(plan, "inferred"))
+                 ? tforge_error_prefix("%s: the space inferred at shapes.tune[%zu]", t->path,
+                                       shape)
+                 : tforge_error_prefix("%s: space.constraints at shapes.tune[%zu]", t->path,
+                                       shape);
     return rc;
 }
 
@@ -280,13 +287,24 @@ int tforge_task_select(tforge_task *t, size_t shape)
     if (rc)
         rc = tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", t->path);
     if (!rc)
-        rc = build_space(t, cJSON_GetObjectItemCaseSensitive(plan, "space"));
+        rc = build_space(t, shape, plan);
     if (!rc)
         rc = map_baselines(t);
     if (!rc)
         t->shape = shape;
     cJSON_Delete(plan);
     return rc;
+}
+
+int tforge_task_check_spaces(tforge_task *t)
+{
+    size_t selected = t->shape;
+    for (size_t s = 0; s < t->n_tune; s++) {
+        int rc = s == selected ? 0 : tforge_task_select(t, s);
+        if (rc)
+            return rc;
+    }
+    return t->shape == selected ? 0 : tforge_task_select(t, selected);
 }
 
 /* The dimensions of a point that a worker's config holds (`config`: the plan's parameters and the

@@ -56,6 +56,11 @@ void tforge_task_free(tforge_task *task);
  * its sizes) replace the current ones, and each baseline is mapped to its point. */
 int tforge_task_select(tforge_task *task, size_t shape);
 
+/* Builds every tuning shape's space in turn, as selecting it does (the test tune makes of the
+ * shape it runs): TFORGE_EINPUT naming the constraints and the shape when one has no valid
+ * point, after which the task is only to be freed. Else the shape selected before is again. */
+int tforge_task_check_spaces(tforge_task *task);
+
 /* Baseline b's point in the selected shape's space, or NULL when it lies outside the space (a
  * value the space lacks, a broken constraint). */
 const tforge_level *tforge_task_baseline_point(const tforge_task *task, size_t b);

@@ -5,6 +5,7 @@ validate(doc, path) checks every field and raises one TaskError listing every ma
 """
 
 import ast
+import collections
 import json
 import math
 import os
@@ -15,6 +16,7 @@ DTYPES = ("float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_
 FLOAT_DTYPES = DTYPES[:6]
 INITS = ("randn", "rand", "zeros", "ones", "randint:LO:HI", "arange", "values")
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+INT64_MAX = 2 ** 63 - 1  # sizes are int64 to torch and Triton
 _FIELDS = ("source", "kernel", "inputs", "inputs_fn", "outputs", "launch", "reference", "shapes",
            "baseline", "writes_inputs", "space", "cost", "description", "python_path")
 _DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "float8_e4m3fn": 1,
@@ -329,8 +331,8 @@ def _check_shapes(p, shapes, symbols):
             for name, v in s.items():
                 if not _IDENT.match(name):
                     p.add(f"{f}.{name}", "a symbol name (identifier)", name)
-                if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                    p.add(f"{f}.{name}", "an integer >= 1", v)
+                if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= INT64_MAX:
+                    p.add(f"{f}.{name}", f"an integer from 1 to {INT64_MAX} (int64)", v)
             for sym in sorted(symbols - set(s)):
                 p.add(f, f"a size for symbol '{sym}' (used in inputs[].shape)", has_got=False)
             out[kind].append(dict(s))
@@ -604,4 +606,36 @@ def read(path):
         raise TaskError([f"{where}: not JSON this engine reads: nested too deeply"]) from None
     except ValueError as e:
         raise TaskError([f"{where}: not JSON: {e}"]) from None
+    _refuse_surrogates(doc, where)
     return validate(doc, path)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_surrogates(doc, where):
+    """A JSON \\u escape may spell half of a UTF-16 pair alone: no character, and no UTF-8 text
+    (the engine's documents, the reports, the store) can hold it. Each field holding one is
+    named, before anything else is read from the task."""
+    p = Problems(where)
+    todo = collections.deque([("", doc)])
+    while todo:  # not recursive: a document as deep as the JSON reader allows
+        field, value = todo.popleft()
+        items = value.items() if isinstance(value, dict) else \
+            enumerate(value) if isinstance(value, list) else ()
+        for key, item in items:
+            if isinstance(value, list):
+                name = f"{field}[{key}]"
+            elif _SURROGATE.search(key):
+                name = f"{field}.{key!a}" if field else ascii(key)
+                p.add(name, "a field name of Unicode characters (a lone UTF-16 surrogate "
+                      "escape, \\ud800 to \\udfff, is none)", has_got=False)
+                continue
+            else:
+                name = f"{field}.{key}" if field else key
+            lone = _SURROGATE.search(item) if isinstance(item, str) else None
+            if lone:
+                p.add(name, "text of Unicode characters, got a lone UTF-16 surrogate escape "
+                      f"\\u{ord(lone.group()):04x} at character {lone.start()}", has_got=False)
+            todo.append((name, item))
+    p.raise_if_any()

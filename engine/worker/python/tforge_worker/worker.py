@@ -11,6 +11,7 @@ import copy
 import functools
 import inspect
 import math
+import operator
 import os
 import re
 import sys
@@ -26,7 +27,7 @@ from triton.runtime.jit import KernelInterface
 from . import loader, standin, variants
 from .kernels import JIT_CLASSES, code_file, hooked_runs, is_task_kernel, layers, unwrap
 from .gaps import describe as interpreter_gap, interpreter_warnings
-from .task import (LAUNCH_OPTIONS, Problems, TaskError, check_config, eval_expression,
+from .task import (INT64_MAX, LAUNCH_OPTIONS, Problems, TaskError, check_config, eval_expression,
                    python_names, read, substitute)
 
 # Triton's own defaults for a launch that names no options (CUDA backend).
@@ -417,8 +418,9 @@ def _size(expr, shape, field="a shape"):
         size = expr if isinstance(expr, int) else int(eval_expression(expr, shape))
     except Exception as e:
         raise TaskError([f"{field}: {expr!r} at shape {shape}: {type(e).__name__}: {e}"]) from None
-    if size < 0:
-        raise TaskError([f"{field}: {expr!r} is {size} at shape {shape}: expected a size >= 0"])
+    if not 0 <= size <= INT64_MAX:
+        raise TaskError([f"{field}: {expr!r} is {size} at shape {shape}: expected a size from 0 "
+                         f"to {INT64_MAX} (int64)"])
     return size
 
 
@@ -480,12 +482,57 @@ def make_inputs(task, shape, seed, dev=None):
             raise TaskError([f"{spec['id']}: inputs_fn: expected a dict of tensors holding the "
                              f"outputs {', '.join(missing)}"])
     else:
+        _refuse_oversized(spec, shape, dev)
         made = {}
         for i, s in enumerate(spec["inputs"]):
             # One stream per tensor, so adding an input does not change the others.
             gen = torch.Generator(device=dev).manual_seed((seed * 1000003 + i) % (1 << 63))
-            made[s["name"]] = _make_tensor(s, shape, gen, dev, f"{spec['id']}: inputs[{i}]")
+            field = f"{spec['id']}: inputs[{i}]"
+            try:
+                made[s["name"]] = _make_tensor(s, shape, gen, dev, field)
+            except TaskError:
+                raise
+            except Exception as e:  # the task's sizes: the allocator refused them
+                reason = f"{type(e).__name__}: {e}".splitlines()[0]  # not torch's C++ trace
+                raise TaskError([f"{spec['id']}: {_shape_field(spec, shape)}: expected sizes "
+                                 f"whose inputs can be made on {dev}, got {shape}: "
+                                 f"inputs[{i}] ({s['name']}) failed: {reason}"]) from None
     return {k: v.to(dev) if isinstance(v, torch.Tensor) else v for k, v in made.items()}
+
+
+def _shape_field(spec, shape):
+    """The task's field that holds `shape` ("shapes.check[0]"), for errors of its sizes."""
+    for kind in ("check", "tune"):
+        for i, s in enumerate(spec["shapes"][kind]):
+            if s == dict(shape):
+                return f"shapes.{kind}[{i}]"
+    return "shapes"
+
+
+def _memory_of(dev):
+    """The bytes of memory `dev` has."""
+    dev = torch.device(dev)
+    if dev.type == "cuda":
+        return torch.cuda.get_device_properties(dev).total_memory
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _refuse_oversized(spec, shape, dev):
+    """Inputs larger than `dev`'s memory are the task's sizes' fault (TaskError naming the
+    shape), refused before anything is drawn: an allocator that grants them on credit would
+    leave the worker to the kernel's out-of-memory killer instead."""
+    need = {}
+    for i, s in enumerate(spec["inputs"]):
+        elements = math.prod(_size(d, shape, f"{spec['id']}: inputs[{i}].shape[{j}]")
+                             for j, d in enumerate(s["shape"]))
+        need[f"inputs[{i}] ({s['name']})"] = elements * getattr(torch, s["dtype"]).itemsize
+    have = _memory_of(dev)
+    if sum(need.values()) > have:
+        largest = max(need, key=need.get)
+        raise TaskError([f"{spec['id']}: {_shape_field(spec, shape)}: expected sizes whose "
+                         f"inputs fit in the {have} bytes of {torch.device(dev).type} memory, "
+                         f"got {shape}: the inputs need {sum(need.values())} bytes, "
+                         f"{largest} {need[largest]} of them"])
 
 
 def _inputs_from_function(loaded, shape, seed, dev):
@@ -561,6 +608,55 @@ def _evaluate(spec, field, text, code, env):
             from None
 
 
+def _block_count(value):
+    """A grid dimension as an int, or None when it is no count of blocks."""
+    if isinstance(value, bool):
+        return None
+    try:
+        count = operator.index(value)
+    except TypeError:
+        return None
+    return count if count >= 0 else None
+
+
+def _grid(spec, value):
+    """launch.grid's value as the grid tuple: one to three block counts. Anything else is the
+    task's expression's fault (TaskError), not a candidate's: every launch would fail."""
+    dims = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    counts = tuple(_block_count(d) for d in dims)
+    if not 1 <= len(counts) <= 3 or None in counts:
+        got = repr(value) if len(repr(value)) <= 200 else f"{repr(value)[:200]}..."
+        raise TaskError([f"{spec['id']}: launch.grid: expected 1 to 3 block counts (an integer "
+                         f">= 0 or a tuple of them), got {got} from {spec['launch']['grid']!r}"])
+    return counts
+
+
+def _takes(fn, args, kwargs):
+    """Whether fn's signature takes these arguments (yes when it has none to ask)."""
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
+
+
+def _called(spec, fn, args, kwargs, field, expected):
+    """fn(*args, **kwargs) for a function the task names: arguments it cannot take are the task's
+    fault (TaskError naming `field`), not a candidate's. Python refuses them before a line of fn
+    runs (the traceback ends here); through a decorator, where the refusal comes from inside,
+    fn's own signature tells."""
+    try:
+        return fn(*args, **kwargs)
+    except TypeError as e:
+        if e.__traceback__.tb_next is not None and _takes(fn, args, kwargs):
+            raise  # the arguments fit: the failure is the run's
+        raise TaskError([f"{spec['id']}: {field}: expected {expected}, got {len(args)} "
+                         f"argument(s){' and ' + ', '.join(kwargs) if kwargs else ''}: "
+                         f"{type(e).__name__}: {e}"]) from None
+
+
 def _launch_env(**names):
     return {"triton": triton, "tl": tl, "torch": torch, "math": math, "cdiv": triton.cdiv,
             **names}
@@ -628,9 +724,8 @@ class _injected:
                 bound.update((n, d) for n, _, has, d in params if has)
                 bound.update(zip((n for n, *_ in params), args))
                 bound.update(kwargs)
-                grid = _evaluate(spec, "launch.grid", spec["launch"]["grid"], grid_code,
-                                 _launch_env(**bound))
-                grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+                grid = _grid(spec, _evaluate(spec, "launch.grid", spec["launch"]["grid"],
+                                             grid_code, _launch_env(**bound)))
             inner = original.__get__(fn)
             injected.launches.append((inner, args, kwargs, grid))
             return inner(*args, grid=grid, warmup=warmup, **kwargs)
@@ -721,7 +816,8 @@ def _call(loaded, inputs, config, shape, injected=None):
     injected.call_values = {k: v for k, v in kwargs.items()
                             if isinstance(v, int) and not isinstance(v, bool)}
     with calling(inputs), injected:
-        return loaded.funcs["call"](*args, **kwargs)
+        return _called(loaded.spec, loaded.funcs["call"], args, kwargs, "launch.args",
+                       f"the arguments {loaded.spec['launch']['call']} takes")
 
 
 def bind(loaded, inputs, config, shape):
@@ -748,12 +844,12 @@ def bind(loaded, inputs, config, shape):
 
         def call():
             with pinned:
-                return wrapper(inputs, cfg)
+                return _called(spec, wrapper, (inputs, cfg), {}, "launch.wrapper",
+                               "a function called as function(inputs, config)")
         return call
     env = _launch_env(**shape, **inputs, **config)
     grid_code = _launch_code(loaded)[0]
-    grid = _evaluate(spec, "launch.grid", spec["launch"]["grid"], grid_code, env)
-    grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+    grid = _grid(spec, _evaluate(spec, "launch.grid", spec["launch"]["grid"], grid_code, env))
     args, fixed = _arguments(loaded, env)
     # what the launch passes itself is the value a config setting it lacks
     pinned = _pinned(loaded.kernel, config, {**_fixed_values(loaded), **fixed})
@@ -1133,8 +1229,9 @@ def run_check(task, config, shape, seed=0):
 def check_task(path, config=None, variant=None):
     """Validate a task and run its first baseline (or `config`) once at its first check shape (on
     the GPU, else in the interpreter), the kernel file's `variant` in place of the kernel when
-    given. Returns {status, message, config, shape, where, warnings}."""
-    spec = load_task(path)
+    given. Returns {status, message, config, shape, where, warnings}. A task this worker loaded
+    before is not loaded again."""
+    spec = get(path).spec
     shape = spec["shapes"]["check"][0]
     config = config if config is not None else _baselines_at(get(spec), shape)[0]
     result = run_check(spec, config, shape, seed=1, variant=variant)
