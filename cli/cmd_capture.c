@@ -332,10 +332,11 @@ int cli_set_candidate(const cli_command *c, const tforge_task *task, const char 
     }
     int status = cli_transform_point(given, c, task->space, sets, n_sets);
     /* the parameters not set stay at the baseline's levels (level 0 outside the space) */
-    if (!status && tforge_task_point(point, task, task->baselines[0])) {
+    const tforge_level *baseline = tforge_task_baseline_point(task, 0);
+    if (baseline)
+        memcpy(point, baseline, dims * sizeof *point);
+    else
         memset(point, 0, dims * sizeof *point);
-        tforge_error_clear();
-    }
     for (size_t i = 0; !status && i < n_sets; i++) {
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(sets[i], "="), sets[i]);

@@ -2,6 +2,7 @@
 
 #include "tforge/error.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 const tforge_backend_type *tforge_backend_find(const char *name)
@@ -59,11 +60,19 @@ unsigned tforge_backend_restarts(const tforge_backend *b)
     return b->type && b->type->restarts ? b->type->restarts(b->state) : 0;
 }
 
-int tforge_backend_identify(tforge_backend *b, tforge_candidate *candidate, char **source)
+int tforge_backend_identify(tforge_backend *b, tforge_candidate *candidate)
 {
-    *source = NULL;
     candidate->digest[0] = '\0';
-    return b->type && b->type->identify ? b->type->identify(b->state, candidate, source) : 0;
+    candidate->variant = candidate->unmade = NULL;
+    return b->type && b->type->identify ? b->type->identify(b->state, candidate) : 0;
+}
+
+void tforge_candidate_forget(tforge_candidate *candidate)
+{
+    free(candidate->variant);
+    free(candidate->unmade);
+    candidate->variant = candidate->unmade = NULL;
+    candidate->digest[0] = '\0';
 }
 
 int tforge_backend_prepare(tforge_backend *b, const tforge_candidate *candidates, size_t n)

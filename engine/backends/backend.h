@@ -37,8 +37,15 @@ typedef struct tforge_candidate {
     unsigned without;          /* 0, or 1 + a transform left out of the point's variant (the
                                   report's what-each-transform-is-worth) */
     const char *source;        /* the variant's source when no transform made it, else NULL */
-    char digest[TFORGE_DIGEST_SIZE]; /* its variant source's digest (tforge_backend_identify);
-                                        "" when unknown (a replay) or when the variant fails */
+    /* Its identity, set by tforge_backend_identify, where its variant is made once: the digest
+     * of its variant's source and that source (the kernel file as it is, the transforms'
+     * rewrite, or `source`; allocated), or, when the transforms' edits do not compose, why
+     * (allocated; a failed candidate, digest ""). All empty before, and where the backend knows
+     * no sources (a replay). A backend evaluates an identified candidate as it is identified;
+     * tforge_candidate_forget frees the texts. */
+    char digest[TFORGE_DIGEST_SIZE];
+    char *variant;
+    char *unmade;
 } tforge_candidate;
 
 #define TFORGE_BACKEND_ARGS_VERSION 1
@@ -87,9 +94,9 @@ typedef struct tforge_backend_type {
      * will ask for soon (the loop's next batch, proposed while this one runs), so that the GPU
      * need not wait for their compiles. Never evaluated, they cost only compile time. */
     int (*prepare)(void *state, const tforge_candidate *candidates, size_t n);
-    /* Optional (NULL where candidates have no source: replay): sets the candidate's digest and
-     * gives its variant's source (allocated, the caller frees it), for the store to keep. */
-    int (*identify)(void *state, tforge_candidate *candidate, char **source);
+    /* Optional (NULL where candidates have no source: replay): makes the candidate's variant and
+     * sets its identity (the digest and the source, or why it cannot be made). */
+    int (*identify)(void *state, tforge_candidate *candidate);
 } tforge_backend_type;
 
 extern const tforge_backend_type tforge_backend_cuda;
@@ -118,9 +125,11 @@ int tforge_backend_profile(tforge_backend *backend, const tforge_candidate *cand
 unsigned tforge_backend_restarts(const tforge_backend *backend);
 /* Asks the backend to start work ahead (its compiles) where it does any; 0 otherwise. */
 int tforge_backend_prepare(tforge_backend *backend, const tforge_candidate *candidates, size_t n);
-/* The candidate's digest and its variant's source (NULL, digest "", where the backend knows no
- * sources or the variant fails). */
-int tforge_backend_identify(tforge_backend *backend, tforge_candidate *candidate, char **source);
+/* The candidate's identity (its fields digest, variant and unmade), over whatever it had; all
+ * empty where the backend knows no sources. */
+int tforge_backend_identify(tforge_backend *backend, tforge_candidate *candidate);
+/* Frees the texts of the candidate's identity and empties it. */
+void tforge_candidate_forget(tforge_candidate *candidate);
 /* A backend never opened (type NULL) is allowed. */
 void tforge_backend_close(tforge_backend *backend);
 

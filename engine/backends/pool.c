@@ -22,17 +22,27 @@ enum { MAX_COMPILE_WORKERS = 256 };
 enum { QUEUED, COMPILING, COMPILED };
 typedef struct compile_entry {
     char *key;            /* the variant's digest and the config: what a compile depends on */
-    char *request;        /* the compile request */
+    pool_job job;         /* what is compiled, the queue's own copy: its request is written when
+                             a compile worker takes it, knowing what that worker holds */
     int state;            /* QUEUED, COMPILING, COMPILED */
     int taken;            /* a pool_run has used its result (freed when that run ends) */
     tforge_measurement m; /* when COMPILED: status, message, compile_ms and the resources */
 } compile_entry;
+
+/* The variant a compile worker was sent last and keeps, and which process of it was sent it (a
+ * process started since holds nothing): a request of that variant again names only its digest,
+ * as for the runner. */
+typedef struct held {
+    char digest[TFORGE_DIGEST_SIZE];
+    unsigned generation;
+} held;
 
 struct pool {
     const tforge_task *task;
     tforge_backend_args o;
     pool_mode mode;
     tforge_worker **compilers; /* NULL for POOL_CHECK */
+    held *compilers_hold;      /* each compile worker's variant, under qlock */
     tforge_worker *runner;     /* checks and times; NULL for POOL_COMPILE */
     size_t n_also; /* the check shapes a compile also builds for: the GPU runs them */
     char *kernel_text; /* the kernel file as it is, and its digest (a candidate that rewrites
@@ -106,7 +116,8 @@ int pool_open(pool **out, const tforge_backend_args *o, pool_mode mode)
     if (!rc && mode != POOL_CHECK) {
         e->n_also = mode == POOL_CUDA ? e->task->n_check : 0;
         e->compilers = calloc(e->o.compile_workers, sizeof *e->compilers);
-        if (!e->compilers)
+        e->compilers_hold = calloc(e->o.compile_workers, sizeof *e->compilers_hold);
+        if (!e->compilers || !e->compilers_hold)
             rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
         for (unsigned i = 0; !rc && i < e->o.compile_workers; i++)
             rc = start_worker(&e->compilers[i], "compile", 0);
@@ -140,7 +151,7 @@ void pool_close(void *state)
     }
     for (size_t i = 0; i < e->n_queue; i++) { /* compiles asked for ahead and never run */
         free(e->queue[i]->key);
-        free(e->queue[i]->request);
+        pool_job_free(&e->queue[i]->job);
         free(e->queue[i]);
     }
     free(e->queue);
@@ -150,6 +161,7 @@ void pool_close(void *state)
     for (unsigned i = 0; e->compilers && i < e->o.compile_workers; i++)
         tforge_worker_free(e->compilers[i]);
     free(e->compilers);
+    free(e->compilers_hold);
     tforge_worker_free(e->runner);
     free(e->kernel_text);
     pthread_mutex_destroy(&e->lock);
@@ -174,31 +186,65 @@ int pool_retime_untimed(void *state, const tforge_candidate *candidate, uint64_t
     return 0;
 }
 
+/* The candidate's variant made and its identity set (pool_identify, the one place a variant is
+ * made). */
+static int identify(const pool *p, tforge_candidate *c)
+{
+    char *text = NULL;
+    if (!c->source && c->point &&
+        tforge_task_variant(&text, p->task, c->point, c->without ? c->without - 1 : SIZE_MAX)) {
+        /* the transforms' edits do not compose here: a failed candidate, learnt by the search */
+        c->unmade = strdup(tforge_error_last()->message);
+        return c->unmade ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    }
+    int as_is = !text && !c->source; /* it rewrites nothing: the kernel file as it is */
+    if (!text && !(text = strdup(c->source ? c->source : p->kernel_text)))
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    if (as_is)
+        memcpy(c->digest, p->kernel_digest, sizeof c->digest);
+    else
+        tforge_digest_text(c->digest, text, strlen(text));
+    c->variant = text;
+    return 0;
+}
+
+int pool_identify(void *state, tforge_candidate *c)
+{
+    return identify(state, c);
+}
+
 int pool_job_of(pool_job *out, const pool *p, const tforge_candidate *c, tforge_measurement *m)
 {
     *out = (pool_job){NULL, NULL, ""};
-    int rc = c->config ? ((out->config = strdup(c->config)) ? 0 : TFORGE_ENOMEM)
-                       : tforge_task_config(&out->config, p->task, c->point);
-    if (!rc && c->source && !(out->variant = strdup(c->source)))
-        rc = TFORGE_ENOMEM;
-    if (rc) {
-        pool_job_free(out);
-        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    tforge_candidate mine = *c; /* identified here when it was not */
+    int here = !c->variant && !c->unmade;
+    if (here) {
+        mine.variant = mine.unmade = NULL;
+        int rc = identify(p, &mine);
+        if (rc)
+            return rc;
     }
-    if (!c->source && c->point &&
-        tforge_task_variant(&out->variant, p->task, c->point,
-                            c->without ? c->without - 1 : SIZE_MAX)) {
-        /* the transforms' edits do not compose here: a failed candidate, learnt by the search */
+    int rc = 0;
+    if (mine.unmade) {
         m->status = TFORGE_STATUS_COMPILE;
-        snprintf(m->message, sizeof m->message, "%s", tforge_error_last()->message);
-        pool_job_free(out);
-        return 1;
+        snprintf(m->message, sizeof m->message, "%s", mine.unmade);
+        rc = 1;
+    } else {
+        rc = c->config ? ((out->config = strdup(c->config)) ? 0 : TFORGE_ENOMEM)
+                       : tforge_task_config(&out->config, p->task, c->point);
+        /* the kernel file as it is goes by its path, not as text */
+        int as_is = !c->source && strcmp(mine.digest, p->kernel_digest) == 0;
+        if (!rc && !as_is && !(out->variant = strdup(mine.variant)))
+            rc = TFORGE_ENOMEM;
+        memcpy(out->digest, mine.digest, sizeof out->digest);
+        if (rc) {
+            pool_job_free(out);
+            rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        }
     }
-    if (out->variant)
-        tforge_digest_text(out->digest, out->variant, strlen(out->variant));
-    else
-        memcpy(out->digest, p->kernel_digest, sizeof out->digest);
-    return 0;
+    if (here)
+        tforge_candidate_forget(&mine);
+    return rc;
 }
 
 void pool_job_free(pool_job *job)
@@ -206,23 +252,6 @@ void pool_job_free(pool_job *job)
     free(job->config);
     free(job->variant);
     *job = (pool_job){NULL, NULL, ""};
-}
-
-int pool_identify(void *state, tforge_candidate *c, char **source)
-{
-    pool *p = state;
-    pool_job job;
-    tforge_measurement failed;
-    *source = NULL;
-    c->digest[0] = '\0';
-    int rc = pool_job_of(&job, p, c, &failed);
-    if (rc)
-        return rc == 1 ? 0 : rc; /* a variant that fails has no source: its evaluation says so */
-    memcpy(c->digest, job.digest, sizeof c->digest);
-    *source = job.variant ? job.variant : strdup(p->kernel_text);
-    job.variant = NULL;
-    pool_job_free(&job);
-    return *source ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
 }
 
 int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
@@ -360,7 +389,7 @@ static compile_entry *find_entry(const pool *e, const char *key)
 
 /* Under qlock: the job's compile entry, queued unless it is there already; NULL when out of
  * memory. Keyed by the variant's digest and the config, so that a variant's text is compared
- * (and its request built) once. */
+ * once. */
 static compile_entry *compile_of(pool *e, const pool_job *job)
 {
     size_t size = sizeof job->digest + strlen(job->config) + 1;
@@ -381,21 +410,48 @@ static compile_entry *compile_of(pool *e, const pool_job *job)
             e->cap_queue = e->cap_queue * 2 + 8;
         }
     }
-    tforge_rpc_candidate candidate = candidate_of(e, job, e->task->tune_shapes[e->o.shape], NULL);
-    char *req = c && e->n_queue < e->cap_queue
-                    ? tforge_rpc_compile(&candidate, (const char *const *)e->task->check_shapes,
-                                         e->n_also)
-                    : NULL;
-    if (!req) {
+    if (c) {
+        c->job = (pool_job){strdup(job->config), job->variant ? strdup(job->variant) : NULL, ""};
+        memcpy(c->job.digest, job->digest, sizeof c->job.digest);
+    }
+    if (!c || e->n_queue == e->cap_queue || !c->job.config || (job->variant && !c->job.variant)) {
+        if (c)
+            pool_job_free(&c->job);
         free(c);
         free(key);
         return NULL;
     }
     c->key = key;
-    c->request = req;
     tforge_measurement_init(&c->m);
     e->queue[e->n_queue++] = c;
     return c;
+}
+
+/* The compile request of `job` for compile worker `w`: the variant's text left out where `w`
+ * holds it (its digest names it), which it holds from then on. NULL when out of memory. */
+static char *compile_request(pool *e, unsigned w, const pool_job *job)
+{
+    held *h = &e->compilers_hold[w];
+    tforge_worker *worker = e->compilers[w];
+    pthread_mutex_lock(&e->qlock);
+    /* a process that is gone is started again by the send, holding nothing */
+    int holds = job->variant && tforge_worker_pid(worker) != 0 &&
+                h->generation == tforge_worker_generation(worker) &&
+                strcmp(h->digest, job->digest) == 0;
+    pthread_mutex_unlock(&e->qlock);
+    tforge_rpc_candidate c = {e->task->path, job->config, e->task->tune_shapes[e->o.shape],
+                              holds ? NULL : job->variant, job->variant ? job->digest : NULL};
+    return tforge_rpc_compile(&c, (const char *const *)e->task->check_shapes, e->n_also);
+}
+
+/* Compile worker `w` was sent `job` (sent: 0) or not. */
+static void compile_sent(pool *e, unsigned w, const pool_job *job, int sent)
+{
+    held *h = &e->compilers_hold[w];
+    pthread_mutex_lock(&e->qlock);
+    snprintf(h->digest, sizeof h->digest, "%s", sent == 0 && job->variant ? job->digest : "");
+    h->generation = tforge_worker_generation(e->compilers[w]);
+    pthread_mutex_unlock(&e->qlock);
 }
 
 static void wake_compiler(pool *e)
@@ -494,8 +550,14 @@ static void *compile_thread(void *arg)
             if (!slot[w])
                 continue;
             /* A request is sent once; an entry still COMPILING in its slot was sent before. */
-            if (!tforge_worker_busy(e->compilers[w]) &&
-                tforge_worker_send(e->compilers[w], slot[w]->request) != 0) {
+            int sent = 0;
+            if (!tforge_worker_busy(e->compilers[w])) {
+                char *request = compile_request(e, w, &slot[w]->job);
+                sent = request ? tforge_worker_send(e->compilers[w], request) : -1;
+                compile_sent(e, w, &slot[w]->job, sent);
+                free(request);
+            }
+            if (sent != 0) {
                 tforge_measurement r;
                 tforge_measurement_init(&r);
                 r.status = TFORGE_STATUS_RUNTIME;
@@ -623,6 +685,8 @@ int pool_profile(void *state, const tforge_candidate *candidate,
     counters = counters && e->mode == POOL_CUDA;
     tforge_worker *w = e->runner ? e->runner : e->compilers[0];
     tforge_rpc_candidate c = candidate_of(e, &job, e->task->tune_shapes[e->o.shape], w);
+    if (rc == 0 && w != e->runner) /* the compile worker is sent this variant, and keeps it */
+        compile_sent(e, 0, &job, 0);
     tforge_rpc_reply reply = {0};
     const cJSON *answer =
         rc == 0 ? call(e, w,
@@ -695,7 +759,7 @@ int pool_run(pool *e, const pool_job *jobs, size_t n, tforge_measurement *result
     for (size_t q = 0; q < e->n_queue; q++)
         if (e->queue[q]->taken) {
             free(e->queue[q]->key);
-            free(e->queue[q]->request);
+            pool_job_free(&e->queue[q]->job);
             free(e->queue[q]);
         } else {
             e->queue[kept++] = e->queue[q];

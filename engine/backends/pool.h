@@ -22,10 +22,10 @@ int pool_open(pool **out, const tforge_backend_args *args, pool_mode mode);
 void pool_close(void *state);
 
 /* What the worker is sent for a candidate: its config text (its own, or its point's), its
- * variant's source (its own, or the kernel file's variant at its point; NULL when it rewrites
- * nothing) and that source's digest (the kernel file's when it rewrites nothing); the caller
- * frees the texts. A variant the transforms cannot compose fails the candidate: 1 with `m`
- * holding the failure (status compile, the reason). */
+ * variant's source (NULL when it is the kernel file as it is, which the worker reads itself) and
+ * that source's digest; the caller frees the texts. Taken from the candidate's identity, or, for
+ * a candidate not identified, from one made here and dropped. A variant the transforms cannot
+ * compose fails the candidate: 1 with `m` holding the failure (status compile, the reason). */
 typedef struct pool_job {
     char *config, *variant;
     char digest[TFORGE_DIGEST_SIZE];
@@ -53,9 +53,9 @@ int pool_prepare(void *state, const tforge_candidate *candidates, size_t n);
 int pool_retime_untimed(void *state, const tforge_candidate *candidate, uint64_t seed,
                         tforge_measurement *out);
 unsigned pool_restarts(const void *state);
-/* The backends' identify: the candidate's digest, and its variant's source (the kernel file's
- * when it rewrites nothing); a candidate whose variant fails gets neither. */
-int pool_identify(void *state, tforge_candidate *candidate, char **source);
+/* The backends' identify, the one place a candidate's variant is made: its digest and its
+ * source (the kernel file's when it rewrites nothing), or why the transforms cannot make it. */
+int pool_identify(void *state, tforge_candidate *candidate);
 /* The profile op: the worker's `profile` request for the candidate (the runner's, else a compile
  * worker's), counters only on POOL_CUDA and when asked, then the static metrics over the
  * device's limits the worker sent (the H200's without a GPU). */

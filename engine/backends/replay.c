@@ -217,13 +217,13 @@ static int retime(void *state, const tforge_candidate *candidate, uint64_t seed,
     return answer(state, candidate, &rng, out);
 }
 
-/* A recorded parameter's value at an entry, or NAN when the recording has no such number. */
-static double recorded_param(const tforge_recording *rec, const tforge_recording_entry *e,
-                             const char *name)
+/* The recorded warps at an entry: the parameter whose dimension's effect is warps, or NAN when
+ * the recording has none (or not as a number). */
+static double recorded_warps(const replay_state *r, const tforge_recording_entry *e)
 {
-    for (uint32_t p = 0; p < rec->n_params; p++)
-        if (strcmp(rec->params[p].name, name) == 0)
-            return rec->params[p].numbers ? rec->params[p].numbers[e->levels[p]] : NAN;
+    for (uint32_t p = 0; p < r->rec->n_params; p++)
+        if (tforge_space_effect(r->space, r->dim_of[p]) == TFORGE_EFFECT_WARPS)
+            return r->rec->params[p].numbers ? r->rec->params[p].numbers[e->levels[p]] : NAN;
     return NAN;
 }
 
@@ -256,7 +256,7 @@ static int profile(void *state, const tforge_candidate *candidate,
         tforge_replay_answer(&recorded, r->replay, index, NULL);
         measured = &recorded;
     }
-    double num_warps = recorded_param(r->rec, e, "num_warps");
+    double num_warps = recorded_warps(r, e);
     if (isnan(num_warps))
         num_warps = tforge_profile_get(out, "num_warps");
     if (!rc)

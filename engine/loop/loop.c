@@ -147,8 +147,7 @@ static const char *own_digest(const tforge_candidate *c)
     return c->source && c->digest[0] ? c->digest : NULL;
 }
 
-static int record(loop *l, const tforge_candidate *c, const char *source,
-                  const tforge_measurement *m)
+static int record(loop *l, const tforge_candidate *c, const tforge_measurement *m)
 {
     const tforge_run_record *r = l->o->record;
     if (!r)
@@ -162,7 +161,7 @@ static int record(loop *l, const tforge_candidate *c, const char *source,
         row.key = key;
         row.params_json = params;
         row.digest = c->digest[0] ? c->digest : NULL;
-        row.source = source;
+        row.source = c->variant;
         row.m = *m;
         row.metrics_json = extras;
         rc = tforge_store_record(NULL, r->store, r->run_id, &row);
@@ -229,32 +228,31 @@ static int append(loop *l, const tforge_candidate *c, int baseline, int resumed,
     return 0;
 }
 
-/* Each candidate's identity: a copy with its digest, and its variant's source, from the
- * backend. */
-static int identify(loop *l, const tforge_candidate *c, size_t n, tforge_candidate **ids,
-                    char ***sources)
+/* Each candidate's identity, from the backend: its variant is made here, once (evaluate,
+ * prepare and the store take it from the candidate). */
+static int identify(loop *l, tforge_candidate *c, size_t n)
 {
-    *ids = malloc(n * sizeof **ids);
-    *sources = calloc(n, sizeof **sources);
-    int rc = *ids && *sources ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    for (size_t i = 0; !rc && i < n; i++) {
-        (*ids)[i] = c[i];
-        rc = tforge_backend_identify(l->backend, &(*ids)[i], &(*sources)[i]);
-    }
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = tforge_backend_identify(l->backend, &c[i]);
     return rc;
 }
 
-/* Evaluates a batch (or takes its first part from the resumed run), records and appends it. */
-static int evaluate(loop *l, const tforge_candidate *given, size_t n, int baseline)
+static void forget(tforge_candidate *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        tforge_candidate_forget(&c[i]);
+}
+
+/* Evaluates a batch of identified candidates (or takes its first part from the resumed run),
+ * records and appends it. */
+static int evaluate(loop *l, const tforge_candidate *c, size_t n, int baseline)
 {
     if (n == 0)
         return 0;
     const tforge_run_history *h = l->o->history;
-    tforge_candidate *c = NULL;
-    char **sources = NULL;
     tforge_measurement *m = calloc(n, sizeof *m);
-    int rc = m ? identify(l, given, n, &c, &sources)
-               : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    int rc = m ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
     size_t first = l->out->n_evals, from_store = 0;
     while (!rc && h && from_store < n && first + from_store < h->n) {
         char *key;
@@ -279,12 +277,8 @@ static int evaluate(loop *l, const tforge_candidate *given, size_t n, int baseli
     for (size_t i = 0; !rc && i < n; i++) {
         rc = append(l, &c[i], baseline, i < from_store, &m[i]);
         if (!rc && i >= from_store)
-            rc = record(l, &c[i], sources[i], &m[i]);
+            rc = record(l, &c[i], &m[i]);
     }
-    for (size_t i = 0; sources && i < n; i++)
-        free(sources[i]);
-    free(sources);
-    free(c);
     free(m);
     return rc;
 }
@@ -415,10 +409,20 @@ static void follow_lead(loop *l, size_t first, uint32_t n)
 static int baselines(loop *l)
 {
     const tforge_loop_options *o = l->o;
-    int rc = evaluate(l, o->baselines, o->n_baselines, 1);
+    tforge_candidate *c = malloc((o->n_baselines + 1) * sizeof *c);
     tforge_observation *told = malloc((o->n_baselines + 1) * sizeof *told);
-    if (!rc && !told)
-        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    int rc = c && told ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    size_t n = rc ? 0 : o->n_baselines;
+    for (size_t b = 0; b < n; b++) { /* copies, identified here */
+        c[b] = o->baselines[b];
+        c[b].variant = c[b].unmade = NULL;
+    }
+    if (!rc)
+        rc = identify(l, c, n);
+    if (!rc)
+        rc = evaluate(l, c, n, 1);
+    forget(c, n);
+    free(c);
     uint32_t n_told = 0;
     tforge_loop_outcome *out = l->out;
     for (size_t b = 0; !rc && b < o->n_baselines; b++) {
@@ -472,6 +476,8 @@ static int propose_batch(loop *l, uint32_t want, proposal *p, const proposal *un
     l->out->split.search_s += tforge_clock_s() - began;
     for (uint32_t i = 0; i < p->got; i++)
         p->c[i] = (tforge_candidate){.point = p->points + (size_t)i * l->dims};
+    if (!rc)
+        rc = identify(l, p->c, p->got);
     size_t stored = l->o->history ? l->o->history->n : 0, skip = stored > at ? stored - at : 0;
     if (!rc && l->o->lookahead && skip < p->got)
         rc = tforge_backend_prepare(l->backend, p->c + skip, p->got - skip);
@@ -511,7 +517,9 @@ static int candidates_loop(loop *l)
                 break;
             proposed += next.got;
         }
-        if ((rc = evaluate(l, now.c, now.got, 0)))
+        rc = evaluate(l, now.c, now.got, 0);
+        forget(now.c, now.got);
+        if (rc)
             break;
         for (uint32_t i = 0; i < now.got; i++)
             told[i] = observe(now.c[i].point, &l->out->evals[before + i].m);
@@ -528,6 +536,10 @@ static int candidates_loop(loop *l)
     }
     if (o->progress)
         fputc('\n', stderr);
+    if (now.c && next.c) { /* what an error left identified and unevaluated */
+        forget(now.c, now.got);
+        forget(next.c, next.got);
+    }
     free(now.points);
     free(next.points);
     free(now.c);
