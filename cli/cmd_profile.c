@@ -156,11 +156,11 @@ static int open_candidate(const cli_command *c, const profile_args *a, const cha
         tforge_error_set(TFORGE_ENOMEM, "out of memory");
         return cli_fail(c);
     }
-    /* a baseline outside the space (nothing set) is profiled as the task gives it */
-    if (!a->n_sets && tforge_task_point(r->point, r->task, r->config)) {
+    /* nothing set: the point is the baseline's, mapped when the task loaded; a baseline outside
+     * the space is profiled as the task gives it */
+    if (!a->n_sets && !tforge_task_baseline_point(r->task, 0)) {
         free(r->point);
         r->point = NULL;
-        tforge_error_clear();
     }
     return TFORGE_EXIT_OK;
 }
