@@ -1,6 +1,8 @@
 #include "cli.h"
 
 #include "registry.h"
+#include "tforge/plugin/heuristic.h"
+#include "tforge/plugin/transform.h"
 #include "rpc.h"
 #include "worker.h"
 #include "tforge/error.h"
@@ -129,6 +131,90 @@ int cli_fail(const cli_command *command)
     default:
         return TFORGE_EXIT_FAILED;
     }
+}
+
+int cli_once(const cli_command *command, const char **seen, const char *name, const char *value)
+{
+    if (*seen && strcmp(*seen, value) != 0)
+        return cli_usage_error(command, "%s given twice, as '%s' and as '%s': give it once", name,
+                               *seen, value);
+    *seen = value;
+    return 0;
+}
+
+int cli_path(const cli_command *command, const char *name, const char *value)
+{
+    return value[0] ? 0 : cli_usage_error(command, "%s expects a path, not ''", name);
+}
+
+/* Whether `id` is one of the ids of `list` ("a,b,c"). */
+static int in_list(const char *list, const char *id, size_t len)
+{
+    for (const char *c = list; *c;) {
+        size_t n = strcspn(c, ",");
+        if (n == len && strncmp(c, id, len) == 0)
+            return 1;
+        c += n + (c[n] == ',');
+    }
+    return 0;
+}
+
+/* --transforms: all, none, or loaded transform ids separated by commas. */
+static int check_transform_ids(const tforge_registry *reg, const char *list)
+{
+    if (strcmp(list, "all") == 0 || strcmp(list, "none") == 0)
+        return 0;
+    size_t len = strlen(list);
+    if (!len || list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,"))
+        return tforge_error_set(TFORGE_EINPUT, "--transforms '%s': expected all, none or "
+                                "transform ids separated by commas", list);
+    for (const char *c = list; *c;) {
+        size_t n = strcspn(c, ",");
+        char id[128];
+        snprintf(id, sizeof id, "%.*s", (int)n, c);
+        if (!tforge_registry_find(reg, TFORGE_TRANSFORM_INTERFACE_ID, id))
+            return tforge_error_set(TFORGE_ENOTFOUND, "--transforms %s: no transform plugin "
+                                    "'%s' (all, none, or ids that `tforge plugins` lists)", list,
+                                    id);
+        c += n + (c[n] == ',');
+    }
+    return 0;
+}
+
+/* One --transform-option ID.KEY=VALUE against what ID publishes. */
+static int check_transform_option(const tforge_registry *reg, const char *transforms,
+                                  const char *text)
+{
+    const char *dot = strchr(text, '.'), *eq = strchr(text, '=');
+    if (!dot || !eq || dot > eq || dot == text || eq == dot + 1)
+        return tforge_error_set(TFORGE_EINPUT, "--transform-option %s: expected ID.KEY=VALUE",
+                                text);
+    char id[128], key[128];
+    snprintf(id, sizeof id, "%.*s", (int)(dot - text), text);
+    snprintf(key, sizeof key, "%.*s", (int)(eq - dot - 1), dot + 1);
+    const tforge_plugin_record *r = tforge_registry_find(reg, TFORGE_TRANSFORM_INTERFACE_ID, id);
+    if (!r)
+        return tforge_error_set(TFORGE_ENOTFOUND, "--transform-option %s: no transform plugin "
+                                "'%s' (see `tforge plugins`)", text, id);
+    if (transforms && strcmp(transforms, "all") != 0 && !in_list(transforms, id, strlen(id)))
+        return tforge_error_set(TFORGE_EINPUT, "--transform-option %s: transform %s is not "
+                                "among --transforms %s", text, id, transforms);
+    const char *keys[1] = {key}, *values[1] = {eq + 1};
+    if (tforge_plugin_check_options(r, keys, values, 1))
+        return tforge_error_prefix("--transform-option %s", text);
+    return 0;
+}
+
+int cli_check_plugins(const tforge_registry *reg, const char *transforms,
+                      const char *const *transform_options, const char *heuristic)
+{
+    int rc = transforms ? check_transform_ids(reg, transforms) : 0;
+    for (size_t i = 0; !rc && transform_options && transform_options[i]; i++)
+        rc = check_transform_option(reg, transforms, transform_options[i]);
+    if (!rc && heuristic && !tforge_registry_find(reg, TFORGE_HEURISTIC_INTERFACE_ID, heuristic))
+        rc = tforge_error_set(TFORGE_ENOTFOUND, "--heuristic %s: no heuristic plugin '%s' (see "
+                              "`tforge plugins`)", heuristic, heuristic);
+    return rc;
 }
 
 /* The --plugin-dir folders first in TFORGE_PLUGIN_PATH, absolute, so that the worker processes

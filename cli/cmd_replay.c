@@ -63,6 +63,7 @@ typedef struct settings {
     const char *cache, *strategies, *store, *plot, *objective, *heuristic;
     uint32_t budget, seeds, batch, patience;
     int noise, lookahead;
+    int heuristic_given; /* --heuristic named: checked whatever the strategies */
     const char *options[64];
     size_t n_options;
 } settings;
@@ -118,6 +119,12 @@ static int check_strategies(const settings *s, const tforge_registry *reg, const
     for (char *id = strtok_r(copy, ",", &save); id && !rc; id = strtok_r(NULL, ",", &save)) {
         const char *options[65];
         char base[64];
+        const char *at = strchr(id, '@');
+        if (at && (at == id || !at[1] || strchr(at + 1, '@'))) {
+            rc = tforge_error_set(TFORGE_EINPUT, "--strategy %s: '%s' is not ID or ID@NAME (a "
+                                  "strategy, and a name for its option set)", list, id);
+            break;
+        }
         options_for(s, id, options, 65);
         int steered;
         const char *plugin = tforge_forge_plugin(base_id(id, base, sizeof base), &steered);
@@ -437,8 +444,18 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
                                             CLI_COMMON_LONG_OPTIONS,
                                             {0, 0, 0, 0}};
     *s = (settings){.budget = 100, .seeds = 20, .batch = 1, .heuristic = "bottleneck"};
-    for (int opt; (opt = getopt_long(argc, argv, CLI_COMMON_SHORT_OPTIONS, options, NULL)) != -1;) {
+    const char *given[OPT_LOOKAHEAD + 1] = {0}; /* each single-valued option's first value */
+    for (int opt, at = -1;
+         (opt = getopt_long(argc, argv, CLI_COMMON_SHORT_OPTIONS, options, &at)) != -1; at = -1) {
         int rc = 0;
+        if (at >= 0 && opt <= OPT_LOOKAHEAD && options[at].has_arg && opt != OPT_OPTION) {
+            char name[64];
+            snprintf(name, sizeof name, "--%s", options[at].name);
+            if ((rc = cli_once(command, &given[opt], name, optarg)) ||
+                ((opt == OPT_CACHE || opt == OPT_STORE || opt == OPT_PLOT) &&
+                 (rc = cli_path(command, name, optarg))))
+                return rc;
+        }
         switch (opt) {
         case OPT_CACHE:
             s->cache = optarg;
@@ -477,6 +494,7 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
             break;
         case OPT_HEURISTIC:
             s->heuristic = optarg;
+            s->heuristic_given = 1;
             break;
         case OPT_PATIENCE:
             rc = parse_count(command, "--patience", optarg, &s->patience);
@@ -565,6 +583,7 @@ static int run(const cli_command *command, int argc, char **argv)
     int exit_code = TFORGE_EXIT_OK;
 
     if (!list || cli_load_plugins(&common, &reg) || check_strategies(&s, reg, s.strategies) ||
+        cli_check_plugins(reg, NULL, NULL, s.heuristic_given ? s.heuristic : NULL) ||
         tforge_recording_read(&rec, s.cache) ||
         tforge_replay_open(&replay, rec) || choose_objective(replay, &s) ||
         prepare_score_space(&space, replay, s.cache))

@@ -34,8 +34,18 @@ static int run(const cli_command *command, int argc, char **argv)
     cli_common common = {0};
     const char *db = NULL, *out = NULL, *format = "kt";
     long long run_id = -1;
-    for (int opt; (opt = getopt_long(argc, argv, "hvq", options, NULL)) != -1;) {
+    const char *given[OPT_FORMAT + 1] = {0}; /* each option's first value */
+    for (int opt, at = -1; (opt = getopt_long(argc, argv, "hvq", options, &at)) != -1; at = -1) {
         char *end;
+        if (at >= 0 && opt <= OPT_FORMAT) {
+            char name[32];
+            snprintf(name, sizeof name, "--%s", options[at].name);
+            int rc = cli_once(command, &given[opt], name, optarg);
+            if (!rc && (opt == OPT_STORE || opt == OPT_OUT))
+                rc = cli_path(command, name, optarg);
+            if (rc)
+                return rc;
+        }
         switch (opt) {
         case OPT_STORE: db = optarg; break;
         case OPT_OUT: out = optarg; break;
@@ -68,7 +78,8 @@ static int run(const cli_command *command, int argc, char **argv)
     tforge_store *store = NULL;
     tforge_recording *rec = NULL;
     int exit_code = TFORGE_EXIT_OK;
-    if (tforge_store_open(&store, db))
+    /* export reads: a store that is not there is named, never created */
+    if (import ? tforge_store_open(&store, db) : tforge_store_open_existing(&store, db))
         goto failed;
     if (import) {
         int64_t id;

@@ -92,6 +92,7 @@ typedef struct args {
     size_t n_profiler_options;
     const char *transform_options[65];
     size_t n_transform_options;
+    int heuristic_given; /* --heuristic named: checked whatever the strategy */
 } args;
 
 static int parse_uint(const cli_command *c, const char *name, const char *text, uint32_t *out,
@@ -162,9 +163,17 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
     tforge_tune_options *o = &s->o;
     uint32_t shape = 0;
     int all_shapes = 0;
+    const char *given[OPT_NO_LOOKAHEAD + 1] = {0}; /* each single-valued option's first value */
     /* no '+': options may follow the task file */
-    for (int opt; (opt = getopt_long(argc, argv, "hvq", options, NULL)) != -1;) {
+    for (int opt, at = -1; (opt = getopt_long(argc, argv, "hvq", options, &at)) != -1; at = -1) {
         int rc = 0;
+        if (at >= 0 && opt <= OPT_NO_LOOKAHEAD && options[at].has_arg && opt != OPT_OPTION &&
+            opt != OPT_PROFILER_OPTION && opt != OPT_TRANSFORM_OPTION) {
+            char name[64];
+            snprintf(name, sizeof name, "--%s", options[at].name);
+            if ((rc = cli_once(c, &given[opt], name, optarg)))
+                return rc;
+        }
         switch (opt) {
         case OPT_BACKEND: o->backend = optarg; break;
         case OPT_STRATEGY: o->strategy = optarg; break;
@@ -188,12 +197,18 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
             else
                 rc = parse_uint(c, "--shape", optarg, &shape, 0);
             break;
-        case OPT_OUT: o->out = optarg; break;
+        case OPT_OUT:
+            o->out = optarg;
+            rc = cli_path(c, "--out", optarg);
+            break;
         case OPT_RESUME: o->resume = 1; break;
         case OPT_CHECK: o->check = 1; break;
         case OPT_TIMEOUT: rc = parse_uint(c, "--timeout", optarg, &o->timeout_s, 1); break;
         case OPT_TRANSFORMS: o->transforms = optarg; break;
-        case OPT_HEURISTIC: o->heuristic = optarg; break;
+        case OPT_HEURISTIC:
+            o->heuristic = optarg;
+            s->heuristic_given = 1;
+            break;
         case OPT_PATIENCE: rc = parse_uint(c, "--patience", optarg, &o->patience, 1); break;
         case OPT_NO_COUNTERS: o->counters = 0; break;
         case OPT_NO_LOOKAHEAD: o->lookahead = 0; break;
@@ -352,8 +367,10 @@ static int run(const cli_command *command, int argc, char **argv)
         return rc < 0 ? TFORGE_EXIT_OK : rc;
     tforge_registry *reg = NULL;
     printer p = {command, &common, TFORGE_EXIT_OK};
-    /* the strategy and its options before anything is started or stored */
-    if (cli_load_plugins(&common, &reg) || check_strategy(&a.o, reg)) {
+    /* the plugins named and their options before anything is started or stored */
+    if (cli_load_plugins(&common, &reg) || check_strategy(&a.o, reg) ||
+        cli_check_plugins(reg, a.o.transforms, a.transform_options,
+                          a.heuristic_given ? a.o.heuristic : NULL)) {
         p.exit_code = cli_fail(command);
     } else {
         tforge_tune_outcome outcome;
