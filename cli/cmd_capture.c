@@ -382,7 +382,9 @@ static int check_variant(const cli_command *c, const capture_args *a, const char
     wo.env = cli_kernel_env();
     int status = TFORGE_EXIT_OK;
     if (tforge_transform_ids_split(&ids, a->transforms) ||
-        cli_load_plugins(&a->common, &registry) || tforge_worker_start(&worker, &wo) ||
+        cli_load_plugins(&a->common, &registry) ||
+        cli_check_plugins(registry, a->transforms, a->transform_options, NULL) ||
+        tforge_worker_start(&worker, &wo) ||
         tforge_task_load(&task, worker, path, a->timeout_s * 1000) ||
         tforge_task_use_transforms(task, registry, ids.n ? ids.ids : NULL,
                                    a->n_transform_options ? a->transform_options : NULL) ||
@@ -413,7 +415,7 @@ static int run_check(const cli_command *c, int argc, char **argv)
         return cli_usage_error(c, first >= argc ? "TASK.json is required"
                                                 : "one TASK.json, not several");
     char *config = NULL, *variant = NULL;
-    if ((a.n_sets || a.transforms) &&
+    if ((a.n_sets || a.transforms || a.n_transform_options) &&
         (status = check_variant(c, &a, argv[first], &config, &variant)))
         return status;
     char *result = call(&a, argv[first], tforge_rpc_check_task(argv[first], config, variant));
