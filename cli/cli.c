@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef TFORGE_VERSION
@@ -145,6 +146,25 @@ int cli_once(const cli_command *command, const char **seen, const char *name, co
 int cli_path(const cli_command *command, const char *name, const char *value)
 {
     return value[0] ? 0 : cli_usage_error(command, "%s expects a path, not ''", name);
+}
+
+int cli_output_file(const cli_command *command, const char *name, const char *value)
+{
+    if (!value[0])
+        return cli_path(command, name, value);
+    struct stat st;
+    if (stat(value, &st) == 0 && S_ISDIR(st.st_mode))
+        return cli_usage_error(command, "%s %s: a folder, not a file", name, value);
+    char folder[4096];
+    snprintf(folder, sizeof folder, "%s", value);
+    char *slash = strrchr(folder, '/');
+    if (!slash)
+        return 0; /* in the current folder */
+    slash[slash == folder] = '\0'; /* "/x" is in "/" */
+    if (stat(folder, &st) != 0 || !S_ISDIR(st.st_mode))
+        return cli_usage_error(command, "%s %s: there is no folder %s to write it in", name,
+                               value, folder);
+    return 0;
 }
 
 /* Whether `id` is one of the ids of `list` ("a,b,c"). */

@@ -62,6 +62,9 @@ int cli_once(const cli_command *command, const char **seen, const char *name, co
 
 /* A path option's value: an empty one is refused naming the option. 0 or the exit status. */
 int cli_path(const cli_command *command, const char *name, const char *value);
+/* A file to be written: not empty, not a folder, in a folder that exists (nothing is created
+ * here). 0 or the usage error's exit status. */
+int cli_output_file(const cli_command *command, const char *name, const char *value);
 
 /* The plugins the command line names, checked before anything starts: `transforms` (all, none,
  * or ids of loaded transforms separated by commas), each of `transform_options` ("ID.KEY=VALUE":

@@ -108,6 +108,18 @@ static const char *base_id(const char *label, char *buf, size_t size)
     return buf;
 }
 
+/* How many times the comma-separated `list` names `id`. */
+static size_t times_named(const char *list, const char *id)
+{
+    size_t n = 0, len = strlen(id);
+    for (const char *c = list; *c;) {
+        size_t k = strcspn(c, ",");
+        n += k == len && strncmp(c, id, len) == 0;
+        c += k + (c[k] == ',');
+    }
+    return n;
+}
+
 /* Every strategy and every option checked before anything runs or is stored: an --option for a
  * strategy not asked for, or one its table lacks, is bad usage. */
 static int check_strategies(const settings *s, const tforge_registry *reg, const char *list)
@@ -123,6 +135,11 @@ static int check_strategies(const settings *s, const tforge_registry *reg, const
         if (at && (at == id || !at[1] || strchr(at + 1, '@'))) {
             rc = tforge_error_set(TFORGE_EINPUT, "--strategy %s: '%s' is not ID or ID@NAME (a "
                                   "strategy, and a name for its option set)", list, id);
+            break;
+        }
+        if (times_named(list, id) > 1) {
+            rc = tforge_error_set(TFORGE_EINPUT, "--strategy %s: %s is named twice (ID@NAME "
+                                  "runs it again under options of its own)", list, id);
             break;
         }
         options_for(s, id, options, 65);
@@ -452,8 +469,9 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
             char name[64];
             snprintf(name, sizeof name, "--%s", options[at].name);
             if ((rc = cli_once(command, &given[opt], name, optarg)) ||
-                ((opt == OPT_CACHE || opt == OPT_STORE || opt == OPT_PLOT) &&
-                 (rc = cli_path(command, name, optarg))))
+                (opt == OPT_CACHE && (rc = cli_path(command, name, optarg))) ||
+                ((opt == OPT_STORE || opt == OPT_PLOT) &&
+                 (rc = cli_output_file(command, name, optarg))))
                 return rc;
         }
         switch (opt) {

@@ -41,8 +41,10 @@ static int run(const cli_command *command, int argc, char **argv)
             char name[32];
             snprintf(name, sizeof name, "--%s", options[at].name);
             int rc = cli_once(command, &given[opt], name, optarg);
-            if (!rc && (opt == OPT_STORE || opt == OPT_OUT))
+            if (!rc && opt == OPT_STORE)
                 rc = cli_path(command, name, optarg);
+            if (!rc && opt == OPT_OUT)
+                rc = cli_output_file(command, name, optarg);
             if (rc)
                 return rc;
         }

@@ -323,9 +323,19 @@ static int open_store(tforge_store **out, const char *path, int flags)
     }
     store->read_only = !(flags & SQLITE_OPEN_READWRITE);
     int rc = 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        rc = tforge_error_set(TFORGE_EINPUT, "%s: not a regular file (a store is an SQLite file)",
+                              path);
+        goto cleanup;
+    }
     if (sqlite3_open_v2(path, &store->db, flags, NULL) != SQLITE_OK) {
-        rc = store->db ? db_error(store, "open")
-                       : tforge_error_set(TFORGE_ENOMEM, "%s: out of memory", path);
+        /* a path where no file can be opened (no such folder, no permission) is the input's */
+        rc = !store->db ? tforge_error_set(TFORGE_ENOMEM, "%s: out of memory", path)
+             : sqlite3_errcode(store->db) == SQLITE_CANTOPEN
+                 ? tforge_error_set(TFORGE_EINPUT, "%s: cannot open or create a store there (%s)",
+                                    path, strerror(sqlite3_system_errno(store->db)))
+                 : db_error(store, "open");
         goto cleanup;
     }
     sqlite3_extended_result_codes(store->db, 1);
@@ -363,11 +373,9 @@ int tforge_store_open_existing(tforge_store **out, const char *path)
     *out = NULL;
     struct stat st;
     if (stat(path, &st) != 0)
-        return tforge_error_set(errno == ENOENT ? TFORGE_ENOTFOUND : TFORGE_EIO,
+        return tforge_error_set(errno == ENOENT || errno == ENOTDIR ? TFORGE_ENOTFOUND
+                                                                    : TFORGE_EINPUT,
                                 "%s: no store there (%s)", path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return tforge_error_set(TFORGE_EINPUT, "%s: not a regular file (a store is an SQLite "
-                                "file)", path);
     int rc = open_store(out, path, SQLITE_OPEN_READONLY);
     if (rc || !(*out)->outdated)
         return rc;

@@ -71,6 +71,15 @@ refuse "--heuristic nonexistent: no heuristic plugin 'nonexistent'" -- replay --
 refuse "--store expects a path, not ''"       -- replay --cache "$space" --strategy bo --store ''
 refuse "--plot expects a path, not ''"        -- replay --cache "$space" --strategy bo --plot ''
 refuse "--seeds given twice, as '2' and as '3'" -- replay --cache "$space" --strategy bo --seeds 2 --seeds 3
+refuse "--strategy random,bo,random: random is named twice" -- replay --cache "$space" --strategy random,bo,random
+mkdir keep
+refuse "--store keep: a folder, not a file"   -- replay --cache "$space" --strategy bo --store keep
+refuse "--plot keep: a folder, not a file"    -- replay --cache "$space" --strategy bo --plot keep
+refuse "keep: not a regular file"             -- store import "$space" --store keep
+rm -rf keep
+refuse "--plot no/x.svg: there is no folder no to write it in" -- replay --cache "$space" --strategy bo --plot no/x.svg
+refuse "--out no/x.json: there is no folder no to write it in" -- store export --store x.db --run 1 --out no/x.json
+refuse "no/x.db: cannot open or create a store there" -- store import "$space" --store no/x.db
 
 # the same value twice is no contradiction
 "$tforge" replay --cache "$space" --strategy random --seeds 1 --seeds 1 --budget 5 >/dev/null 2>&1 &&

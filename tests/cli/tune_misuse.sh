@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `tune --resume` with one setting changed is refused (exit 2) naming that setting with its stored
-# and its asked value, never the whole settings documents; the stored run is left as it was.
-# usage: resume_keys.sh TFORGE SOURCE_DIR RECORDED_SPACE
+# Misuse of `tune` found once the task is read (the embedded default's recording, replayed: no
+# interpreter). `--resume` with one setting changed is refused (exit 2) naming that setting with
+# its stored and its asked value, never the whole settings documents, and the stored run is left
+# as it was; an --out that cannot be a folder is exit 2 naming it.
+# usage: tune_misuse.sh TFORGE SOURCE_DIR RECORDED_SPACE
 set -u
 tforge=$1 source=$2 space=$3
 work=$(mktemp -d)
@@ -38,7 +40,6 @@ refused "patience \(none\), this run asks for 5"       -- --backend "$a" --patie
 refused "transforms all, this run asks for none"      -- --backend "$a" --transforms none
 refused "shape 0, this run asks for 1"                 -- --backend "$a" --shape 1
 refused "check false, this run asks for true"         -- --backend "$a" --check
-refused "seed 1, this run asks for 2"                  -- --backend "$a" --seed 2
 
 # the stored run is unchanged: the same settings resume it and evaluate nothing again
 if "$tforge" "${base[@]}" --resume --backend "$a" --json >"$work/out.json" 2>"$work/err.txt" &&
@@ -48,5 +49,17 @@ else
   echo "FAIL: the unchanged settings did not resume"; cat "$work/err.txt"; failures=$((failures + 1))
 fi
 
-echo "resume keys: $passed passed, $failures failed"
+# --out where no folder can be
+: > "$work/afile"
+for out in "$work/afile" "$work/afile/sub"; do
+  "$tforge" tune "$task" --budget 1 --backend "$a" --out "$out" -q >/dev/null 2>"$work/err.txt"
+  rc=$?
+  if [ "$rc" -eq 2 ] && grep -Eq -- "--out $out: (not a folder|cannot create the folder: Not a directory)" "$work/err.txt"; then
+    passed=$((passed + 1))
+  else
+    echo "FAIL: --out $out -> exit $rc (want 2):"; cat "$work/err.txt"; failures=$((failures + 1))
+  fi
+done
+
+echo "tune misuse: $passed passed, $failures failed"
 [ "$failures" -eq 0 ]
