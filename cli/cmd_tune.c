@@ -41,7 +41,8 @@ static const char help[] =
     "                     (the heuristics alone, no model), or any strategy plugin\n"
     "                     (`tforge plugins`)\n"
     "  --heuristic ID     the heuristic plugin that turns a profile into labels and a prior\n"
-    "                     for forge and rules (default bottleneck)\n"
+    "                     for forge and rules (default bottleneck; one named must be there,\n"
+    "                     whatever the strategy)\n"
     "  --patience N       stop after N candidates without a new incumbent (default: never)\n"
     "  --no-counters      profile forge's and rules' incumbents by static metrics alone\n"
     "  --profile-all      profile every candidate that ran correctly too (any strategy), as\n"
@@ -53,7 +54,8 @@ static const char help[] =
     "                     every transform plugin that applies; none with the replay backend,\n"
     "                     whose recordings hold no rewrites unless made with them: name them),\n"
     "                     none, or ID,ID (`tforge plugins`)\n"
-    "  --transform-option ID.K=V  an option of transform ID (repeatable)\n"
+    "  --transform-option ID.K=V  an option of transform ID (repeatable): ID one that\n"
+    "                     --transforms keeps, K one it publishes (`tforge plugins --options`)\n"
     "  --option K=V       a setting of the strategy (repeatable)\n"
     "  --budget N         candidates to evaluate, baselines not counted (default 50)\n"
     "  --time T           stop the search after T (90s, 5m, 1h) even if the budget is not\n"
@@ -75,6 +77,7 @@ static const char help[] =
     "                     killed and recorded as timed out (default 60, 600, 120)\n"
     "  --json             the result as JSON on standard output\n"
     "  --plugin-dir DIR, -v, -q\n\n"
+    "An option that takes one value may be given once (or again with the same value).\n\n"
     "exit status: 0 tuned, 1 the work failed, 2 bad usage or a bad task file.\n";
 
 enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_BATCH,
