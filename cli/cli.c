@@ -201,36 +201,36 @@ static int check_transform_ids(const tforge_registry *reg, const char *list)
     return 0;
 }
 
-/* One --transform-option ID.KEY=VALUE against what ID publishes. */
+/* One transform option ID.KEY=VALUE (given as `flag`) against what ID publishes. */
 static int check_transform_option(const tforge_registry *reg, const char *transforms,
-                                  const char *text)
+                                  const char *flag, const char *text)
 {
     const char *dot = strchr(text, '.'), *eq = strchr(text, '=');
     if (!dot || !eq || dot > eq || dot == text || eq == dot + 1)
-        return tforge_error_set(TFORGE_EINPUT, "--transform-option %s: expected ID.KEY=VALUE",
-                                text);
+        return tforge_error_set(TFORGE_EINPUT, "%s %s: expected ID.KEY=VALUE", flag, text);
     char id[128], key[128];
     snprintf(id, sizeof id, "%.*s", (int)(dot - text), text);
     snprintf(key, sizeof key, "%.*s", (int)(eq - dot - 1), dot + 1);
     const tforge_plugin_record *r = tforge_registry_find(reg, TFORGE_TRANSFORM_INTERFACE_ID, id);
     if (!r)
-        return tforge_error_set(TFORGE_ENOTFOUND, "--transform-option %s: no transform plugin "
-                                "'%s' (see `tforge plugins`)", text, id);
+        return tforge_error_set(TFORGE_ENOTFOUND, "%s %s: no transform plugin '%s' (see "
+                                "`tforge plugins`)", flag, text, id);
     if (transforms && strcmp(transforms, "all") != 0 && !in_list(transforms, id, strlen(id)))
-        return tforge_error_set(TFORGE_EINPUT, "--transform-option %s: transform %s is not "
-                                "among --transforms %s", text, id, transforms);
+        return tforge_error_set(TFORGE_EINPUT, "%s %s: transform %s is not among --transforms "
+                                "%s", flag, text, id, transforms);
     const char *keys[1] = {key}, *values[1] = {eq + 1};
     if (tforge_plugin_check_options(r, keys, values, 1))
-        return tforge_error_prefix("--transform-option %s", text);
+        return tforge_error_prefix("%s %s", flag, text);
     return 0;
 }
 
 int cli_check_plugins(const tforge_registry *reg, const char *transforms,
-                      const char *const *transform_options, const char *heuristic)
+                      const char *const *transform_options, const char *options_flag,
+                      const char *heuristic)
 {
     int rc = transforms ? check_transform_ids(reg, transforms) : 0;
     for (size_t i = 0; !rc && transform_options && transform_options[i]; i++)
-        rc = check_transform_option(reg, transforms, transform_options[i]);
+        rc = check_transform_option(reg, transforms, options_flag, transform_options[i]);
     if (!rc && heuristic && !tforge_registry_find(reg, TFORGE_HEURISTIC_INTERFACE_ID, heuristic))
         rc = tforge_error_set(TFORGE_ENOTFOUND, "--heuristic %s: no heuristic plugin '%s' (see "
                               "`tforge plugins`)", heuristic, heuristic);

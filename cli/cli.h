@@ -67,13 +67,15 @@ int cli_path(const cli_command *command, const char *name, const char *value);
 int cli_output_file(const cli_command *command, const char *name, const char *value);
 
 /* The plugins the command line names, checked before anything starts: `transforms` (all, none,
- * or ids of loaded transforms separated by commas), each of `transform_options` ("ID.KEY=VALUE":
- * a loaded transform that `transforms` keeps, a key and a value of the options it publishes) and
- * `heuristic` (a loaded heuristic, whatever the strategy). NULL skips a check. 0, or the error
- * set (TFORGE_EINPUT or TFORGE_ENOTFOUND, naming the option: cli_fail shows it, exit 2). */
+ * or ids of loaded transforms separated by commas), each of `transform_options` ("ID.KEY=VALUE",
+ * given as `options_flag`: a loaded transform that `transforms` keeps, a key and a value of the
+ * options it publishes) and `heuristic` (a loaded heuristic, whatever the strategy). NULL skips
+ * a check. 0, or the error set (TFORGE_EINPUT or TFORGE_ENOTFOUND, naming the option: cli_fail
+ * shows it, exit 2). */
 struct tforge_registry;
 int cli_check_plugins(const struct tforge_registry *registry, const char *transforms,
-                      const char *const *transform_options, const char *heuristic);
+                      const char *const *transform_options, const char *options_flag,
+                      const char *heuristic);
 
 /* Loads plugins from the command line's folders, TFORGE_PLUGIN_PATH and the installed folder. */
 int cli_load_plugins(const cli_common *common, struct tforge_registry **out);

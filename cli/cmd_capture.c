@@ -383,7 +383,8 @@ static int check_variant(const cli_command *c, const capture_args *a, const char
     int status = TFORGE_EXIT_OK;
     if (tforge_transform_ids_split(&ids, a->transforms) ||
         cli_load_plugins(&a->common, &registry) ||
-        cli_check_plugins(registry, a->transforms, a->transform_options, NULL) ||
+        cli_check_plugins(registry, a->transforms, a->transform_options, "--transform-option",
+                          NULL) ||
         tforge_worker_start(&worker, &wo) ||
         tforge_task_load(&task, worker, path, a->timeout_s * 1000) ||
         tforge_task_use_transforms(task, registry, ids.n ? ids.ids : NULL,

@@ -601,7 +601,7 @@ static int run(const cli_command *command, int argc, char **argv)
     int exit_code = TFORGE_EXIT_OK;
 
     if (!list || cli_load_plugins(&common, &reg) || check_strategies(&s, reg, s.strategies) ||
-        cli_check_plugins(reg, NULL, NULL, s.heuristic_given ? s.heuristic : NULL) ||
+        cli_check_plugins(reg, NULL, NULL, NULL, s.heuristic_given ? s.heuristic : NULL) ||
         tforge_recording_read(&rec, s.cache) ||
         tforge_replay_open(&replay, rec) || choose_objective(replay, &s) ||
         prepare_score_space(&space, replay, s.cache))

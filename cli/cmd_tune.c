@@ -372,7 +372,7 @@ static int run(const cli_command *command, int argc, char **argv)
     printer p = {command, &common, TFORGE_EXIT_OK};
     /* the plugins named and their options before anything is started or stored */
     if (cli_load_plugins(&common, &reg) || check_strategy(&a.o, reg) ||
-        cli_check_plugins(reg, a.o.transforms, a.transform_options,
+        cli_check_plugins(reg, a.o.transforms, a.transform_options, "--transform-option",
                           a.heuristic_given ? a.o.heuristic : NULL)) {
         p.exit_code = cli_fail(command);
     } else {

@@ -58,10 +58,13 @@ refuse "--shape given twice, as 'all' and as '1': give it once" -- tune no-such-
 refuse "--shape given twice, as '0' and as 'all'" -- tune no-such-task.json --shape 0 --shape all
 refuse "--budget given twice, as '3' and as '4'" -- tune no-such-task.json --budget 3 --budget 4
 
-# check and profile: the same checks of the plugins they name
+# check, profile and transform: the same checks of the plugins they name
 refuse "--transform-option x.y=z: no transform plugin 'x'" -- check no-such-task.json --transform-option x.y=z
 refuse "--transforms nonexistent: no transform plugin 'nonexistent'" -- check no-such-task.json --transforms nonexistent --set a=1
 refuse "--heuristic nonexistent: no heuristic plugin 'nonexistent'" -- profile no-such-task.json --heuristic nonexistent
+
+refuse "--option x.y=z: no transform plugin 'x'" -- transform no-such-kernel.py --option x.y=z
+refuse "--option pipeline.nope=1: transform pipeline has no option 'nope'" -- transform no-such-kernel.py --option pipeline.nope=1
 
 # replay: a strategy's label, the heuristic whatever the strategies, paths
 refuse "--strategy bo@: 'bo@' is not ID or ID@NAME" -- replay --cache "$space" --strategy bo@ --store r.db
