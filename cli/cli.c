@@ -137,8 +137,8 @@ int cli_fail(const cli_command *command)
 int cli_once(const cli_command *command, const char **seen, const char *name, const char *value)
 {
     if (*seen && strcmp(*seen, value) != 0)
-        return cli_usage_error(command, "%s given twice, as '%s' and as '%s': give it once", name,
-                               *seen, value);
+        return cli_usage_error(command, "--%s given twice, as '%s' and as '%s': give it once",
+                               name, *seen, value);
     *seen = value;
     return 0;
 }

@@ -55,9 +55,10 @@ int cli_fail(const cli_command *command);
 /* An unknown option or a missing argument, as getopt_long reported it. */
 int cli_bad_option(const cli_command *command, char **argv);
 
-/* An option that takes one value, given again: the same value is harmless, another one
- * contradicts the first and is refused naming both ("--shape all" then "--shape 1"). `*seen`
- * keeps the value given first (NULL before). Returns 0 or the usage error's exit status. */
+/* An option that takes one value (its long `name`, "shape"), given again: the same value is
+ * harmless, another one contradicts the first and is refused naming both ("--shape all" then
+ * "--shape 1"). `*seen` keeps the value given first (NULL before). Returns 0 or the usage
+ * error's exit status. */
 int cli_once(const cli_command *command, const char **seen, const char *name, const char *value);
 
 /* A path option's value: an empty one is refused naming the option. 0 or the exit status. */

@@ -465,18 +465,13 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
     for (int opt, at = -1;
          (opt = getopt_long(argc, argv, CLI_COMMON_SHORT_OPTIONS, options, &at)) != -1; at = -1) {
         int rc = 0;
-        if (at >= 0 && opt <= OPT_LOOKAHEAD && options[at].has_arg && opt != OPT_OPTION) {
-            char name[64];
-            snprintf(name, sizeof name, "--%s", options[at].name);
-            if ((rc = cli_once(command, &given[opt], name, optarg)) ||
-                (opt == OPT_CACHE && (rc = cli_path(command, name, optarg))) ||
-                ((opt == OPT_STORE || opt == OPT_PLOT) &&
-                 (rc = cli_output_file(command, name, optarg))))
-                return rc;
-        }
+        if (at >= 0 && opt <= OPT_LOOKAHEAD && options[at].has_arg && opt != OPT_OPTION &&
+            (rc = cli_once(command, &given[opt], options[at].name, optarg)))
+            return rc;
         switch (opt) {
         case OPT_CACHE:
             s->cache = optarg;
+            rc = cli_path(command, "--cache", optarg);
             break;
         case OPT_STRATEGY:
             s->strategies = optarg;
@@ -506,6 +501,7 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
             break;
         case OPT_STORE:
             s->store = optarg;
+            rc = cli_output_file(command, "--store", optarg);
             break;
         case OPT_OBJECTIVE:
             s->objective = optarg;
@@ -519,6 +515,7 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
             break;
         case OPT_PLOT:
             s->plot = optarg;
+            rc = cli_output_file(command, "--plot", optarg);
             break;
         default:
             rc = cli_common_option(command, common, opt, optarg, argv);

@@ -38,32 +38,29 @@ static int run(const cli_command *command, int argc, char **argv)
     const char *given[OPT_FORMAT + 1] = {0}; /* each option's first value */
     for (int opt, at = -1; (opt = getopt_long(argc, argv, "hvq", options, &at)) != -1; at = -1) {
         char *end;
-        if (at >= 0 && opt <= OPT_FORMAT) {
-            char name[32];
-            snprintf(name, sizeof name, "--%s", options[at].name);
-            int rc = cli_once(command, &given[opt], name, optarg);
-            if (!rc && opt == OPT_STORE)
-                rc = cli_path(command, name, optarg);
-            if (!rc && opt == OPT_OUT)
-                rc = cli_output_file(command, name, optarg);
-            if (rc)
-                return rc;
-        }
+        int rc = 0;
+        if (at >= 0 && opt <= OPT_FORMAT &&
+            (rc = cli_once(command, &given[opt], options[at].name, optarg)))
+            return rc;
         switch (opt) {
-        case OPT_STORE: db = optarg; break;
-        case OPT_OUT: out = optarg; break;
+        case OPT_STORE:
+            db = optarg;
+            rc = cli_path(command, "--store", optarg);
+            break;
+        case OPT_OUT:
+            out = optarg;
+            rc = cli_output_file(command, "--out", optarg);
+            break;
         case OPT_FORMAT: format = optarg; break;
         case OPT_RUN:
             run_id = strtoll(optarg, &end, 10);
             if (!*optarg || *end || run_id < 1)
                 return cli_usage_error(command, "--run expects a run id, not '%s'", optarg);
             break;
-        default: {
-            int rc = cli_common_option(command, &common, opt, optarg, argv);
-            if (rc)
-                return rc < 0 ? TFORGE_EXIT_OK : rc;
+        default: rc = cli_common_option(command, &common, opt, optarg, argv);
         }
-        }
+        if (rc)
+            return rc < 0 ? TFORGE_EXIT_OK : rc;
     }
     const char *verb = optind < argc ? argv[optind] : NULL;
     int import = verb && strcmp(verb, "import") == 0, export = verb && strcmp(verb, "export") == 0;

@@ -171,12 +171,9 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
     for (int opt, at = -1; (opt = getopt_long(argc, argv, "hvq", options, &at)) != -1; at = -1) {
         int rc = 0;
         if (at >= 0 && opt <= OPT_NO_LOOKAHEAD && options[at].has_arg && opt != OPT_OPTION &&
-            opt != OPT_PROFILER_OPTION && opt != OPT_TRANSFORM_OPTION) {
-            char name[64];
-            snprintf(name, sizeof name, "--%s", options[at].name);
-            if ((rc = cli_once(c, &given[opt], name, optarg)))
-                return rc;
-        }
+            opt != OPT_PROFILER_OPTION && opt != OPT_TRANSFORM_OPTION &&
+            (rc = cli_once(c, &given[opt], options[at].name, optarg)))
+            return rc;
         switch (opt) {
         case OPT_BACKEND: o->backend = optarg; break;
         case OPT_STRATEGY: o->strategy = optarg; break;
