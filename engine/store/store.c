@@ -388,7 +388,8 @@ void tforge_store_close(tforge_store *store)
 {
     if (!store)
         return;
-    if (store->statements[ST_RELEASE_ALL] && !store->read_only) { /* the leases this process holds end with it */
+    /* the leases this process holds end with it */
+    if (store->statements[ST_RELEASE_ALL] && !store->read_only) {
         sqlite3_stmt *st = statement(store, ST_RELEASE_ALL);
         bind_text(st, 1, store->writer);
         sqlite3_step(st);
