@@ -66,8 +66,8 @@ int tforge_run_open(int64_t *run_id, tforge_run_history *history, tforge_store *
  * both values as a refusal shows them (a string as itself, anything else as JSON, a missing key
  * as "(none)"; `was` and `now` hold `size` bytes each). 1 when a key differs, 0 when none does,
  * -1 when either is not a JSON object. */
-int tforge_settings_difference(char *key, size_t key_size, char *was, char *now, size_t size,
-                               const char *was_json, const char *now_json);
+int tforge_run_settings_difference(char *key, size_t key_size, char *was, char *now,
+                                   size_t size, const char *was_json, const char *now_json);
 
 typedef struct tforge_loop_eval {
     tforge_level *point;  /* owned; NULL for a baseline outside the space */

@@ -53,8 +53,8 @@ static void show_value(char *out, size_t size, const cJSON *value)
     free(json);
 }
 
-int tforge_settings_difference(char *key, size_t key_size, char *was, char *now, size_t size,
-                               const char *was_json, const char *now_json)
+int tforge_run_settings_difference(char *key, size_t key_size, char *was, char *now,
+                                   size_t size, const char *was_json, const char *now_json)
 {
     cJSON *a = cJSON_Parse(was_json ? was_json : "{}");
     cJSON *b = cJSON_Parse(now_json ? now_json : "{}");
@@ -97,8 +97,9 @@ static int compare_runs(const tforge_store_run *stored, const tforge_store_run *
             snprintf(was, sizeof was, "%s", plain[i].was ? plain[i].was : "(none)");
             snprintf(now, sizeof now, "%s", plain[i].now ? plain[i].now : "(none)");
         }
-    if (!what[0] && tforge_settings_difference(what, sizeof what, was, now, sizeof was,
-                                               stored->settings_json, like->settings_json) < 0) {
+    if (!what[0] && tforge_run_settings_difference(what, sizeof what, was, now, sizeof was,
+                                                   stored->settings_json,
+                                                   like->settings_json) < 0) {
         snprintf(what, sizeof what, "settings"); /* not ours to read key by key: as they are */
         snprintf(was, sizeof was, "%s", stored->settings_json ? stored->settings_json : "(none)");
         snprintf(now, sizeof now, "%s", like->settings_json ? like->settings_json : "(none)");

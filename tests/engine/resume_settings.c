@@ -1,5 +1,6 @@
-/* What a refused --resume names (tforge_settings_difference: the first key that differs, with
- * both values), and a store opened to be read (tforge_store_open_existing: never created). */
+/* What a refused --resume names (tforge_run_settings_difference: the first key that differs,
+ * with both values), and a store opened to be read (tforge_store_open_existing: never
+ * created). */
 #include "loop.h"
 #include "store.h"
 
@@ -20,8 +21,8 @@ static void difference(const char *was_json, const char *now_json, int found, co
                        const char *was, const char *now)
 {
     char k[64] = "", a[256] = "", b[256] = "";
-    assert_int_equal(tforge_settings_difference(k, sizeof k, a, b, sizeof a, was_json, now_json),
-                     found);
+    assert_int_equal(
+        tforge_run_settings_difference(k, sizeof k, a, b, sizeof a, was_json, now_json), found);
     if (found == 1) {
         assert_string_equal(k, key);
         assert_string_equal(a, was);
@@ -37,7 +38,8 @@ static void names_the_first_key_that_differs(void **state)
     difference(stored, "{\"options\":[],\"backend\":\"replay:a.json\",\"shape\":0,\"batch\":8,"
                        "\"transforms\":\"none\"}", 1, "batch", "4", "8");
     difference(stored, "{\"options\":[\"initial=3\"],\"backend\":\"replay:a.json\",\"shape\":0,"
-                       "\"batch\":4,\"transforms\":\"all\"}", 1, "options", "[]", "[\"initial=3\"]");
+                       "\"batch\":4,\"transforms\":\"all\"}",
+               1, "options", "[]", "[\"initial=3\"]");
     difference(stored, "{\"options\":[],\"backend\":\"replay:b.json\",\"shape\":0,\"batch\":4,"
                        "\"transforms\":\"all\"}", 1, "backend", "replay:a.json", "replay:b.json");
     /* a key only one document has: the other's value is "(none)", whichever side it is on */
