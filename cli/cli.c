@@ -2,6 +2,7 @@
 
 #include "registry.h"
 #include "tforge/plugin/heuristic.h"
+#include "tforge/plugin/profiler.h"
 #include "tforge/plugin/transform.h"
 #include "rpc.h"
 #include "worker.h"
@@ -235,6 +236,31 @@ int cli_check_plugins(const tforge_registry *reg, const char *transforms,
         rc = tforge_error_set(TFORGE_ENOTFOUND, "--heuristic %s: no heuristic plugin '%s' (see "
                               "`tforge plugins`)", heuristic, heuristic);
     return rc;
+}
+
+int cli_check_profiler_options(const tforge_registry *reg, const char *const *options)
+{
+    for (size_t i = 0; options && options[i]; i++) {
+        const char *eq = strchr(options[i], '=');
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - options[i]) : 0, options[i]);
+        const char *keys[1] = {key}, *values[1] = {eq ? eq + 1 : ""};
+        int taken = 0, tried = 0;
+        for (size_t j = 0; !taken && j < tforge_registry_count(reg); j++) {
+            const tforge_plugin_record *r = tforge_registry_at(reg, j);
+            if (!tforge_plugin_is_kind(r, TFORGE_PROFILER_INTERFACE_ID))
+                continue;
+            tried++;
+            taken = tforge_plugin_check_options(r, keys, values, 1) == 0;
+        }
+        if (!taken) /* with one profiler, its own refusal says what it takes */
+            return tried ? tforge_error_prefix("--profiler-option %s", options[i])
+                         : tforge_error_set(TFORGE_ENOTFOUND, "--profiler-option %s: no profiler "
+                                            "plugin is loaded to take it (see `tforge plugins`)",
+                                            options[i]);
+    }
+    tforge_error_clear();
+    return 0;
 }
 
 /* The --plugin-dir folders first in TFORGE_PLUGIN_PATH, absolute, so that the worker processes

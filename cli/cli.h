@@ -78,6 +78,11 @@ int cli_check_plugins(const struct tforge_registry *registry, const char *transf
                       const char *const *transform_options, const char *options_flag,
                       const char *heuristic);
 
+/* Each --profiler-option KEY=VALUE taken by a loaded profiler plugin (its published options),
+ * whatever the strategy: 0, or the error set naming the option (exit 2 through cli_fail). */
+int cli_check_profiler_options(const struct tforge_registry *registry,
+                               const char *const *options);
+
 /* Loads plugins from the command line's folders, TFORGE_PLUGIN_PATH and the installed folder. */
 int cli_load_plugins(const cli_common *common, struct tforge_registry **out);
 

@@ -370,7 +370,8 @@ static int run(const cli_command *command, int argc, char **argv)
     /* the plugins named and their options before anything is started or stored */
     if (cli_load_plugins(&common, &reg) || check_strategy(&a.o, reg) ||
         cli_check_plugins(reg, a.o.transforms, a.transform_options, "--transform-option",
-                          a.heuristic_given ? a.o.heuristic : NULL)) {
+                          a.heuristic_given ? a.o.heuristic : NULL) ||
+        cli_check_profiler_options(reg, a.profiler_options)) {
         p.exit_code = cli_fail(command);
     } else {
         tforge_tune_outcome outcome;

@@ -53,6 +53,7 @@ refuse "--transforms '': expected all, none or transform ids" -- tune no-such-ta
 refuse "--heuristic nonexistent: no heuristic plugin 'nonexistent'" -- tune no-such-task.json --heuristic nonexistent
 refuse "--heuristic nonexistent: no heuristic plugin 'nonexistent'" -- tune no-such-task.json --heuristic nonexistent --strategy bo
 refuse "--heuristic nonexistent: no heuristic plugin 'nonexistent'" -- tune no-such-task.json --heuristic nonexistent --backend replay:"$space"
+refuse "--profiler-option nope=1: (profiler cupti has no option 'nope'|no profiler plugin is loaded)" -- tune no-such-task.json --profiler-option nope=1
 refuse "--out expects a path, not ''"         -- tune no-such-task.json --out ''
 refuse "--shape given twice, as 'all' and as '1': give it once" -- tune no-such-task.json --shape all --shape 1
 refuse "--shape given twice, as '0' and as 'all'" -- tune no-such-task.json --shape 0 --shape all
@@ -62,6 +63,7 @@ refuse "--budget given twice, as '3' and as '4'" -- tune no-such-task.json --bud
 refuse "--transform-option x.y=z: no transform plugin 'x'" -- check no-such-task.json --transform-option x.y=z
 refuse "--transforms nonexistent: no transform plugin 'nonexistent'" -- check no-such-task.json --transforms nonexistent --set a=1
 refuse "--heuristic nonexistent: no heuristic plugin 'nonexistent'" -- profile no-such-task.json --heuristic nonexistent
+refuse "--profiler-option nope=1: (profiler cupti has no option 'nope'|no profiler plugin is loaded)" -- profile no-such-task.json --profiler-option nope=1
 
 refuse "--option x.y=z: no transform plugin 'x'" -- transform no-such-kernel.py --option x.y=z
 refuse "--option pipeline.nope=1: transform pipeline has no option 'nope'" -- transform no-such-kernel.py --option pipeline.nope=1
