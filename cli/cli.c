@@ -1,6 +1,9 @@
 #include "cli.h"
 
 #include "registry.h"
+#include "tforge/plugin/heuristic.h"
+#include "tforge/plugin/profiler.h"
+#include "tforge/plugin/transform.h"
 #include "rpc.h"
 #include "worker.h"
 #include "tforge/error.h"
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef TFORGE_VERSION
@@ -129,6 +133,134 @@ int cli_fail(const cli_command *command)
     default:
         return TFORGE_EXIT_FAILED;
     }
+}
+
+int cli_once(const cli_command *command, const char **seen, const char *name, const char *value)
+{
+    if (*seen && strcmp(*seen, value) != 0)
+        return cli_usage_error(command, "--%s given twice, as '%s' and as '%s': give it once",
+                               name, *seen, value);
+    *seen = value;
+    return 0;
+}
+
+int cli_path(const cli_command *command, const char *name, const char *value)
+{
+    return value[0] ? 0 : cli_usage_error(command, "%s expects a path, not ''", name);
+}
+
+int cli_output_file(const cli_command *command, const char *name, const char *value)
+{
+    if (!value[0])
+        return cli_path(command, name, value);
+    struct stat st;
+    if (stat(value, &st) == 0 && S_ISDIR(st.st_mode))
+        return cli_usage_error(command, "%s %s: a folder, not a file", name, value);
+    char folder[4096];
+    snprintf(folder, sizeof folder, "%s", value);
+    char *slash = strrchr(folder, '/');
+    if (!slash)
+        return 0; /* in the current folder */
+    slash[slash == folder] = '\0'; /* "/x" is in "/" */
+    if (stat(folder, &st) != 0 || !S_ISDIR(st.st_mode))
+        return cli_usage_error(command, "%s %s: there is no folder %s to write it in", name,
+                               value, folder);
+    return 0;
+}
+
+/* Whether `id` is one of the ids of `list` ("a,b,c"). */
+static int in_list(const char *list, const char *id, size_t len)
+{
+    for (const char *c = list; *c;) {
+        size_t n = strcspn(c, ",");
+        if (n == len && strncmp(c, id, len) == 0)
+            return 1;
+        c += n + (c[n] == ',');
+    }
+    return 0;
+}
+
+/* --transforms: all, none, or loaded transform ids separated by commas. */
+static int check_transform_ids(const tforge_registry *reg, const char *list)
+{
+    if (strcmp(list, "all") == 0 || strcmp(list, "none") == 0)
+        return 0;
+    size_t len = strlen(list);
+    if (!len || list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,"))
+        return tforge_error_set(TFORGE_EINPUT, "--transforms '%s': expected all, none or "
+                                "transform ids separated by commas", list);
+    for (const char *c = list; *c;) {
+        size_t n = strcspn(c, ",");
+        char id[128];
+        snprintf(id, sizeof id, "%.*s", (int)n, c);
+        if (!tforge_registry_find(reg, TFORGE_TRANSFORM_INTERFACE_ID, id))
+            return tforge_error_set(TFORGE_ENOTFOUND, "--transforms %s: no transform plugin "
+                                    "'%s' (all, none, or ids that `tforge plugins` lists)", list,
+                                    id);
+        c += n + (c[n] == ',');
+    }
+    return 0;
+}
+
+/* One transform option ID.KEY=VALUE (given as `flag`) against what ID publishes. */
+static int check_transform_option(const tforge_registry *reg, const char *transforms,
+                                  const char *flag, const char *text)
+{
+    const char *dot = strchr(text, '.'), *eq = strchr(text, '=');
+    if (!dot || !eq || dot > eq || dot == text || eq == dot + 1)
+        return tforge_error_set(TFORGE_EINPUT, "%s %s: expected ID.KEY=VALUE", flag, text);
+    char id[128], key[128];
+    snprintf(id, sizeof id, "%.*s", (int)(dot - text), text);
+    snprintf(key, sizeof key, "%.*s", (int)(eq - dot - 1), dot + 1);
+    const tforge_plugin_record *r = tforge_registry_find(reg, TFORGE_TRANSFORM_INTERFACE_ID, id);
+    if (!r)
+        return tforge_error_set(TFORGE_ENOTFOUND, "%s %s: no transform plugin '%s' (see "
+                                "`tforge plugins`)", flag, text, id);
+    if (transforms && strcmp(transforms, "all") != 0 && !in_list(transforms, id, strlen(id)))
+        return tforge_error_set(TFORGE_EINPUT, "%s %s: transform %s is not among --transforms "
+                                "%s", flag, text, id, transforms);
+    const char *keys[1] = {key}, *values[1] = {eq + 1};
+    if (tforge_plugin_check_options(r, keys, values, 1))
+        return tforge_error_prefix("%s %s", flag, text);
+    return 0;
+}
+
+int cli_check_plugins(const tforge_registry *reg, const char *transforms,
+                      const char *const *transform_options, const char *options_flag,
+                      const char *heuristic)
+{
+    int rc = transforms ? check_transform_ids(reg, transforms) : 0;
+    for (size_t i = 0; !rc && transform_options && transform_options[i]; i++)
+        rc = check_transform_option(reg, transforms, options_flag, transform_options[i]);
+    if (!rc && heuristic && !tforge_registry_find(reg, TFORGE_HEURISTIC_INTERFACE_ID, heuristic))
+        rc = tforge_error_set(TFORGE_ENOTFOUND, "--heuristic %s: no heuristic plugin '%s' (see "
+                              "`tforge plugins`)", heuristic, heuristic);
+    return rc;
+}
+
+int cli_check_profiler_options(const tforge_registry *reg, const char *const *options)
+{
+    for (size_t i = 0; options && options[i]; i++) {
+        const char *eq = strchr(options[i], '=');
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - options[i]) : 0, options[i]);
+        const char *keys[1] = {key}, *values[1] = {eq ? eq + 1 : ""};
+        int taken = 0, tried = 0;
+        for (size_t j = 0; !taken && j < tforge_registry_count(reg); j++) {
+            const tforge_plugin_record *r = tforge_registry_at(reg, j);
+            if (!tforge_plugin_is_kind(r, TFORGE_PROFILER_INTERFACE_ID))
+                continue;
+            tried++;
+            taken = tforge_plugin_check_options(r, keys, values, 1) == 0;
+        }
+        if (!taken) /* with one profiler, its own refusal says what it takes */
+            return tried ? tforge_error_prefix("--profiler-option %s", options[i])
+                         : tforge_error_set(TFORGE_ENOTFOUND, "--profiler-option %s: no profiler "
+                                            "plugin is loaded to take it (see `tforge plugins`)",
+                                            options[i]);
+    }
+    tforge_error_clear();
+    return 0;
 }
 
 /* The --plugin-dir folders first in TFORGE_PLUGIN_PATH, absolute, so that the worker processes

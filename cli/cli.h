@@ -55,8 +55,35 @@ int cli_fail(const cli_command *command);
 /* An unknown option or a missing argument, as getopt_long reported it. */
 int cli_bad_option(const cli_command *command, char **argv);
 
-/* Loads plugins from the command line's folders, TFORGE_PLUGIN_PATH and the installed folder. */
+/* An option that takes one value (its long `name`, "shape"), given again: the same value is
+ * harmless, another one contradicts the first and is refused naming both ("--shape all" then
+ * "--shape 1"). `*seen` keeps the value given first (NULL before). Returns 0 or the usage
+ * error's exit status. */
+int cli_once(const cli_command *command, const char **seen, const char *name, const char *value);
+
+/* A path option's value: an empty one is refused naming the option. 0 or the exit status. */
+int cli_path(const cli_command *command, const char *name, const char *value);
+/* A file to be written: not empty, not a folder, in a folder that exists (nothing is created
+ * here). 0 or the usage error's exit status. */
+int cli_output_file(const cli_command *command, const char *name, const char *value);
+
+/* The plugins the command line names, checked before anything starts: `transforms` (all, none,
+ * or ids of loaded transforms separated by commas), each of `transform_options` ("ID.KEY=VALUE",
+ * given as `options_flag`: a loaded transform that `transforms` keeps, a key and a value of the
+ * options it publishes) and `heuristic` (a loaded heuristic, whatever the strategy). NULL skips
+ * a check. 0, or the error set (TFORGE_EINPUT or TFORGE_ENOTFOUND, naming the option: cli_fail
+ * shows it, exit 2). */
 struct tforge_registry;
+int cli_check_plugins(const struct tforge_registry *registry, const char *transforms,
+                      const char *const *transform_options, const char *options_flag,
+                      const char *heuristic);
+
+/* Each --profiler-option KEY=VALUE taken by a loaded profiler plugin (its published options),
+ * whatever the strategy: 0, or the error set naming the option (exit 2 through cli_fail). */
+int cli_check_profiler_options(const struct tforge_registry *registry,
+                               const char *const *options);
+
+/* Loads plugins from the command line's folders, TFORGE_PLUGIN_PATH and the installed folder. */
 int cli_load_plugins(const cli_common *common, struct tforge_registry **out);
 
 /* The worker's analysis of the Triton file `path` (only `kernel` when not NULL) as JSON text (the

@@ -399,7 +399,9 @@ static int prepare_check(const cli_command *c, const capture_args *a, const char
     wo.env = env;
     int status = TFORGE_EXIT_OK, variant_asked = a->n_sets || a->transforms;
     if (tforge_transform_ids_split(&ids, a->transforms) ||
-        (variant_asked && cli_load_plugins(&a->common, &registry)) ||
+        cli_load_plugins(&a->common, &registry) ||
+        cli_check_plugins(registry, a->transforms, a->transform_options, "--transform-option",
+                          NULL) ||
         tforge_worker_start(&worker, &wo) ||
         tforge_task_load(&task, worker, path, phase_ms(a, TFORGE_TASK_LOAD_TIMEOUT_MS)) ||
         tforge_task_check_spaces(task)) {

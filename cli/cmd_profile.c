@@ -129,7 +129,10 @@ static int open_candidate(const cli_command *c, const profile_args *a, const cha
     tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
     wo.name = "task";
     wo.env = env;
-    if (cli_load_plugins(&a->common, &r->registry) || tforge_worker_start(&r->worker, &wo) ||
+    if (cli_load_plugins(&a->common, &r->registry) ||
+        cli_check_plugins(r->registry, a->transforms, NULL, NULL, a->heuristic) ||
+        cli_check_profiler_options(r->registry, a->profiler_options) ||
+        tforge_worker_start(&r->worker, &wo) ||
         tforge_task_load(&r->task, r->worker, path, 600000))
         return cli_fail(c);
     if (a->shape >= r->task->n_tune)

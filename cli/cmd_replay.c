@@ -63,6 +63,7 @@ typedef struct settings {
     const char *cache, *strategies, *store, *plot, *objective, *heuristic;
     uint32_t budget, seeds, batch, patience;
     int noise, lookahead;
+    int heuristic_given; /* --heuristic named: checked whatever the strategies */
     const char *options[64];
     size_t n_options;
 } settings;
@@ -107,6 +108,18 @@ static const char *base_id(const char *label, char *buf, size_t size)
     return buf;
 }
 
+/* How many times the comma-separated `list` names `id`. */
+static size_t times_named(const char *list, const char *id)
+{
+    size_t n = 0, len = strlen(id);
+    for (const char *c = list; *c;) {
+        size_t k = strcspn(c, ",");
+        n += k == len && strncmp(c, id, len) == 0;
+        c += k + (c[k] == ',');
+    }
+    return n;
+}
+
 /* Every strategy and every option checked before anything runs or is stored: an --option for a
  * strategy not asked for, or one its table lacks, is bad usage. */
 static int check_strategies(const settings *s, const tforge_registry *reg, const char *list)
@@ -118,6 +131,17 @@ static int check_strategies(const settings *s, const tforge_registry *reg, const
     for (char *id = strtok_r(copy, ",", &save); id && !rc; id = strtok_r(NULL, ",", &save)) {
         const char *options[65];
         char base[64];
+        const char *at = strchr(id, '@');
+        if (at && (at == id || !at[1] || strchr(at + 1, '@'))) {
+            rc = tforge_error_set(TFORGE_EINPUT, "--strategy %s: '%s' is not ID or ID@NAME (a "
+                                  "strategy, and a name for its option set)", list, id);
+            break;
+        }
+        if (times_named(list, id) > 1) {
+            rc = tforge_error_set(TFORGE_EINPUT, "--strategy %s: %s is named twice (ID@NAME "
+                                  "runs it again under options of its own)", list, id);
+            break;
+        }
         options_for(s, id, options, 65);
         int steered;
         const char *plugin = tforge_forge_plugin(base_id(id, base, sizeof base), &steered);
@@ -437,11 +461,17 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
                                             CLI_COMMON_LONG_OPTIONS,
                                             {0, 0, 0, 0}};
     *s = (settings){.budget = 100, .seeds = 20, .batch = 1, .heuristic = "bottleneck"};
-    for (int opt; (opt = getopt_long(argc, argv, CLI_COMMON_SHORT_OPTIONS, options, NULL)) != -1;) {
+    const char *given[OPT_LOOKAHEAD + 1] = {0}; /* each single-valued option's first value */
+    for (int opt, at = -1;
+         (opt = getopt_long(argc, argv, CLI_COMMON_SHORT_OPTIONS, options, &at)) != -1; at = -1) {
         int rc = 0;
+        if (at >= 0 && opt <= OPT_LOOKAHEAD && options[at].has_arg && opt != OPT_OPTION &&
+            (rc = cli_once(command, &given[opt], options[at].name, optarg)))
+            return rc;
         switch (opt) {
         case OPT_CACHE:
             s->cache = optarg;
+            rc = cli_path(command, "--cache", optarg);
             break;
         case OPT_STRATEGY:
             s->strategies = optarg;
@@ -471,18 +501,21 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
             break;
         case OPT_STORE:
             s->store = optarg;
+            rc = cli_output_file(command, "--store", optarg);
             break;
         case OPT_OBJECTIVE:
             s->objective = optarg;
             break;
         case OPT_HEURISTIC:
             s->heuristic = optarg;
+            s->heuristic_given = 1;
             break;
         case OPT_PATIENCE:
             rc = parse_count(command, "--patience", optarg, &s->patience);
             break;
         case OPT_PLOT:
             s->plot = optarg;
+            rc = cli_output_file(command, "--plot", optarg);
             break;
         default:
             rc = cli_common_option(command, common, opt, optarg, argv);
@@ -565,6 +598,7 @@ static int run(const cli_command *command, int argc, char **argv)
     int exit_code = TFORGE_EXIT_OK;
 
     if (!list || cli_load_plugins(&common, &reg) || check_strategies(&s, reg, s.strategies) ||
+        cli_check_plugins(reg, NULL, NULL, NULL, s.heuristic_given ? s.heuristic : NULL) ||
         tforge_recording_read_space(&rec, s.cache) ||
         tforge_replay_open(&replay, rec) || choose_objective(replay, &s) ||
         prepare_score_space(&space, replay, s.cache))

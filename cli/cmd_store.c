@@ -14,7 +14,8 @@ static const char help[] =
     "Moves recorded tuning spaces between files and a results store (SQLite):\n"
     "  import   reads a Kernel Tuner cache (.json or .json.gz) or a T4 results file and stores\n"
     "           it as a new run, one measurement per configuration; prints the run's id\n"
-    "  export   writes a stored run whose space is a recorded space (an import, a replay, or\n"
+    "  export   reads an existing store (one that is not there is refused, never created)\n"
+    "           and writes a stored run whose space is a recorded space (an import, a replay, or\n"
     "           a tune with --transforms none) as a Kernel Tuner cache (default; .gz\n"
     "           compresses) or a T4 results file; a configuration measured without its\n"
     "           individual runs kept (a tune) carries its noise as measured in the cache's\n"
@@ -34,23 +35,32 @@ static int run(const cli_command *command, int argc, char **argv)
     cli_common common = {0};
     const char *db = NULL, *out = NULL, *format = "kt";
     long long run_id = -1;
-    for (int opt; (opt = getopt_long(argc, argv, "hvq", options, NULL)) != -1;) {
+    const char *given[OPT_FORMAT + 1] = {0}; /* each option's first value */
+    for (int opt, at = -1; (opt = getopt_long(argc, argv, "hvq", options, &at)) != -1; at = -1) {
         char *end;
+        int rc = 0;
+        if (at >= 0 && opt <= OPT_FORMAT &&
+            (rc = cli_once(command, &given[opt], options[at].name, optarg)))
+            return rc;
         switch (opt) {
-        case OPT_STORE: db = optarg; break;
-        case OPT_OUT: out = optarg; break;
+        case OPT_STORE:
+            db = optarg;
+            rc = cli_path(command, "--store", optarg);
+            break;
+        case OPT_OUT:
+            out = optarg;
+            rc = cli_output_file(command, "--out", optarg);
+            break;
         case OPT_FORMAT: format = optarg; break;
         case OPT_RUN:
             run_id = strtoll(optarg, &end, 10);
             if (!*optarg || *end || run_id < 1)
                 return cli_usage_error(command, "--run expects a run id, not '%s'", optarg);
             break;
-        default: {
-            int rc = cli_common_option(command, &common, opt, optarg, argv);
-            if (rc)
-                return rc < 0 ? TFORGE_EXIT_OK : rc;
+        default: rc = cli_common_option(command, &common, opt, optarg, argv);
         }
-        }
+        if (rc)
+            return rc < 0 ? TFORGE_EXIT_OK : rc;
     }
     const char *verb = optind < argc ? argv[optind] : NULL;
     int import = verb && strcmp(verb, "import") == 0, export = verb && strcmp(verb, "export") == 0;
@@ -80,7 +90,8 @@ static int run(const cli_command *command, int argc, char **argv)
             printf("imported %zu configurations of %s as run %lld\n", rec->n_entries,
                    argv[optind + 1], (long long)id);
     } else {
-        if (tforge_store_open(&store, db) || tforge_store_export(&rec, store, run_id) ||
+        /* export reads: a store that is not there is named, never created */
+        if (tforge_store_open_existing(&store, db) || tforge_store_export(&rec, store, run_id) ||
             (strcmp(format, "t4") == 0 ? tforge_recording_write_t4(rec, out)
                                        : tforge_recording_write_kt(rec, out)))
             goto failed;

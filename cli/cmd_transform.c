@@ -36,6 +36,7 @@ enum { MAX_ITEMS = 64 };
 
 typedef struct request {
     const char *kernel, *out;
+    const char *transforms_text; /* --transforms as given, or NULL */
     tforge_transform_ids transforms;
     const char *options[MAX_ITEMS + 1];
     const char *set[MAX_ITEMS];
@@ -162,6 +163,7 @@ static int parse(const cli_command *command, cli_common *common, request *r, int
             r->kernel = optarg;
         } else if (opt == OPT_TRANSFORMS) {
             tforge_transform_ids_free(&r->transforms);
+            r->transforms_text = optarg;
             if (tforge_transform_ids_split(&r->transforms, optarg))
                 return cli_fail(command);
         } else if (opt == OPT_SET || opt == OPT_OPTION) {
@@ -197,22 +199,25 @@ static int run(const cli_command *command, int argc, char **argv)
     }
     const char *path = argv[optind];
     size_t size = 0;
-    char *source = NULL;
-    if (tforge_file_read(&source, &size, path))
-        fprintf(stderr, "tforge: %s\n", tforge_error_last()->message);
-    char *json = source ? cli_analysis(path, NULL) : NULL;
+    char *source = NULL, *json = NULL, *variant = NULL;
     tforge_ir_file *ir = NULL;
     tforge_registry *registry = NULL;
     tforge_transforms *t = NULL;
     tforge_space *space = NULL;
     tforge_level *point = NULL;
-    char *variant = NULL;
     const tforge_ir_kernel *k = NULL;
-    if (!source) {
+    /* the transforms and their options named before the file is analysed */
+    if (cli_load_plugins(&common, &registry) ||
+        cli_check_plugins(registry, r.transforms_text, r.options, "--option", NULL)) {
+        status = cli_fail(command);
+        goto cleanup;
+    }
+    if (tforge_file_read(&source, &size, path)) {
+        fprintf(stderr, "tforge: %s\n", tforge_error_last()->message);
         status = TFORGE_EXIT_USAGE;
         goto cleanup;
     }
-    if (!json || tforge_ir_parse(&ir, json, path) || cli_load_plugins(&common, &registry)) {
+    if (!(json = cli_analysis(path, NULL)) || tforge_ir_parse(&ir, json, path)) {
         status = cli_fail(command);
         goto cleanup;
     }

@@ -41,7 +41,8 @@ static const char help[] =
     "                     (the heuristics alone, no model), or any strategy plugin\n"
     "                     (`tforge plugins`)\n"
     "  --heuristic ID     the heuristic plugin that turns a profile into labels and a prior\n"
-    "                     for forge and rules (default bottleneck)\n"
+    "                     for forge and rules (default bottleneck; one named must be there,\n"
+    "                     whatever the strategy)\n"
     "  --patience N       stop after N candidates without a new incumbent (default: never)\n"
     "  --no-counters      profile forge's and rules' incumbents by static metrics alone\n"
     "  --profile-all      profile every candidate that ran correctly too (any strategy), as\n"
@@ -53,7 +54,8 @@ static const char help[] =
     "                     every transform plugin that applies; none with the replay backend,\n"
     "                     whose recordings hold no rewrites unless made with them: name them),\n"
     "                     none, or ID,ID (`tforge plugins`)\n"
-    "  --transform-option ID.K=V  an option of transform ID (repeatable)\n"
+    "  --transform-option ID.K=V  an option of transform ID (repeatable): ID one that\n"
+    "                     --transforms keeps, K one it publishes (`tforge plugins --options`)\n"
     "  --option K=V       a setting of the strategy (repeatable)\n"
     "  --budget N         candidates to evaluate, baselines not counted (default 50)\n"
     "  --time T           stop the search after T (90s, 5m, 1h) even if the budget is not\n"
@@ -75,6 +77,7 @@ static const char help[] =
     "                     killed and recorded as timed out (default 60, 600, 120)\n"
     "  --json             the result as JSON on standard output\n"
     "  --plugin-dir DIR, -v, -q\n\n"
+    "An option that takes one value may be given once (or again with the same value).\n\n"
     "exit status: 0 tuned, 1 the work failed, 2 bad usage or a bad task file.\n";
 
 enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_BATCH,
@@ -92,6 +95,7 @@ typedef struct args {
     size_t n_profiler_options;
     const char *transform_options[65];
     size_t n_transform_options;
+    int heuristic_given; /* --heuristic named: checked whatever the strategy */
 } args;
 
 static int parse_uint(const cli_command *c, const char *name, const char *text, uint32_t *out,
@@ -162,9 +166,14 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
     tforge_tune_options *o = &s->o;
     uint32_t shape = 0;
     int all_shapes = 0;
+    const char *given[OPT_NO_LOOKAHEAD + 1] = {0}; /* each single-valued option's first value */
     /* no '+': options may follow the task file */
-    for (int opt; (opt = getopt_long(argc, argv, "hvq", options, NULL)) != -1;) {
+    for (int opt, at = -1; (opt = getopt_long(argc, argv, "hvq", options, &at)) != -1; at = -1) {
         int rc = 0;
+        if (at >= 0 && opt <= OPT_NO_LOOKAHEAD && options[at].has_arg && opt != OPT_OPTION &&
+            opt != OPT_PROFILER_OPTION && opt != OPT_TRANSFORM_OPTION &&
+            (rc = cli_once(c, &given[opt], options[at].name, optarg)))
+            return rc;
         switch (opt) {
         case OPT_BACKEND: o->backend = optarg; break;
         case OPT_STRATEGY: o->strategy = optarg; break;
@@ -188,12 +197,18 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
             else
                 rc = parse_uint(c, "--shape", optarg, &shape, 0);
             break;
-        case OPT_OUT: o->out = optarg; break;
+        case OPT_OUT:
+            o->out = optarg;
+            rc = cli_path(c, "--out", optarg);
+            break;
         case OPT_RESUME: o->resume = 1; break;
         case OPT_CHECK: o->check = 1; break;
         case OPT_TIMEOUT: rc = parse_uint(c, "--timeout", optarg, &o->timeout_s, 1); break;
         case OPT_TRANSFORMS: o->transforms = optarg; break;
-        case OPT_HEURISTIC: o->heuristic = optarg; break;
+        case OPT_HEURISTIC:
+            o->heuristic = optarg;
+            s->heuristic_given = 1;
+            break;
         case OPT_PATIENCE: rc = parse_uint(c, "--patience", optarg, &o->patience, 1); break;
         case OPT_NO_COUNTERS: o->counters = 0; break;
         case OPT_NO_LOOKAHEAD: o->lookahead = 0; break;
@@ -352,8 +367,11 @@ static int run(const cli_command *command, int argc, char **argv)
         return rc < 0 ? TFORGE_EXIT_OK : rc;
     tforge_registry *reg = NULL;
     printer p = {command, &common, TFORGE_EXIT_OK};
-    /* the strategy and its options before anything is started or stored */
-    if (cli_load_plugins(&common, &reg) || check_strategy(&a.o, reg)) {
+    /* the plugins named and their options before anything is started or stored */
+    if (cli_load_plugins(&common, &reg) || check_strategy(&a.o, reg) ||
+        cli_check_plugins(reg, a.o.transforms, a.transform_options, "--transform-option",
+                          a.heuristic_given ? a.o.heuristic : NULL) ||
+        cli_check_profiler_options(reg, a.profiler_options)) {
         p.exit_code = cli_fail(command);
     } else {
         tforge_tune_outcome outcome;

@@ -61,6 +61,14 @@ typedef enum tforge_run_mode {
 int tforge_run_open(int64_t *run_id, tforge_run_history *history, tforge_store *store,
                     const tforge_store_run *like, tforge_run_mode mode);
 
+/* The first key whose values differ between two settings documents (JSON objects; NULL reads as
+ * {}): the stored one's keys in their order, then those only `now_json` has. Fills `key` and
+ * both values as a refusal shows them (a string as itself, anything else as JSON, a missing key
+ * as "(none)"; `was` and `now` hold `size` bytes each). 1 when a key differs, 0 when none does,
+ * -1 when either is not a JSON object. */
+int tforge_run_settings_difference(char *key, size_t key_size, char *was, char *now,
+                                   size_t size, const char *was_json, const char *now_json);
+
 typedef struct tforge_loop_eval {
     tforge_level *point;  /* owned; NULL for a baseline outside the space */
     char *config;         /* owned; a baseline's task text, else NULL (a caller may set it for

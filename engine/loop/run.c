@@ -6,6 +6,7 @@
 #include "tforge/log.h"
 #include "tforge/error.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,34 +44,77 @@ static int same_text(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* Refuses to resume `stored` as `like`, naming the first setting that differs. */
+/* A settings value as a refusal shows it: a string as itself, anything else as JSON, a key the
+ * document lacks as "(none)". */
+static void show_value(char *out, size_t size, const cJSON *value)
+{
+    char *json = value && !cJSON_IsString(value) ? cJSON_PrintUnformatted(value) : NULL;
+    snprintf(out, size, "%s", !value ? "(none)" : json ? json : value->valuestring);
+    free(json);
+}
+
+int tforge_run_settings_difference(char *key, size_t key_size, char *was, char *now,
+                                   size_t size, const char *was_json, const char *now_json)
+{
+    cJSON *a = cJSON_Parse(was_json ? was_json : "{}");
+    cJSON *b = cJSON_Parse(now_json ? now_json : "{}");
+    int found = cJSON_IsObject(a) && cJSON_IsObject(b) ? 0 : -1;
+    for (int pass = 0; found == 0 && pass < 2; pass++) { /* a's keys, then those only b has */
+        const cJSON *from = pass ? b : a, *other = pass ? a : b, *item;
+        cJSON_ArrayForEach(item, from) {
+            const cJSON *there = cJSON_GetObjectItemCaseSensitive(other, item->string);
+            if (there && cJSON_Compare(item, there, 1))
+                continue;
+            snprintf(key, key_size, "%s", item->string);
+            show_value(was, size, pass ? there : item);
+            show_value(now, size, pass ? item : there);
+            found = 1;
+            break;
+        }
+    }
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    return found;
+}
+
+/* Refuses to resume `stored` as `like`, naming the first setting that differs (a key of the
+ * settings documents among them) with both its values. */
 static int compare_runs(const tforge_store_run *stored, const tforge_store_run *like)
 {
-    char seeds[2][24], budgets[2][24];
-    snprintf(seeds[0], sizeof seeds[0], "%llu", (unsigned long long)stored->seed);
-    snprintf(seeds[1], sizeof seeds[1], "%llu", (unsigned long long)like->seed);
-    snprintf(budgets[0], sizeof budgets[0], "%u", stored->budget);
-    snprintf(budgets[1], sizeof budgets[1], "%u", like->budget);
+    char what[128] = "", was[512] = "", now[512] = "", numbers[4][24];
+    snprintf(numbers[0], sizeof numbers[0], "%llu", (unsigned long long)stored->seed);
+    snprintf(numbers[1], sizeof numbers[1], "%llu", (unsigned long long)like->seed);
+    snprintf(numbers[2], sizeof numbers[2], "%u", stored->budget);
+    snprintf(numbers[3], sizeof numbers[3], "%u", like->budget);
     const struct {
-        const char *what, *was, *now, *was_shown, *now_shown;
-    } settings[] = {
-        {"strategy", stored->strategy, like->strategy, stored->strategy, like->strategy},
-        {"seed", seeds[0], seeds[1], seeds[0], seeds[1]},
-        {"budget", budgets[0], budgets[1], budgets[0], budgets[1]},
-        {"settings", stored->settings_json, like->settings_json, stored->settings_json,
-         like->settings_json},
-        {"space", stored->space_json, like->space_json, "(another space)",
-         "(this task's space)"},
-    };
-    for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
-        if (!same_text(settings[i].was, settings[i].now))
-            return tforge_error_set(TFORGE_EINPUT, "--resume: the stored run %lld of %s has %s "
-                                    "%s, this run asks for %s: run without --resume to start a "
-                                    "new run, or with the stored run's settings",
-                                    (long long)stored->id, stored->source, settings[i].what,
-                                    settings[i].was_shown ? settings[i].was_shown : "(none)",
-                                    settings[i].now_shown ? settings[i].now_shown : "(none)");
-    return 0;
+        const char *what, *was, *now;
+    } plain[] = {{"strategy", stored->strategy, like->strategy},
+                 {"seed", numbers[0], numbers[1]},
+                 {"budget", numbers[2], numbers[3]}};
+    for (size_t i = 0; !what[0] && i < sizeof plain / sizeof *plain; i++)
+        if (!same_text(plain[i].was, plain[i].now)) {
+            snprintf(what, sizeof what, "%s", plain[i].what);
+            snprintf(was, sizeof was, "%s", plain[i].was ? plain[i].was : "(none)");
+            snprintf(now, sizeof now, "%s", plain[i].now ? plain[i].now : "(none)");
+        }
+    if (!what[0] && tforge_run_settings_difference(what, sizeof what, was, now, sizeof was,
+                                                   stored->settings_json,
+                                                   like->settings_json) < 0) {
+        snprintf(what, sizeof what, "settings"); /* not ours to read key by key: as they are */
+        snprintf(was, sizeof was, "%s", stored->settings_json ? stored->settings_json : "(none)");
+        snprintf(now, sizeof now, "%s", like->settings_json ? like->settings_json : "(none)");
+    }
+    if (!what[0] && !same_text(stored->space_json, like->space_json)) {
+        snprintf(what, sizeof what, "space");
+        snprintf(was, sizeof was, "(another space)");
+        snprintf(now, sizeof now, "(this task's space)");
+    }
+    if (!what[0])
+        return 0;
+    return tforge_error_set(TFORGE_EINPUT, "--resume: the stored run %lld of %s has %s %s, this "
+                            "run asks for %s: run without --resume to start a new run, or with "
+                            "the stored run's settings",
+                            (long long)stored->id, stored->source, what, was, now);
 }
 
 /* Whether the stored run measured the same inputs: TFORGE_EINPUT naming the file that changed

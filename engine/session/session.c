@@ -335,8 +335,15 @@ static int make_dir(const char *dir)
             mkdir(path, 0777);
             *p = '/';
         }
-    if (mkdir(path, 0777) && errno != EEXIST)
-        return tforge_error_set(TFORGE_EIO, "cannot create %s: %s", dir, strerror(errno));
+    struct stat st;
+    if (mkdir(path, 0777) && errno != EEXIST) {
+        int e = errno; /* a path the user gave that cannot be a folder is bad input */
+        int input = e == ENOTDIR || e == ENOENT || e == EACCES || e == EROFS || e == ENAMETOOLONG;
+        return tforge_error_set(input ? TFORGE_EINPUT : TFORGE_EIO, "--out %s: cannot create "
+                                "the folder: %s", dir, strerror(e));
+    }
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return tforge_error_set(TFORGE_EINPUT, "--out %s: not a folder", dir);
     return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -156,6 +157,8 @@ struct tforge_store {
     sqlite3 *db;
     char *path;
     char writer[320]; /* "host pid": this process, as a run's lease names it */
+    int read_only;    /* opened to read (tforge_store_open_existing): no lease, no schema */
+    int outdated;     /* read-only, of an older schema version: to be upgraded before reading */
     sqlite3_stmt *statements[N_STATEMENTS];
 };
 
@@ -259,11 +262,12 @@ static int create_schema(tforge_store *store)
 }
 
 /* Creates the schema in a new file, accepts ours, refuses anything else. Inside a write
- * transaction, so that two processes creating the same file do not both create it. */
+ * transaction, so that two processes creating the same file do not both create it. Read-only,
+ * it creates nothing and marks an older version `outdated`. */
 static int check_schema(tforge_store *store)
 {
     int64_t version = 0, tables = 0;
-    int rc = exec(store, "BEGIN IMMEDIATE", "begin a transaction");
+    int rc = store->read_only ? 0 : exec(store, "BEGIN IMMEDIATE", "begin a transaction");
     if (!rc)
         rc = query_int(&version, store, "PRAGMA user_version", "read the schema version");
     if (!rc)
@@ -275,10 +279,11 @@ static int check_schema(tforge_store *store)
                               "%s: the store's schema is version %lld, newer than this tforge "
                               "knows (%d); use a newer tforge",
                               store->path, (long long)version, SCHEMA_VERSION);
-    else if (version == 0 && tables > 0)
-        rc = tforge_error_set(TFORGE_EINPUT,
-                              "%s: a SQLite database but not a tforge store (no schema version)",
-                              store->path);
+    else if (version == 0 && (tables > 0 || store->read_only))
+        rc = tforge_error_set(TFORGE_EINPUT, "%s: %s but not a tforge store (no schema version)",
+                              store->path, tables > 0 ? "a SQLite database" : "an empty file");
+    else if (store->read_only)
+        store->outdated = version < SCHEMA_VERSION;
     else if (version == 0) {
         rc = create_schema(store);
         if (!rc)
@@ -298,13 +303,17 @@ static int check_schema(tforge_store *store)
                       "upgrade the schema to version 4");
     }
 cleanup:
+    if (store->read_only)
+        return rc;
     if (rc == 0)
         return exec(store, "COMMIT", "commit the schema");
     sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
 
-int tforge_store_open(tforge_store **out, const char *path)
+/* Opens the file with SQLite's `flags`: read-only (no lease, no schema created or upgraded)
+ * unless they say SQLITE_OPEN_READWRITE. */
+static int open_store(tforge_store **out, const char *path, int flags)
 {
     *out = NULL;
     tforge_store *store = calloc(1, sizeof *store);
@@ -312,11 +321,21 @@ int tforge_store_open(tforge_store **out, const char *path)
         free(store);
         return tforge_error_set(TFORGE_ENOMEM, "%s: out of memory", path);
     }
+    store->read_only = !(flags & SQLITE_OPEN_READWRITE);
     int rc = 0;
-    if (sqlite3_open_v2(path, &store->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-        SQLITE_OK) {
-        rc = store->db ? db_error(store, "open")
-                       : tforge_error_set(TFORGE_ENOMEM, "%s: out of memory", path);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        rc = tforge_error_set(TFORGE_EINPUT, "%s: not a regular file (a store is an SQLite file)",
+                              path);
+        goto cleanup;
+    }
+    if (sqlite3_open_v2(path, &store->db, flags, NULL) != SQLITE_OK) {
+        /* a path where no file can be opened (no such folder, no permission) is the input's */
+        rc = !store->db ? tforge_error_set(TFORGE_ENOMEM, "%s: out of memory", path)
+             : sqlite3_errcode(store->db) == SQLITE_CANTOPEN
+                 ? tforge_error_set(TFORGE_EINPUT, "%s: cannot open or create a store there (%s)",
+                                    path, strerror(sqlite3_system_errno(store->db)))
+                 : db_error(store, "open");
         goto cleanup;
     }
     sqlite3_extended_result_codes(store->db, 1);
@@ -326,11 +345,12 @@ int tforge_store_open(tforge_store **out, const char *path)
     sqlite3_busy_timeout(store->db, 10000);
     /* WAL with synchronous=NORMAL survives a killed process (not a power cut) and commits
      * without an fsync each time. */
-    rc = exec(store, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
-                     " PRAGMA foreign_keys = ON", "set the journal mode");
+    rc = store->read_only ? 0
+                          : exec(store, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+                                        " PRAGMA foreign_keys = ON", "set the journal mode");
     if (!rc)
         rc = check_schema(store);
-    for (int i = 0; i < N_STATEMENTS && rc == 0; i++)
+    for (int i = 0; i < N_STATEMENTS && rc == 0 && !store->outdated; i++)
         if (sqlite3_prepare_v3(store->db, statement_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
                                &store->statements[i], NULL) != SQLITE_OK)
             rc = db_error(store, "prepare a statement");
@@ -343,11 +363,33 @@ cleanup:
     return 0;
 }
 
+int tforge_store_open(tforge_store **out, const char *path)
+{
+    return open_store(out, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+}
+
+int tforge_store_open_existing(tforge_store **out, const char *path)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return tforge_error_set(errno == ENOENT || errno == ENOTDIR ? TFORGE_ENOTFOUND
+                                                                    : TFORGE_EINPUT,
+                                "%s: no store there (%s)", path, strerror(errno));
+    int rc = open_store(out, path, SQLITE_OPEN_READONLY);
+    if (rc || !(*out)->outdated)
+        return rc;
+    /* an older schema: upgraded in place, as any open does, before it can be read */
+    tforge_store_close(*out);
+    return open_store(out, path, SQLITE_OPEN_READWRITE);
+}
+
 void tforge_store_close(tforge_store *store)
 {
     if (!store)
         return;
-    if (store->statements[ST_RELEASE_ALL]) { /* the leases this process holds end with it */
+    /* the leases this process holds end with it */
+    if (store->statements[ST_RELEASE_ALL] && !store->read_only) {
         sqlite3_stmt *st = statement(store, ST_RELEASE_ALL);
         bind_text(st, 1, store->writer);
         sqlite3_step(st);

@@ -67,6 +67,11 @@ typedef int (*tforge_store_visit)(void *context, const tforge_store_measurement 
 
 /* Opens or creates the file and its schema. */
 int tforge_store_open(tforge_store **out, const char *path);
+/* Opens a store that exists, to read it (an export): creates no file. A missing file is
+ * TFORGE_ENOTFOUND, one that is not a regular file or not a tforge store TFORGE_EINPUT, both
+ * naming it. Read-only, except that a store of an older schema version is first upgraded in
+ * place, as tforge_store_open does. Runs cannot be begun, claimed or recorded in it. */
+int tforge_store_open_existing(tforge_store **out, const char *path);
 /* Ends the leases this process holds (tforge_store_claim). NULL is allowed. */
 void tforge_store_close(tforge_store *store);
 
