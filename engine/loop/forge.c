@@ -447,7 +447,8 @@ static int hand_prior(tforge_forge *f, tforge_forge_profile *p, const tforge_loo
     if (!rc && n && f->o.check_prior && !(tforge_forge_agreement(f, f->weights, out) > 0)) {
         memset(f->weights, 0, f->n_levels * sizeof *f->weights);
         n = 0;
-        snprintf(p->note, sizeof p->note, "The measurements do not agree with the prior: none");
+        snprintf(p->note, sizeof p->note, "No prior: the measurements so far do not bear out "
+                 "the labels (one measurement never does)");
     }
     for (size_t i = 0; !rc && i < n_strategies; i++)
         rc = tforge_strategy_set_level_prior(strategies[i], f->weights, f->n_levels);

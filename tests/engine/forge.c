@@ -657,7 +657,7 @@ static void a_prior_the_measurements_contradict_is_withheld(void **state)
         withheld += !agrees;
     }
     assert_false(tforge_forge_at(forge, 0)->steered); /* the baseline alone */
-    assert_non_null(strstr(tforge_forge_at(forge, 0)->note, "do not agree"));
+    assert_non_null(strstr(tforge_forge_at(forge, 0)->note, "do not bear out"));
     assert_true(withheld > 0 && steered > 0);
     assert_int_equal(the_spy.priors, steered + withheld); /* zeros handed when withheld */
     tforge_forge_free(forge);
