@@ -238,18 +238,26 @@ static int start_python(void)
 }
 
 /* The dispatcher is Python, defined once: it turns any exception into an error response, its
- * class's name (the error's kind, "TaskError") and its message two fields. */
+ * class's name (the error's kind, "TaskError") and its message two fields. A lone surrogate (in
+ * a user's exception text, a path that is not UTF-8) is no character and no JSON reader takes
+ * its escape: such an answer is written again with each one a '?'. */
 static const char dispatcher_source[] =
     "import importlib, json, traceback\n"
+    "def answer(doc):\n"
+    "    text = json.dumps(doc, allow_nan=True)\n"
+    "    if '\\\\ud' in text:\n"
+    "        text = json.dumps(doc, allow_nan=True, ensure_ascii=False)\n"
+    "        text = text.encode('utf-8', 'replace').decode('utf-8')\n"
+    "    return text\n"
     "def dispatch(text):\n"
     "    try:\n"
     "        request = json.loads(text)\n"
     "        module = importlib.import_module(request['module'])\n"
     "        result = getattr(module, request['function'])(**request.get('args', {}))\n"
-    "        return json.dumps({'ok': True, 'result': result}, allow_nan=True)\n"
+    "        return answer({'ok': True, 'result': result})\n"
     "    except BaseException as e:\n"
-    "        return json.dumps({'ok': False, 'kind': type(e).__name__, 'error': str(e),\n"
-    "                           'traceback': traceback.format_exc()})\n";
+    "        return answer({'ok': False, 'kind': type(e).__name__, 'error': str(e),\n"
+    "                       'traceback': traceback.format_exc()})\n";
 
 /* What the worker starts (a compiler, the user's own subprocesses) is in the worker's process
  * group and must not outlive it, though the worker may die by SIGKILL (with the engine: see

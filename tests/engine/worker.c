@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 static tforge_worker *worker;
 
@@ -63,6 +64,22 @@ static void answers_and_survives_exceptions(void **state)
     free(r);
     r = call("no_such_function", "{}", 20000, &status, detail);
     assert_non_null(strstr(r, "\"kind\": \"AttributeError\""));
+    free(r);
+    /* a lone surrogate, returned or raised, still makes an answer a JSON reader takes */
+    r = call("lone_surrogate", "{\"fail\": false}", 20000, &status, detail);
+    assert_int_equal(status, TFORGE_CALL_OK);
+    cJSON *doc = cJSON_Parse(r);
+    assert_non_null(doc);
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "result"), 0)->valuestring,
+                        "tile?x");
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "result"), 1)->valuestring,
+                        "caf\xc3\xa9 \xf0\x9f\x98\x80");
+    cJSON_Delete(doc);
+    free(r);
+    r = call("lone_surrogate", "{\"fail\": true}", 20000, &status, detail);
+    assert_non_null(doc = cJSON_Parse(r));
+    assert_string_equal(cJSON_GetObjectItem(doc, "error")->valuestring, "tile?x");
+    cJSON_Delete(doc);
     free(r);
     r = call("chatty", "{}", 20000, &status, detail);
     assert_string_equal(r, "{\"ok\": true, \"result\": \"quiet\"}");
