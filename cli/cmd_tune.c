@@ -64,7 +64,7 @@ static const char help[] =
     "  --seed S           the strategy's seed (default 1)\n"
     "  --batch Q          candidates proposed and compiled at once (default: the compile\n"
     "                     workers, at most 4)\n"
-    "  --compile-workers N  compile processes (default: the CPU cores)\n"
+    "  --compile-workers N  compile processes (default: the CPU cores; at most 256)\n"
     "  --no-lookahead     propose each batch only once the last one is told (default: the\n"
     "                     next batch is proposed and its compiles started while this one\n"
     "                     is checked and timed, so that the GPU does not wait for them)\n"
@@ -97,6 +97,8 @@ typedef struct args {
     size_t n_transform_options;
     int heuristic_given; /* --heuristic named: checked whatever the strategy */
 } args;
+
+enum { MAX_COMPILE_WORKERS = 256 };
 
 static int parse_uint(const cli_command *c, const char *name, const char *text, uint32_t *out,
                       uint32_t min)
@@ -188,8 +190,11 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
         case OPT_TIME: rc = parse_duration(c, optarg, &o->time_limit_s); break;
         case OPT_SEED: rc = parse_seed(c, optarg, &o->seed); break;
         case OPT_BATCH: rc = parse_uint(c, "--batch", optarg, &o->batch, 1); break;
-        case OPT_WORKERS:
+        case OPT_WORKERS: /* each a Python process: a typo must not start thousands */
             rc = parse_uint(c, "--compile-workers", optarg, &o->compile_workers, 1);
+            if (!rc && o->compile_workers > MAX_COMPILE_WORKERS)
+                rc = cli_usage_error(c, "--compile-workers expects an integer from 1 to %d, "
+                                     "not '%s'", MAX_COMPILE_WORKERS, optarg);
             break;
         case OPT_SHAPE:
             if (strcmp(optarg, "all") == 0)

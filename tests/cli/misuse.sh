@@ -58,6 +58,7 @@ refuse "--out expects a path, not ''"         -- tune no-such-task.json --out ''
 refuse "--shape given twice, as 'all' and as '1': give it once" -- tune no-such-task.json --shape all --shape 1
 refuse "--shape given twice, as '0' and as 'all'" -- tune no-such-task.json --shape 0 --shape all
 refuse "--budget given twice, as '3' and as '4'" -- tune no-such-task.json --budget 3 --budget 4
+refuse "--compile-workers expects an integer from 1 to 256, not '100000'" -- tune no-such-task.json --compile-workers 100000
 
 # check, profile and transform: the same checks of the plugins they name
 refuse "--transform-option x.y=z: no transform plugin 'x'" -- check no-such-task.json --transform-option x.y=z
