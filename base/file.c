@@ -3,19 +3,30 @@
 #include "tforge/error.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int tforge_file_read(char **text, size_t *size, const char *path)
 {
     *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* Opened without waiting and told by its descriptor: a FIFO would wait for a writer for
+     * good, and a folder opens too. Reads then block as usual. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return tforge_error_set(errno == ENOENT ? TFORGE_ENOTFOUND : TFORGE_EIO, "%s: %s", path,
                                 strerror(errno));
-    /* A folder opens too, and measures LONG_MAX. */
+    struct stat st;
+    FILE *f = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "rb"))) {
+        close(fd);
+        return tforge_error_set(TFORGE_EIO, "%s: not a regular file", path);
+    }
     long n = -1;
     int whole = fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < LONG_MAX &&
                 fseek(f, 0, SEEK_SET) == 0 && (*text = malloc((size_t)n + 1)) &&

@@ -7,7 +7,7 @@
 
 /* The bytes of the file at `path` into `*text` (NUL-terminated, for the caller to free) and their
  * count into `*size`; 0, or TFORGE_ENOTFOUND (no such file) or TFORGE_EIO (anything else: a
- * folder, a failed read or allocation) with a message "<path>: <why>"; `*text` is then NULL. */
+ * folder, a FIFO or device (refused without waiting), a failed read or allocation) with a message "<path>: <why>"; `*text` is then NULL. */
 int tforge_file_read(char **text, size_t *size, const char *path);
 
 #endif

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -39,7 +41,7 @@ static void whole_file_with_its_size(void **state)
     free(text);
 }
 
-/* A missing file and a folder are refused, naming the path and why. */
+/* A missing file and a folder (or a FIFO) are refused, naming the path and why. */
 static void missing_file_and_folder_refused(void **state)
 {
     (void)state;
@@ -55,8 +57,17 @@ static void missing_file_and_folder_refused(void **state)
 
     assert_int_equal(tforge_file_read(&text, &size, tmpdir), TFORGE_EIO);
     assert_null(text);
-    snprintf(expected, sizeof expected, "%s: cannot read it", tmpdir);
+    snprintf(expected, sizeof expected, "%s: not a regular file", tmpdir);
     assert_string_equal(tforge_error_last()->message, expected);
+
+    /* a FIFO with no writer is refused at once, not waited on */
+    snprintf(path, sizeof path, "%s/fifo.py", tmpdir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(tforge_file_read(&text, &size, path), TFORGE_EIO);
+    assert_null(text);
+    snprintf(expected, sizeof expected, "%s: not a regular file", path);
+    assert_string_equal(tforge_error_last()->message, expected);
+    unlink(path);
 }
 
 int main(void)

@@ -1,6 +1,7 @@
 """Manifest validation: a good task passes; every malformed field is named with its JSON path."""
 
 import json
+import os
 
 import pytest
 
@@ -119,6 +120,15 @@ def test_not_json_names_the_position(tmp_path):
     path.write_text('{"source": "k.py",\n  "kernel": }')
     with pytest.raises(TaskError, match=r"task.json:2:\d+: not JSON"):
         read(str(path))
+
+
+def test_a_fifo_or_a_directory_is_refused_without_waiting(tmp_path):
+    fifo = tmp_path / "task.json"
+    os.mkfifo(fifo)
+    with pytest.raises(TaskError, match=r"task.json: not a regular file \(a FIFO"):
+        read(str(fifo))
+    with pytest.raises(TaskError, match=r": not a regular file \(a directory\)"):
+        read(str(tmp_path))
 
 
 def test_top_level_must_be_an_object():

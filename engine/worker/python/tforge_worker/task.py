@@ -592,6 +592,10 @@ def read(path):
             raise ValueError(f"{text} is too large for a number")
         return value
 
+    # told by stat, which never waits: opening a FIFO would wait for a writer for good
+    if os.path.exists(path) and not os.path.isfile(path):
+        kind = "a directory" if os.path.isdir(path) else "a FIFO, device or socket"
+        raise TaskError([f"{where}: not a regular file ({kind}): expected a task file"])
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f, parse_constant=no_constant, parse_float=finite)
