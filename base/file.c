@@ -11,6 +11,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+const char *tforge_file_not_regular(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return strerror(errno);
+    if (!S_ISREG(st.st_mode))
+        return S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                                                           : "a device or socket";
+    return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0 ? NULL : strerror(errno);
+}
+
 int tforge_file_read(char **text, size_t *size, const char *path)
 {
     *text = NULL;
@@ -20,12 +31,12 @@ int tforge_file_read(char **text, size_t *size, const char *path)
     if (fd < 0)
         return tforge_error_set(errno == ENOENT ? TFORGE_ENOTFOUND : TFORGE_EIO, "%s: %s", path,
                                 strerror(errno));
-    struct stat st;
-    FILE *f = NULL;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "rb"))) {
+    const char *instead = tforge_file_not_regular(fd);
+    FILE *f = instead ? NULL : fdopen(fd, "rb");
+    if (!f) {
         close(fd);
-        return tforge_error_set(TFORGE_EIO, "%s: not a regular file", path);
+        return instead ? tforge_error_set(TFORGE_EIO, "%s: not a regular file (%s)", path, instead)
+                       : tforge_error_set(TFORGE_EIO, "%s: %s", path, strerror(errno));
     }
     long n = -1;
     int whole = fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < LONG_MAX &&

@@ -1,13 +1,14 @@
 #include "cli.h"
 
 #include "registry.h"
-#include "tforge/plugin/heuristic.h"
-#include "tforge/plugin/profiler.h"
-#include "tforge/plugin/transform.h"
 #include "rpc.h"
+#include "transforms.h"
 #include "worker.h"
 #include "tforge/error.h"
 #include "tforge/log.h"
+#include "tforge/plugin/heuristic.h"
+#include "tforge/plugin/profiler.h"
+#include "tforge/plugin/transform.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -168,20 +169,18 @@ int cli_output_file(const cli_command *command, const char *name, const char *va
     return 0;
 }
 
-/* Whether `id` is one of the ids of `list` ("a,b,c"). */
-static int in_list(const char *list, const char *id, size_t len)
+static int has_id(const tforge_transform_ids *ids, const char *id)
 {
-    for (const char *c = list; *c;) {
-        size_t n = strcspn(c, ",");
-        if (n == len && strncmp(c, id, len) == 0)
+    for (size_t i = 0; i < ids->n; i++)
+        if (strcmp(ids->ids[i], id) == 0)
             return 1;
-        c += n + (c[n] == ',');
-    }
     return 0;
 }
 
-/* --transforms: all, none, or loaded transform ids separated by commas. */
-static int check_transform_ids(const tforge_registry *reg, const char *list)
+/* --transforms (`list`, split into `ids`): all, none, or loaded transform ids separated by
+ * commas. */
+static int check_transform_ids(const tforge_registry *reg, const char *list,
+                               const tforge_transform_ids *ids)
 {
     if (strcmp(list, "all") == 0 || strcmp(list, "none") == 0)
         return 0;
@@ -189,22 +188,19 @@ static int check_transform_ids(const tforge_registry *reg, const char *list)
     if (!len || list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,"))
         return tforge_error_set(TFORGE_EINPUT, "--transforms '%s': expected all, none or "
                                 "transform ids separated by commas", list);
-    for (const char *c = list; *c;) {
-        size_t n = strcspn(c, ",");
-        char id[128];
-        snprintf(id, sizeof id, "%.*s", (int)n, c);
-        if (!tforge_registry_find(reg, TFORGE_TRANSFORM_INTERFACE_ID, id))
+    for (size_t i = 0; i < ids->n; i++)
+        if (!tforge_registry_find(reg, TFORGE_TRANSFORM_INTERFACE_ID, ids->ids[i]))
             return tforge_error_set(TFORGE_ENOTFOUND, "--transforms %s: no transform plugin "
                                     "'%s' (all, none, or ids that `tforge plugins` lists)", list,
-                                    id);
-        c += n + (c[n] == ',');
-    }
+                                    ids->ids[i]);
     return 0;
 }
 
-/* One transform option ID.KEY=VALUE (given as `flag`) against what ID publishes. */
+/* One transform option ID.KEY=VALUE (given as `flag`) against what ID publishes and against
+ * --transforms (`transforms`, split into `ids`). */
 static int check_transform_option(const tforge_registry *reg, const char *transforms,
-                                  const char *flag, const char *text)
+                                  const tforge_transform_ids *ids, const char *flag,
+                                  const char *text)
 {
     const char *dot = strchr(text, '.'), *eq = strchr(text, '=');
     if (!dot || !eq || dot > eq || dot == text || eq == dot + 1)
@@ -216,7 +212,7 @@ static int check_transform_option(const tforge_registry *reg, const char *transf
     if (!r)
         return tforge_error_set(TFORGE_ENOTFOUND, "%s %s: no transform plugin '%s' (see "
                                 "`tforge plugins`)", flag, text, id);
-    if (transforms && strcmp(transforms, "all") != 0 && !in_list(transforms, id, strlen(id)))
+    if (transforms && strcmp(transforms, "all") != 0 && !has_id(ids, id))
         return tforge_error_set(TFORGE_EINPUT, "%s %s: transform %s is not among --transforms "
                                 "%s", flag, text, id, transforms);
     const char *keys[1] = {key}, *values[1] = {eq + 1};
@@ -229,9 +225,13 @@ int cli_check_plugins(const tforge_registry *reg, const char *transforms,
                       const char *const *transform_options, const char *options_flag,
                       const char *heuristic)
 {
-    int rc = transforms ? check_transform_ids(reg, transforms) : 0;
+    tforge_transform_ids ids;
+    int rc = tforge_transform_ids_split(&ids, transforms);
+    if (!rc && transforms)
+        rc = check_transform_ids(reg, transforms, &ids);
     for (size_t i = 0; !rc && transform_options && transform_options[i]; i++)
-        rc = check_transform_option(reg, transforms, options_flag, transform_options[i]);
+        rc = check_transform_option(reg, transforms, &ids, options_flag, transform_options[i]);
+    tforge_transform_ids_free(&ids);
     if (!rc && heuristic && !tforge_registry_find(reg, TFORGE_HEURISTIC_INTERFACE_ID, heuristic))
         rc = tforge_error_set(TFORGE_ENOTFOUND, "--heuristic %s: no heuristic plugin '%s' (see "
                               "`tforge plugins`)", heuristic, heuristic);

@@ -188,8 +188,9 @@ int pool_retime_untimed(void *state, const tforge_candidate *candidate, uint64_t
 
 /* The candidate's variant made and its identity set (pool_identify, the one place a variant is
  * made). */
-static int identify(const pool *p, tforge_candidate *c)
+int pool_identify(void *state, tforge_candidate *c)
 {
+    const pool *p = state;
     char *text = NULL;
     if (!c->source && c->point &&
         tforge_task_variant(&text, p->task, c->point, c->without ? c->without - 1 : SIZE_MAX)) {
@@ -208,11 +209,6 @@ static int identify(const pool *p, tforge_candidate *c)
     return 0;
 }
 
-int pool_identify(void *state, tforge_candidate *c)
-{
-    return identify(state, c);
-}
-
 int pool_job_of(pool_job *out, const pool *p, const tforge_candidate *c, tforge_measurement *m)
 {
     *out = (pool_job){NULL, NULL, ""};
@@ -220,7 +216,7 @@ int pool_job_of(pool_job *out, const pool *p, const tforge_candidate *c, tforge_
     int here = !c->variant && !c->unmade;
     if (here) {
         mine.variant = mine.unmade = NULL;
-        int rc = identify(p, &mine);
+        int rc = pool_identify((void *)p, &mine);
         if (rc)
             return rc;
     }

@@ -406,24 +406,26 @@ static double weight_of(const tforge_forge *f, const double *w, const tforge_lev
 double tforge_forge_agreement(const tforge_forge *f, const double *w,
                               const tforge_loop_outcome *out)
 {
-    double sum = 0, pairs = 0;
-    for (size_t i = 0; i < out->n_evals; i++) {
-        const tforge_loop_eval *a = &out->evals[i];
-        if (!a->point || a->m.status != TFORGE_STATUS_OK)
-            continue;
-        double wa = weight_of(f, w, a->point);
-        for (size_t j = 0; j < i; j++) {
-            const tforge_loop_eval *b = &out->evals[j];
-            if (!b->point || b->m.status != TFORGE_STATUS_OK)
-                continue;
-            double wb = weight_of(f, w, b->point);
-            if (wa == wb || a->m.value == b->m.value)
-                continue;
-            sum += (wa > wb) == (a->m.value < b->m.value) ? 1 : -1;
-            pairs++;
+    /* the points measured correctly, each one's weight once; then every pair of them */
+    const tforge_loop_eval **ok = malloc((out->n_evals + 1) * sizeof *ok);
+    double *weight = malloc((out->n_evals + 1) * sizeof *weight);
+    size_t n = 0;
+    for (size_t i = 0; ok && weight && i < out->n_evals; i++)
+        if (out->evals[i].point && out->evals[i].m.status == TFORGE_STATUS_OK) {
+            ok[n] = &out->evals[i];
+            weight[n] = weight_of(f, w, ok[n]->point);
+            n++;
         }
-    }
-    return pairs ? sum / pairs : 0;
+    double sum = 0, pairs = 0;
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = 0; b < a; b++)
+            if (weight[a] != weight[b] && ok[a]->m.value != ok[b]->m.value) {
+                sum += (weight[a] > weight[b]) == (ok[a]->m.value < ok[b]->m.value) ? 1 : -1;
+                pairs++;
+            }
+    free(ok);
+    free(weight);
+    return pairs ? sum / pairs : 0; /* out of memory: no evidence, as with no pairs */
 }
 
 /* Hands the prior of `p`'s labels (none: all zeros remove the one before) to each of the

@@ -1,6 +1,7 @@
 /* Files: read whole (plain or gzip, a Kernel Tuner cache left open repaired), the format told
  * by the content, and written through a temporary file. */
 #include "recording_internal.h"
+#include "file.h"
 
 #include "tforge/log.h"
 
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* The largest recording read, uncompressed: the biggest public caches are tens of MB, and a
@@ -39,17 +39,11 @@ static int open_regular(gzFile *out, const char *path)
     if (fd < 0)
         return tforge_error_set(errno == ENOENT ? TFORGE_ENOTFOUND : TFORGE_EIO,
                                 "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
+    const char *instead = tforge_file_not_regular(fd);
     int rc = 0;
-    if (fstat(fd, &st) != 0)
-        rc = tforge_error_set(TFORGE_EIO, "%s: cannot open: %s", path, strerror(errno));
-    else if (!S_ISREG(st.st_mode))
+    if (instead)
         rc = tforge_error_set(TFORGE_EINPUT, "%s: not a regular file (%s): expected a Kernel "
-                              "Tuner cache or T4 results", path,
-                              S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode)
-                                  ? "a FIFO" : "a device or socket");
-    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
-        rc = tforge_error_set(TFORGE_EIO, "%s: cannot open: %s", path, strerror(errno));
+                              "Tuner cache or T4 results", path, instead);
     else if (!(*out = gzdopen(fd, "rb")))
         rc = nomem();
     if (rc < 0)

@@ -192,26 +192,25 @@ static char *environment(tforge_worker *w, const settings *s)
 
 static char *settings_json(const settings *s)
 {
-    cJSON *o = cJSON_CreateObject(), *opts = cJSON_AddArrayToObject(o, "options");
-    for (size_t i = 0; i < s->n_options; i++)
-        cJSON_AddItemToArray(opts, cJSON_CreateString(s->options[i]));
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "options", cJSON_CreateStringArray(s->options, (int)s->n_options));
     cJSON_AddStringToObject(o, "backend", s->backend_text);
     cJSON_AddNumberToObject(o, "shape", s->shape);
     cJSON_AddNumberToObject(o, "batch", s->batch);
     cJSON_AddBoolToObject(o, "lookahead", s->lookahead);
     cJSON_AddBoolToObject(o, "check", s->check);
     cJSON_AddStringToObject(o, "transforms", s->transforms);
-    cJSON *topts = cJSON_AddArrayToObject(o, "transform_options");
-    for (size_t i = 0; i < s->n_transform_options; i++)
-        cJSON_AddItemToArray(topts, cJSON_CreateString(s->transform_options[i]));
+    cJSON_AddItemToObject(o, "transform_options",
+                          cJSON_CreateStringArray(s->transform_options,
+                                                  (int)s->n_transform_options));
     int steered;
     tforge_forge_plugin(s->strategy, &steered);
     if (steered) { /* only where they matter, so that runs stored before them still resume */
         cJSON_AddStringToObject(o, "heuristic", s->heuristic);
         cJSON_AddBoolToObject(o, "counters", !s->no_counters);
-        cJSON *popts = cJSON_AddArrayToObject(o, "profiler_options");
-        for (size_t i = 0; i < s->n_profiler_options; i++)
-            cJSON_AddItemToArray(popts, cJSON_CreateString(s->profiler_options[i]));
+        cJSON_AddItemToObject(o, "profiler_options",
+                              cJSON_CreateStringArray(s->profiler_options,
+                                                      (int)s->n_profiler_options));
     }
     if (s->patience)
         cJSON_AddNumberToObject(o, "patience", s->patience);

@@ -57,7 +57,7 @@ static void missing_file_and_folder_refused(void **state)
 
     assert_int_equal(tforge_file_read(&text, &size, tmpdir), TFORGE_EIO);
     assert_null(text);
-    snprintf(expected, sizeof expected, "%s: not a regular file", tmpdir);
+    snprintf(expected, sizeof expected, "%s: not a regular file (a directory)", tmpdir);
     assert_string_equal(tforge_error_last()->message, expected);
 
     /* a FIFO with no writer is refused at once, not waited on */
@@ -65,7 +65,7 @@ static void missing_file_and_folder_refused(void **state)
     assert_int_equal(mkfifo(path, 0600), 0);
     assert_int_equal(tforge_file_read(&text, &size, path), TFORGE_EIO);
     assert_null(text);
-    snprintf(expected, sizeof expected, "%s: not a regular file", path);
+    snprintf(expected, sizeof expected, "%s: not a regular file (a FIFO)", path);
     assert_string_equal(tforge_error_last()->message, expected);
     unlink(path);
 }
