@@ -15,8 +15,8 @@ say() { printf 'setup: %s\n' "$*"; }
 
 # ---- Debian packages ----
 packages=(build-essential cmake pkg-config libgsl-dev libopenblas-dev libcjson-dev
-          libsqlite3-dev zlib1g-dev libcmocka-dev libopenmpi-dev openmpi-bin python3-dev
-          python3-venv)
+          libsqlite3-dev zlib1g-dev libcmocka-dev libopenmpi-dev openmpi-bin libcurl4-openssl-dev
+          python3-dev python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

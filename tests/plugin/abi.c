@@ -120,6 +120,16 @@ _Static_assert(offsetof(tforge_profiler_interface, create) == 8, "profiler.creat
 _Static_assert(offsetof(tforge_costmodel_interface, create) == 8, "costmodel.create");
 _Static_assert(offsetof(tforge_llm_interface, create) == 8, "llm.create");
 
+/* the frozen costmodel/1 and llm/1 layouts */
+_Static_assert(offsetof(tforge_costmodel_interface, predict) == 40, "costmodel.predict");
+_Static_assert(sizeof(tforge_costmodel_interface) == 56, "costmodel size");
+_Static_assert(offsetof(tforge_costmodel_candidate, device) == 48, "costmodel_candidate.device");
+_Static_assert(sizeof(tforge_costmodel_prediction) == 24, "costmodel_prediction size");
+_Static_assert(offsetof(tforge_llm_interface, complete) == 16, "llm.complete");
+_Static_assert(sizeof(tforge_llm_interface) == 40, "llm size");
+_Static_assert(offsetof(tforge_llm_request, seed) == 32, "llm_request.seed");
+_Static_assert(sizeof(tforge_llm_answer) == 40, "llm_answer size");
+
 _Static_assert(offsetof(tforge_strategy_interface, create) == 8, "strategy.create");
 _Static_assert(offsetof(tforge_strategy_interface, ask) == 16, "strategy.ask");
 _Static_assert(offsetof(tforge_strategy_interface, tell) == 24, "strategy.tell");

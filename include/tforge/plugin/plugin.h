@@ -23,12 +23,12 @@
  * The types every kind shares (levels, statuses, the space view, observations, measurements) are
  * in types.h; each kind's interface in a header of its own: strategy.h (ask/tell), transform.h
  * (source rewrites, over the analysis IR of ir.h), profiler.h and heuristic.h (over the profiles
- * of profile.h), and the drafts costmodel.h and llm.h. ABI 1.2 added set_level_prior to
- * strategies; ABI 1.3 made kinds open (the interface id) and gave every create the options view
- * and the host (strategy/2, transform/5, heuristic/2, profiler/2, costmodel/1, llm/1), and told
- * what a dimension is (its owner and effect, types.h) to the space view and to a transform's
- * parameters. `sdk/` (installed beside these headers as tforge/sdk/) holds the helpers in-tree
- * plugins use, so an out-of-tree one copies nothing.
+ * of profile.h), costmodel.h (objectives and bounds) and llm.h (a model's transport). ABI 1.2
+ * added set_level_prior to strategies; ABI 1.3 made kinds open (the interface id) and gave every
+ * create the options view and the host (strategy/2, transform/5, heuristic/2, profiler/2,
+ * costmodel/1, llm/1), and told what a dimension is (its owner and effect, types.h) to the space
+ * view and to a transform's parameters. `sdk/` (installed beside these headers as tforge/sdk/)
+ * holds the helpers in-tree plugins use, so an out-of-tree one copies nothing.
  */
 #ifndef TFORGE_PLUGIN_PLUGIN_H
 #define TFORGE_PLUGIN_PLUGIN_H
