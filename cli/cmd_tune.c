@@ -56,6 +56,9 @@ static const char help[] =
     "                     none, or ID,ID (`tforge plugins`)\n"
     "  --transform-option ID.K=V  an option of transform ID (repeatable): ID one that\n"
     "                     --transforms keeps, K one it publishes (`tforge plugins --options`)\n"
+    "  --constraint EXPR  a constraint over any dimension of the space, the transforms'\n"
+    "                     parameters included (`tforge transform` names them), in the task's\n"
+    "                     constraint language (repeatable): \"split_k <= 4\", \"not tma_subtile\"\n"
     "  --option K=V       a setting of the strategy (repeatable)\n"
     "  --budget N         candidates to evaluate, baselines not counted (default 50)\n"
     "  --time T           stop the search after T (90s, 5m, 1h) even if the budget is not\n"
@@ -82,7 +85,7 @@ static const char help[] =
 
 enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_BATCH,
        OPT_WORKERS, OPT_SHAPE, OPT_OUT, OPT_RESUME, OPT_CHECK, OPT_TIMEOUT, OPT_TRANSFORMS,
-       OPT_TRANSFORM_OPTION, OPT_HEURISTIC, OPT_PATIENCE, OPT_NO_COUNTERS,
+       OPT_TRANSFORM_OPTION, OPT_CONSTRAINT, OPT_HEURISTIC, OPT_PATIENCE, OPT_NO_COUNTERS,
        OPT_PROFILER_OPTION, OPT_PROFILE_ALL, OPT_NO_LOOKAHEAD };
 
 
@@ -95,6 +98,8 @@ typedef struct args {
     size_t n_profiler_options;
     const char *transform_options[65];
     size_t n_transform_options;
+    const char *constraints[65];
+    size_t n_constraints;
     int heuristic_given; /* --heuristic named: checked whatever the strategy */
 } args;
 
@@ -156,6 +161,7 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"transforms", required_argument, NULL, OPT_TRANSFORMS},
         {"transform-option", required_argument, NULL, OPT_TRANSFORM_OPTION},
+        {"constraint", required_argument, NULL, OPT_CONSTRAINT},
         {"heuristic", required_argument, NULL, OPT_HEURISTIC},
         {"patience", required_argument, NULL, OPT_PATIENCE},
         {"no-counters", no_argument, NULL, OPT_NO_COUNTERS},
@@ -173,7 +179,7 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
     for (int opt, at = -1; (opt = getopt_long(argc, argv, "hvq", options, &at)) != -1; at = -1) {
         int rc = 0;
         if (at >= 0 && opt <= OPT_NO_LOOKAHEAD && options[at].has_arg && opt != OPT_OPTION &&
-            opt != OPT_PROFILER_OPTION && opt != OPT_TRANSFORM_OPTION &&
+            opt != OPT_PROFILER_OPTION && opt != OPT_TRANSFORM_OPTION && opt != OPT_CONSTRAINT &&
             (rc = cli_once(c, &given[opt], options[at].name, optarg)))
             return rc;
         switch (opt) {
@@ -234,6 +240,11 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
                 return cli_usage_error(c, "too many --transform-option settings (at most 64)");
             s->transform_options[s->n_transform_options++] = optarg;
             break;
+        case OPT_CONSTRAINT:
+            if (s->n_constraints == 64)
+                return cli_usage_error(c, "too many --constraint settings (at most 64)");
+            s->constraints[s->n_constraints++] = optarg;
+            break;
         default:
             rc = cli_common_option(c, common, opt, optarg, argv);
         }
@@ -248,6 +259,7 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
     o->strategy_options = s->options;
     o->profiler_options = s->profiler_options;
     o->transform_options = s->transform_options;
+    o->constraints = s->constraints;
     const char *replay_file;
     const tforge_backend_type *backend = tforge_tune_backend(o->backend, &replay_file);
     if (!backend)

@@ -24,7 +24,10 @@
 #                    runs/K_counters_H200.json.gz, then forge, bo and rules replayed on it (50
 #                    seeds, BUDGET; RECORD_TIMEOUT: seconds for the tune, default 500;
 #                    RECORD_RESUME=DIR: go on from DIR/record_K/, a call's runs/ that ran out of
-#                    time, carried back: matmul's 768 configurations take several calls)
+#                    time, carried back: matmul's 768 configurations take several calls);
+#                    TASK_K=path records another task file under the name K; RECORD_TRANSFORMS
+#                    (default none) and RECORD_CONSTRAINTS ("EXPR;EXPR": tune's --constraint)
+#                    record a rewrite space, named runs/K_RECORD_NAME_GPU.json.gz; BATCH
 #   timing           issue 16: our timing, do_bench and CUPTI's activity durations of the same
 #                    launches under each protocol and its ablations (experiments/timing/)
 #   capture:K[,K...] issue 14: `tforge capture` of experiments/capture/K_script.py, the captured
@@ -233,14 +236,22 @@ print('   GPU busy after the first batch:', r.get('runner_busy_after_first_batch
       if [ -n "${RECORD_RESUME:-}" ] && [ -f "$RECORD_RESUME/record_$k/tforge.db" ]; then
         cp -r "$RECORD_RESUME/record_$k" "$out/runs/" && resume=--resume
       fi
-      timeout "${RECORD_TIMEOUT:-500}" "$t" tune "experiments/kernels/$k/task.json" --backend cuda \
-        --transforms none --strategy exhaustive --budget 100000 --profile-all \
+      var="TASK_$k"; task=${!var:-experiments/kernels/$k/task.json}
+      constraints=()
+      IFS=';' read -ra given <<< "${RECORD_CONSTRAINTS:-}"
+      for c in "${given[@]}"; do [ -n "$c" ] && constraints+=(--constraint "$c"); done
+      gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -o 'H[0-9]*' | head -1)
+      name=${k}_${RECORD_NAME:-counters}_${gpu:-GPU}
+      timeout "${RECORD_TIMEOUT:-500}" "$t" tune "$task" --backend cuda \
+        --transforms "${RECORD_TRANSFORMS:-none}" "${constraints[@]}" --strategy exhaustive \
+        --budget 100000 --profile-all ${BATCH:+--batch "$BATCH"} \
         ${TIMEOUT:+--timeout "$TIMEOUT"} $resume \
         --out "$out/runs/record_$k" -q > "$out/runs/record_$k.txt" 2>&1
       "$t" store export --store "$out/runs/record_$k/tforge.db" --run 1 \
-        --out "$out/runs/${k}_counters_H200.json.gz" 2>&1 | tee -a "$summary"
+        --out "$out/runs/$name.json.gz" 2>&1 | tee -a "$summary"
+      python3 -c "import gzip,json,sys; d=json.load(gzip.open(sys.argv[1])); c=d.get('cache',{}); print(sys.argv[1], len(c), 'points')" "$out/runs/$name.json.gz" 2>&1 | tee -a "$summary"
       # the strategies on it, steered by its counters, over many seeds (seconds, on the CPU)
-      "$t" replay --cache "$out/runs/${k}_counters_H200.json.gz" --strategy forge,bo,rules \
+      "$t" replay --cache "$out/runs/$name.json.gz" --strategy forge,bo,rules \
         --budget "${BUDGET:-30}" --seeds 50 2>&1 | tail -5 | tee -a "$summary"
     done ;;
   timing)

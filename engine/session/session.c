@@ -45,6 +45,8 @@ typedef struct settings {
     const char *transforms; /* "all", "none" or ID,ID */
     const char *transform_options[65];
     size_t n_transform_options;
+    const char *constraints[65]; /* --constraint: over any dimension, the transforms' included */
+    size_t n_constraints;
     const tforge_backend_type *backend;
     uint32_t budget, batch, workers, shape, timeout, patience;
     int all_shapes;
@@ -118,6 +120,7 @@ static void settings_of(settings *s, const tforge_tune_options *o)
     s->n_options = copy_list(s->options, o->strategy_options);
     s->n_profiler_options = copy_list(s->profiler_options, o->profiler_options);
     s->n_transform_options = copy_list(s->transform_options, o->transform_options);
+    s->n_constraints = copy_list(s->constraints, o->constraints);
 }
 
 static int timeout_ms(uint32_t seconds)
@@ -203,6 +206,9 @@ static char *settings_json(const settings *s)
     cJSON_AddItemToObject(o, "transform_options",
                           cJSON_CreateStringArray(s->transform_options,
                                                   (int)s->n_transform_options));
+    if (s->n_constraints) /* only where given, so that runs stored before them still resume */
+        cJSON_AddItemToObject(o, "constraints",
+                              cJSON_CreateStringArray(s->constraints, (int)s->n_constraints));
     int steered;
     tforge_forge_plugin(s->strategy, &steered);
     if (steered) { /* only where they matter, so that runs stored before them still resume */
@@ -692,6 +698,8 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     /* a recording holds rewrites only when it was made with them: named transforms alone */
     if ((s.backend != &tforge_backend_replay || strcmp(s.transforms, "all") != 0) &&
         use_transforms(&s, reg, task))
+        goto failed;
+    if (s.n_constraints && tforge_task_add_constraints(task, s.constraints))
         goto failed;
     hold_rewrites(&s, task, strategy_plugin);
     if (!(set = settings_json(&s)))

@@ -91,6 +91,8 @@ typedef struct tforge_tune_options {
     int profile_all;                   /* profile every correct candidate, not only incumbents */
     const char *transforms;            /* "all", "none" or "ID,ID" */
     const char *const *transform_options; /* "ID.KEY=VALUE", NULL-terminated, or NULL */
+    const char *const *constraints;    /* more constraints over any dimension, the transforms'
+                                          included ("split_k <= 4"), NULL-terminated, or NULL */
     uint32_t budget, patience;         /* patience 0: never stop early */
     double time_limit_s;               /* 0: none */
     uint64_t seed;
@@ -108,7 +110,7 @@ typedef struct tforge_tune_options {
 } tforge_tune_options;
 #define TFORGE_TUNE_OPTIONS_INIT                                                                  \
     {TFORGE_TUNE_OPTIONS_VERSION, NULL, NULL, "auto", NULL, 0, NULL, NULL, "bottleneck", 1, NULL, \
-     0, "all", NULL, 50, 0, 0, 1, 0, 0, 1, 0, 0, NULL, 0, 0, NULL, NULL}
+     0, "all", NULL, NULL, 50, 0, 0, 1, 0, 0, 1, 0, 0, NULL, 0, 0, NULL, NULL}
 
 /* The backend type `text` names ("auto" names cuda, decided once a worker has looked for a GPU),
  * `*replay_file` the file of "replay:FILE" (else NULL); NULL for a name no backend has. */

@@ -174,6 +174,9 @@ static int build_space(tforge_task *t, size_t shape, const cJSON *plan)
     for (const cJSON *c = constraints ? constraints->child : NULL; !rc && c; c = c->next)
         if ((rc = tforge_space_add_constraint(t->space, c->valuestring)))
             rc = tforge_error_prefix("%s: space.constraints", t->path);
+    for (const char *const *c = t->constraints; !rc && c && *c; c++)
+        if ((rc = tforge_space_add_constraint(t->space, *c)))
+            rc = tforge_error_prefix("--constraint");
     /* With transforms the space is too large to enumerate whole: the strategies sample it. */
     tforge_space_build_options options = TFORGE_SPACE_BUILD_OPTIONS_INIT;
     if (t->transforms)
@@ -388,6 +391,12 @@ const tforge_level *tforge_task_baseline_point(const tforge_task *t, size_t b)
     return b < t->n_baseline && t->baseline_inside[b]
                ? t->baseline_points + b * tforge_space_dims(t->space)
                : NULL;
+}
+
+int tforge_task_add_constraints(tforge_task *t, const char *const *constraints)
+{
+    t->constraints = constraints;
+    return tforge_task_select(t, t->shape);
 }
 
 int tforge_task_use_transforms(tforge_task *t, const tforge_registry *registry,

@@ -40,6 +40,7 @@ typedef struct tforge_task {
     char **knobs;          /* the plan's parameter names, lent to the transforms */
     size_t n_knobs;
     tforge_transforms *transforms; /* NULL until tforge_task_use_transforms */
+    const char *const *constraints; /* the caller's, lent: after the plan's, in every shape */
 } tforge_task;
 
 /* Asks `worker` to load and validate the task file, then builds its space. Errors that the
@@ -71,6 +72,12 @@ const tforge_level *tforge_task_baseline_point(const tforge_task *task, size_t b
  * kernel the analysis cannot read) nothing is added and a warning says why. */
 int tforge_task_use_transforms(tforge_task *task, const tforge_registry *registry,
                                const char *const *ids, const char *const *options);
+
+/* Adds `constraints` (NULL-terminated, lent for the task's life) to every shape's space, after
+ * the task's own and the transforms' (so they may name the transforms' parameters); the selected
+ * shape is built again. A constraint that does not parse, or names no dimension, is TFORGE_EINPUT
+ * naming it. */
+int tforge_task_add_constraints(tforge_task *task, const char *const *constraints);
 
 /* The config of a point, as a JSON object text the caller frees: the values of the plan's
  * parameters and of the transforms' launch options (those not at level 0); the transforms'
