@@ -113,3 +113,14 @@ void tforge_sol_candidate(tforge_costmodel_candidate *out, const tforge_profile 
     out->uses_tensor_cores = uses_tensor_cores != 0;
     out->device = device;
 }
+
+int tforge_sol_prunes(double lower, double incumbent, double margin)
+{
+    return isfinite(lower) && isfinite(incumbent) && lower > incumbent * (1 + margin);
+}
+
+double tforge_sol_percent(double lower, double value)
+{
+    return isfinite(lower) && lower > 0 && isfinite(value) && value > 0 ? 100 * lower / value
+                                                                        : NAN;
+}

@@ -30,4 +30,13 @@ int tforge_device_file_read(tforge_device_file *out, const char *path, int allow
 void tforge_sol_candidate(tforge_costmodel_candidate *out, const tforge_profile *p,
                           int uses_tensor_cores, const tforge_costmodel_device *device);
 
+/* Whether a candidate whose bound is `lower` cannot beat the incumbent's `incumbent` (same unit)
+ * by more than the noise: lower > incumbent x (1 + margin). Never with an unknown bound or no
+ * incumbent yet (NAN or infinite). */
+int tforge_sol_prunes(double lower, double incumbent, double margin);
+
+/* The share of the speed of light a measured `value` reaches, in percent: 100 x lower / value;
+ * NAN when either is unknown. */
+double tforge_sol_percent(double lower, double value);
+
 #endif
