@@ -6,7 +6,8 @@ the user's cache dir ($XDG_CACHE_HOME/tforge/devices/, else ~/.cache/tforge/devi
 
     python -m tforge_worker.peaks [--out FILE] [--force]
 
-prints the file's path; a cached file is reused unless --force.
+prints the file's path; a cached file is reused unless --force. The engine calls `cached()`
+(an entry point): the same, for the current device, measured on the first call.
 """
 
 import argparse
@@ -116,6 +117,29 @@ def measure():
     }
 
 
+def write(path):
+    """Measures the current device into the device file at `path` (written whole or not at
+    all)."""
+    fields = measure()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump(fields, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+
+
+def cached():
+    """The current device's file in the cache, measured first when it is not there yet; raises
+    RuntimeError without a CUDA device."""
+    import torch
+    if not torch.cuda.is_available():
+        raise RuntimeError("no CUDA device: its peaks cannot be measured here")
+    path = cache_path(torch.cuda.get_device_name())
+    if not os.path.exists(path):
+        write(path)
+    return path
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tforge_worker.peaks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", help="the device file (default: the cache's, by device name)")
@@ -126,15 +150,8 @@ def main(argv=None):
         print("peaks: no CUDA device: nothing to measure", file=sys.stderr)
         return 2
     path = args.out or cache_path(torch.cuda.get_device_name())
-    if os.path.exists(path) and not args.force:
-        print(path)
-        return 0
-    fields = measure()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path + ".tmp", "w") as f:
-        json.dump(fields, f, indent=1)
-        f.write("\n")
-    os.replace(path + ".tmp", path)
+    if args.force or not os.path.exists(path):
+        write(path)
     print(path)
     return 0
 
