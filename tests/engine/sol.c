@@ -1,5 +1,6 @@
 /* What the speed-of-light model is given: a device file read (the placeholder only where
- * allowed, each refusal naming the file and the field) and a profile made its candidate. */
+ * allowed, one the worker's peaks.py measured, each refusal naming the file and the field) and
+ * a profile made its candidate. */
 #include "profile.h"
 #include "sol.h"
 
@@ -42,6 +43,19 @@ static void reads_the_placeholder_where_allowed(void **unused)
     assert_int_equal(tforge_device_file_read(&f, placeholder, 0), TFORGE_EINPUT);
     assert_non_null(strstr(tforge_error_last()->message, "field source"));
     assert_non_null(strstr(tforge_error_last()->message, "placeholder"));
+}
+
+/* What tforge_worker.peaks wrote on an H100 reads as it is (its extra fields ignored). */
+static void reads_a_file_the_worker_measured(void **unused)
+{
+    (void)unused;
+    tforge_device_file f;
+    assert_int_equal(tforge_device_file_read(&f, MEASURED_H100, 0), 0);
+    assert_false(f.placeholder);
+    assert_string_equal(f.device.name, "NVIDIA H100 80GB HBM3");
+    assert_int_equal(f.device.sms, 132);
+    assert_true(f.device.dram_bytes_per_s > 1e12 && f.device.flops_per_s > 1e14 &&
+                f.device.flops_per_s_fp32 > 1e13);
 }
 
 static void refusals_name_the_file_and_field(void **unused)
@@ -100,6 +114,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reads_the_placeholder_where_allowed),
+        cmocka_unit_test(reads_a_file_the_worker_measured),
         cmocka_unit_test(refusals_name_the_file_and_field),
         cmocka_unit_test(a_profile_as_the_candidate),
     };
