@@ -44,6 +44,14 @@ static const char help[] =
     "                     for forge and rules (default bottleneck; one named must be there,\n"
     "                     whatever the strategy)\n"
     "  --patience N       stop after N candidates without a new incumbent (default: never)\n"
+    "  --sol-stop P       stop once the incumbent runs at P% of its speed of light (default\n"
+    "                     95; 0: never): the task's bytes and flops over the device's\n"
+    "                     measured peaks (on the GPU measured once, a few seconds, and kept\n"
+    "                     in $XDG_CACHE_HOME/tforge/devices/); candidates whose bound cannot\n"
+    "                     beat the incumbent are not run. report.md and result.json give\n"
+    "                     the baseline's and the winner's share of it\n"
+    "  --device FILE      the device file of those peaks (default: the GPU's; a replayed\n"
+    "                     recording's device.json beside it)\n"
     "  --no-counters      profile forge's and rules' incumbents by static metrics alone\n"
     "  --profile-all      profile every candidate that ran correctly too (any strategy), as\n"
     "                     its batch is told, kept in the store: `tforge store export` then\n"
@@ -86,7 +94,7 @@ static const char help[] =
 enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_BATCH,
        OPT_WORKERS, OPT_SHAPE, OPT_OUT, OPT_RESUME, OPT_CHECK, OPT_TIMEOUT, OPT_TRANSFORMS,
        OPT_TRANSFORM_OPTION, OPT_CONSTRAINT, OPT_HEURISTIC, OPT_PATIENCE, OPT_NO_COUNTERS,
-       OPT_PROFILER_OPTION, OPT_PROFILE_ALL, OPT_NO_LOOKAHEAD };
+       OPT_SOL_STOP, OPT_DEVICE, OPT_PROFILER_OPTION, OPT_PROFILE_ALL, OPT_NO_LOOKAHEAD };
 
 
 /* The session's options and the lists they point to. */
@@ -168,6 +176,8 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
         {"no-lookahead", no_argument, NULL, OPT_NO_LOOKAHEAD},
         {"profile-all", no_argument, NULL, OPT_PROFILE_ALL},
         {"profiler-option", required_argument, NULL, OPT_PROFILER_OPTION},
+        {"sol-stop", required_argument, NULL, OPT_SOL_STOP},
+        {"device", required_argument, NULL, OPT_DEVICE},
         CLI_COMMON_LONG_OPTIONS,
         {0, 0, 0, 0}};
     *s = (args){.o = TFORGE_TUNE_OPTIONS_INIT};
@@ -221,6 +231,19 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
             s->heuristic_given = 1;
             break;
         case OPT_PATIENCE: rc = parse_uint(c, "--patience", optarg, &o->patience, 1); break;
+        case OPT_SOL_STOP: {
+            uint32_t percent = 0;
+            rc = parse_uint(c, "--sol-stop", optarg, &percent, 0);
+            if (!rc && percent > 100)
+                rc = cli_usage_error(c, "--sol-stop expects a percent from 0 to 100, not '%s'",
+                                     optarg);
+            o->sol_stop = percent;
+            break;
+        }
+        case OPT_DEVICE:
+            o->device_file = optarg;
+            rc = cli_path(c, "--device", optarg);
+            break;
         case OPT_NO_COUNTERS: o->counters = 0; break;
         case OPT_NO_LOOKAHEAD: o->lookahead = 0; break;
         case OPT_PROFILE_ALL: o->profile_all = 1; break;

@@ -1,4 +1,5 @@
 #include "loop.h"
+#include "sol.h"
 
 #include "clock.h"
 #include "grow.h"
@@ -244,16 +245,44 @@ static void forget(tforge_candidate *c, size_t n)
         tforge_candidate_forget(&c[i]);
 }
 
-/* Evaluates a batch of identified candidates (or takes its first part from the resumed run),
- * records and appends it. */
+/* The incumbent's value, NAN when there is none yet (or on an untimed backend). */
+static double incumbent_value(const loop *l)
+{
+    return l->incumbent >= 0 ? l->out->evals[l->incumbent].m.value : NAN;
+}
+
+/* Whether a new candidate is pruned by its bound (tforge_loop_bound); if so `m` says why. */
+static int prune(const loop *l, double lower, tforge_measurement *m)
+{
+    const tforge_loop_bound *b = l->o->bound;
+    double incumbent = incumbent_value(l);
+    if (!b || !tforge_sol_prunes(lower, incumbent, b->margin))
+        return 0;
+    tforge_measurement_init(m);
+    m->status = TFORGE_STATUS_CONSTRAINT;
+    snprintf(m->message, sizeof m->message, "pruned: its speed-of-light bound %.4g cannot beat "
+             "the incumbent's %.4g by more than %g%%", lower, incumbent, 100 * b->margin);
+    return 1;
+}
+
+/* Evaluates a batch of identified candidates (or takes its first part from the resumed run;
+ * prunes new candidates that cannot win), records and appends it. */
 static int evaluate(loop *l, const tforge_candidate *c, size_t n, int baseline)
 {
     if (n == 0)
         return 0;
     const tforge_run_history *h = l->o->history;
-    tforge_measurement *m = calloc(n, sizeof *m);
-    int rc = m ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    size_t first = l->out->n_evals, from_store = 0;
+    const tforge_loop_bound *bound = l->o->bound;
+    tforge_measurement *m = calloc(n, sizeof *m), *run_m = calloc(n, sizeof *run_m);
+    tforge_candidate *run = calloc(n, sizeof *run); /* lent copies of those that run */
+    size_t *run_at = calloc(n, sizeof *run_at);
+    double *lower = calloc(n, sizeof *lower);
+    unsigned char *pruned = calloc(n, 1);
+    int rc = m && run_m && run && run_at && lower && pruned
+                 ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    size_t first = l->out->n_evals, from_store = 0, n_run = 0;
+    for (size_t i = 0; !rc && i < n; i++)
+        lower[i] = bound ? bound->lower(bound->context, &c[i]) : NAN;
     while (!rc && h && from_store < n && first + from_store < h->n) {
         char *key;
         if ((rc = tforge_loop_key(&key, NULL, l->space, c[from_store].point,
@@ -268,19 +297,48 @@ static int evaluate(loop *l, const tforge_candidate *c, size_t n, int baseline)
         free(key);
         from_store += rc == 0;
     }
+    for (size_t i = from_store; !rc && i < n; i++) {
+        pruned[i] = !baseline && prune(l, lower[i], &m[i]);
+        if (!pruned[i]) {
+            run[n_run] = c[i];
+            run_at[n_run++] = i;
+        }
+    }
     double began = tforge_clock_s();
-    if (!rc && from_store < n)
-        rc = tforge_backend_evaluate(l->backend, c + from_store, n - from_store, m + from_store);
+    if (!rc && n_run)
+        rc = tforge_backend_evaluate(l->backend, run, n_run, run_m);
     *(baseline ? &l->out->split.baselines_s : &l->out->split.candidates_s) += tforge_clock_s() - began;
-    for (size_t i = from_store; m && i < n; i++)
-        l->out->split.compile_s += isnan(m[i].compile_ms) ? 0 : m[i].compile_ms / 1e3;
+    for (size_t k = 0; !rc && k < n_run; k++) {
+        m[run_at[k]] = run_m[k];
+        l->out->split.compile_s += isnan(run_m[k].compile_ms) ? 0 : run_m[k].compile_ms / 1e3;
+    }
     for (size_t i = 0; !rc && i < n; i++) {
         rc = append(l, &c[i], baseline, i < from_store, &m[i]);
+        if (!rc) {
+            l->out->evals[l->out->n_evals - 1].lower = lower[i];
+            l->out->evals[l->out->n_evals - 1].pruned = pruned[i];
+            l->out->n_pruned += pruned[i];
+        }
         if (!rc && i >= from_store)
             rc = record(l, &c[i], &m[i]);
     }
     free(m);
+    free(run_m);
+    free(run);
+    free(run_at);
+    free(lower);
+    free(pruned);
     return rc;
+}
+
+/* Whether the incumbent has reached the bound's stop_percent of its own speed of light. */
+static int at_speed_of_light(const loop *l)
+{
+    const tforge_loop_bound *b = l->o->bound;
+    if (!b || b->stop_percent <= 0 || l->incumbent < 0)
+        return 0;
+    const tforge_loop_eval *e = &l->out->evals[l->incumbent];
+    return tforge_sol_percent(e->lower, e->m.value) >= b->stop_percent;
 }
 
 static tforge_observation observe(const tforge_level *point, const tforge_measurement *m)
@@ -502,6 +560,8 @@ static int candidates_loop(loop *l)
     while (!rc && n < o->budget &&
            (o->time_limit_s <= 0 || n == 0 || tforge_clock_s() - l->search_start < o->time_limit_s) &&
            (o->patience == 0 || l->since_incumbent < o->patience)) {
+        if ((l->out->sol_stopped = at_speed_of_light(l)))
+            break;
         size_t before = l->out->n_evals;
         if (proposed == n) { /* nothing proposed ahead */
             uint32_t want = o->budget - n < batch ? o->budget - n : batch;

@@ -82,6 +82,8 @@ typedef struct tforge_loop_eval {
     double best_plain;    /* the plain minimum of the candidates' ok values so far */
     double elapsed_s;     /* since the start */
     int incumbent;        /* 1 when it became the incumbent (see tforge_loop_steer) */
+    double lower;         /* its speed-of-light bound (tforge_loop_bound), NAN when unknown */
+    int pruned;           /* 1 when its bound could not beat the incumbent: it was not run */
 } tforge_loop_eval;
 
 /* Where the loop's wall time went, each second in one phase: the baselines' evaluation, the
@@ -103,6 +105,8 @@ typedef struct tforge_loop_outcome {
     double seconds;
     tforge_loop_seconds split;
     int64_t run_id; /* the stored run, 0 when nothing is stored */
+    size_t n_pruned;  /* candidates this run did not run: their bound could not win */
+    int sol_stopped;  /* 1 when the search stopped at the speed of light (stop_percent) */
 } tforge_loop_outcome;
 void tforge_loop_outcome_dispose(tforge_loop_outcome *outcome);
 
@@ -122,7 +126,21 @@ typedef struct tforge_loop_steer {
     int (*evaluated)(void *context, const tforge_loop_outcome *out, size_t first, size_t n);
 } tforge_loop_steer;
 
-#define TFORGE_LOOP_OPTIONS_VERSION 3
+/* The speed-of-light bound on candidates (the roofline cost model over the device's measured
+ * peaks, engine/profile/sol.h), in the objective's unit. A candidate whose bound cannot beat the
+ * incumbent by more than `margin` (tforge_sol_prunes) is not run: it is recorded and told to the
+ * strategies as refused by a constraint, with a message giving both, and counted; baselines and
+ * a resumed run's evaluations are never pruned. The search stops once the incumbent reaches
+ * `stop_percent` of its own bound's speed (tforge_sol_percent; 0: never). */
+typedef struct tforge_loop_bound {
+    void *context;
+    /* The candidate's lower bound, NAN where unknown. [loop-thread] */
+    double (*lower)(void *context, const tforge_candidate *candidate);
+    double margin;
+    double stop_percent;
+} tforge_loop_bound;
+
+#define TFORGE_LOOP_OPTIONS_VERSION 4
 typedef struct tforge_loop_options {
     unsigned version;
     const char *strategy;
@@ -153,10 +171,11 @@ typedef struct tforge_loop_options {
      * the strategies then hear of each batch one proposal later. The proposals still depend
      * only on what was told, so a resumed run proposes the same points. */
     int lookahead;
+    const tforge_loop_bound *bound; /* NULL: no bound (nothing pruned, no stop at it) */
 } tforge_loop_options;
 #define TFORGE_LOOP_OPTIONS_INIT                                                                  \
     {TFORGE_LOOP_OPTIONS_VERSION, "random", NULL, 1, 50, 0, 1, 3, 5, NULL, 0, NULL, NULL, 0,      \
-     NULL, 0, NULL, NULL, 0, 0}
+     NULL, 0, NULL, NULL, 0, 0, NULL}
 
 /* Runs the loop over `space` with `backend`. A strategy that proposes an invalid or an already
  * evaluated point is an error that names it; so is a failed final re-timing. */

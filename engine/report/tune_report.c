@@ -349,6 +349,8 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
                    "| best | `%s` | %.4g |\n\nSpeedup **%.2fx** (medians of the final "
                    "interleaved re-timing).\n\n",
                 o->evals[o->baseline].config, o->baseline_ms, best, o->best_ms, o->speedup);
+    if (r->speed_of_light)
+        fprintf(f, "%s\n\n", r->speed_of_light);
     if (has_time)
         fputs("![best so far](convergence.svg)\n\n", f);
     if (r->take_home)

@@ -7,6 +7,7 @@
 #include "ablation.h"
 #include "forge.h"
 #include "profile.h"
+#include "sol_bound.h"
 #include "loop.h"
 #include "rpc.h"
 #include "labels.h"
@@ -53,6 +54,9 @@ typedef struct settings {
     uint64_t seed;
     double time_limit;
     int resume, check;
+    const char *device_file; /* the device's measured peaks: given, else found (device_path) */
+    char device_path[PATH_MAX];
+    double sol_stop;        /* percent of the speed of light that ends the search; 0: never */
     double load_s; /* seconds spent loading the task (its worker, the analysis, the space) */
     const tforge_tune_options *given; /* the caller's: its events */
     tforge_tune_outcome *outcome;     /* the session's so far */
@@ -113,7 +117,7 @@ static void settings_of(settings *s, const tforge_tune_options *o)
                     .timeout = o->timeout_s, .patience = o->patience,
                     .all_shapes = o->shape == TFORGE_TUNE_ALL_SHAPES, .seed = o->seed,
                     .time_limit = o->time_limit_s, .resume = o->resume, .check = o->check,
-                    .given = o};
+                    .device_file = o->device_file, .sol_stop = o->sol_stop, .given = o};
     s->backend = tforge_tune_backend(o->backend, &s->replay_file);
     if (o->backend_type)
         s->backend = o->backend_type;
@@ -220,6 +224,8 @@ static char *settings_json(const settings *s)
     }
     if (s->patience)
         cJSON_AddNumberToObject(o, "patience", s->patience);
+    if (s->device_path[0]) /* only with a bound, so that runs stored before it still resume */
+        cJSON_AddNumberToObject(o, "sol_stop", s->sol_stop);
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return text;
@@ -283,6 +289,43 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
         cJSON_AddItemToArray(list, e);
     }
     return r;
+}
+
+/* result.json's "speed_of_light": the bound, the baseline's and the winner's share of it, the
+ * candidates pruned, whether the search stopped at it; or the note saying why there is none. */
+static void add_sol_results(cJSON *r, const tforge_sol_bound *b, const settings *s,
+                            const tforge_loop_outcome *o)
+{
+    cJSON *x = cJSON_AddObjectToObject(r, "speed_of_light");
+    cJSON_AddStringToObject(x, "note", b->note);
+    if (!isfinite(b->lower))
+        return;
+    cJSON_AddStringToObject(x, "device", b->device.name);
+    cJSON_AddNumberToObject(x, "bound_ms", b->lower);
+    double base = tforge_sol_percent(b->lower, o->baseline_ms);
+    double best = tforge_sol_percent(b->lower, o->best_ms);
+    if (isfinite(base))
+        cJSON_AddNumberToObject(x, "baseline_percent", base);
+    if (isfinite(best))
+        cJSON_AddNumberToObject(x, "winner_percent", best);
+    cJSON_AddNumberToObject(x, "pruned", (double)o->n_pruned);
+    cJSON_AddNumberToObject(x, "stop_percent", s->sol_stop);
+    cJSON_AddBoolToObject(x, "stopped", o->sol_stopped);
+}
+
+/* report.md's line on it, into `line`. */
+static void sol_line(char *line, size_t size, const tforge_sol_bound *b,
+                     const tforge_loop_outcome *o)
+{
+    if (!isfinite(b->lower)) {
+        snprintf(line, size, "Speed of light: %s.", b->note);
+        return;
+    }
+    snprintf(line, size, "Speed of light: %s. The baseline runs at %.0f%% of it, the winner at "
+             "%.0f%%; %zu candidates pruned (their bound could not win)%s.", b->note,
+             tforge_sol_percent(b->lower, o->baseline_ms),
+             tforge_sol_percent(b->lower, o->best_ms), o->n_pruned,
+             o->sol_stopped ? "; the search stopped at the bound" : "");
 }
 
 /* result.json's "profile": every profile taken (the baseline's, each new incumbent's, the
@@ -610,10 +653,14 @@ static const char *default_strategy(const settings *s, const tforge_registry *re
 static cJSON *write_results(const settings *s, const tforge_registry *reg, const tforge_task *task,
                             const tforge_loop_outcome *o, const won *w, const tforge_forge *forge,
                             int counters, double busy, const seconds_split *split,
-                            const tforge_takehome *th, const char *dir)
+                            const tforge_takehome *th, const tforge_sol_bound *sol,
+                            const char *dir)
 {
     cJSON *result = result_json(s, reg, task, o, dir);
     add_seconds_split(result, split);
+    add_sol_results(result, sol, s, o);
+    char sol_text[1024];
+    sol_line(sol_text, sizeof sol_text, sol, o);
     if (!isnan(busy))
         cJSON_AddNumberToObject(result, "runner_busy_after_first_batch", busy);
     if (task->transforms)
@@ -628,7 +675,7 @@ static cJSON *write_results(const settings *s, const tforge_registry *reg, const
                                  o,            result_text,     task->transforms, w->rewrites,
                                  w->variant,   w->diff,         w->ablation,     w->n_ablation,
                                  forge,        task->space,     th->hook,        th->hook_at,
-                                 th->dropped,  th->report};
+                                 th->dropped,  th->report,       sol_text};
     int rc = tforge_report_write_tune(dir, &report);
     free(result_text);
     if (rc) {
@@ -666,6 +713,39 @@ static void shape_done(tforge_tune_shape *r, const settings *s, const tforge_loo
                                      l->final_s,      split->winner, l->compile_s};
 }
 
+/* A bound within 5% of the incumbent is not pruned: about the spread of repeated medians. */
+#define SOL_MARGIN 0.05
+
+/* The device file of the device the backend's times are from: the one given; on the GPU the
+ * worker's (measured there on first use); a replayed recording's `device.json` beside it. None
+ * leaves the tune without a bound (the results say so); a GPU whose peaks cannot be measured
+ * too, with a warning. */
+static void find_device_file(settings *s)
+{
+    s->device_path[0] = '\0';
+    if (s->device_file) {
+        snprintf(s->device_path, sizeof s->device_path, "%s", s->device_file);
+    } else if (s->backend == &tforge_backend_cuda) {
+        static const char *const compiling[] = {"TRITON_INTERPRET=0", NULL};
+        char *path = tforge_rpc_fresh_text("the device's peaks", tforge_rpc_peaks(), compiling,
+                                           120000);
+        if (path)
+            snprintf(s->device_path, sizeof s->device_path, "%s", path);
+        else
+            tforge_log(TFORGE_LOG_WARN, "no speed-of-light bound: %s",
+                       tforge_error_last()->message);
+        free(path);
+    } else if (s->backend == &tforge_backend_replay && s->replay_file) {
+        char dir[PATH_MAX - 16];
+        snprintf(dir, sizeof dir, "%s", s->replay_file);
+        char *slash = strrchr(dir, '/');
+        snprintf(s->device_path, sizeof s->device_path, "%s/device.json",
+                 slash ? (*slash = '\0', dir) : ".");
+        if (access(s->device_path, R_OK) != 0)
+            s->device_path[0] = '\0';
+    }
+}
+
 /* Tunes the task's selected shape into `dir`, s.current; 0, or the failure's code (told). */
 static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task, const char *env,
                       const char *dir)
@@ -680,6 +760,7 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     tforge_forge *forge = NULL;
     won won = {0};
     tforge_takehome th = {0};
+    tforge_sol_bound sol = {0};
     char *set = NULL, db[4200];
     cJSON *result = NULL;
     int rc = 0, lock = -1;
@@ -702,6 +783,7 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     if (s.n_constraints && tforge_task_add_constraints(task, s.constraints))
         goto failed;
     hold_rewrites(&s, task, strategy_plugin);
+    find_device_file(&s);
     if (!(set = settings_json(&s)))
         goto failed;
     snprintf(db, sizeof db, "%s/tforge.db", dir);
@@ -725,7 +807,10 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     if (make_dir(dir) || lock_dir(&lock, dir) || tforge_store_open(&store, db) ||
         open_run(&record, &history, store, task, &s, set, env, &described) ||
         tforge_backend_open(&backend, s.backend, &args) ||
-        task_baselines(&baselines, task))
+        task_baselines(&baselines, task) ||
+        tforge_sol_bound_open(&sol, reg, s.device_path[0] ? s.device_path : NULL, task,
+                              s.backend == &tforge_backend_cuda, SOL_MARGIN, s.sol_stop,
+                              s.timeout ? timeout_ms(s.timeout) : 300000))
         goto failed;
     tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
     fo.heuristic = s.heuristic;
@@ -752,6 +837,7 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     lo.record = &record;
     lo.history = &history;
     lo.progress = s.given->progress;
+    lo.bound = tforge_sol_bound_loop(&sol);
     if (!s.backend->timed)
         lo.final_rounds = 0; /* nothing to re-time */
     split.setup = tforge_clock_s() - setup_start;
@@ -781,14 +867,14 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
              winner_variant(&won, &backend, task, &outcome, &s, pass == 0)) ||
             tforge_takehome_hook(&th, task, &outcome, won.variant) ||
             !(result = write_results(&s, reg, task, &outcome, &won, forge, fo.counters, busy,
-                                     &split, &th, dir)) ||
+                                     &split, &th, &sol, dir)) ||
             (verdict = tforge_takehome_verify(&th, dir, task, &outcome, won.rewrites)) < 0)
             goto failed;
     }
     cJSON_Delete(result); /* once more, with the verdict and the seconds it took */
     split.winner = tforge_clock_s() - loop_end;
     if (!(result = write_results(&s, reg, task, &outcome, &won, forge, fo.counters, busy, &split,
-                                 &th, dir)))
+                                 &th, &sol, dir)))
         goto failed;
     shape_done(s.current, &s, &outcome, &won, busy, &split, result);
     tell(&s, TFORGE_TUNE_SHAPE_DONE);
@@ -814,6 +900,7 @@ cleanup:
     tforge_takehome_dispose(&th);
     won_dispose(&won, outcome.n_evals);
     tforge_forge_free(forge);
+    tforge_sol_bound_close(&sol);
     tforge_loop_outcome_dispose(&outcome);
     tforge_backend_close(&backend);
     tforge_run_history_dispose(&history);

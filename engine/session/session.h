@@ -72,7 +72,7 @@ typedef struct tforge_tune_event {
     const char *backend, *replay_file;  /* TFORGE_TUNE_BACKEND_CHOSEN */
 } tforge_tune_event;
 
-#define TFORGE_TUNE_OPTIONS_VERSION 1
+#define TFORGE_TUNE_OPTIONS_VERSION 2
 typedef struct tforge_tune_options {
     unsigned version;
     const char *task;                  /* the task file */
@@ -107,10 +107,16 @@ typedef struct tforge_tune_options {
     /* [caller's thread] told of each step as it happens; may be NULL */
     void (*on_event)(void *user, const tforge_tune_event *event);
     void *user;
+    /* The speed-of-light bound: the device file of the device's measured peaks (NULL: the GPU's,
+     * measured once and cached; a replayed recording's device.json beside it), and the percent
+     * of it at which the search stops (0: never). Candidates that cannot win are not run. */
+    const char *device_file;
+    double sol_stop;
 } tforge_tune_options;
+/* Every field not named here is 0 or NULL. */
 #define TFORGE_TUNE_OPTIONS_INIT                                                                  \
-    {TFORGE_TUNE_OPTIONS_VERSION, NULL, NULL, "auto", NULL, 0, NULL, NULL, "bottleneck", 1, NULL, \
-     0, "all", NULL, NULL, 50, 0, 0, 1, 0, 0, 1, 0, 0, NULL, 0, 0, NULL, NULL}
+    {.version = TFORGE_TUNE_OPTIONS_VERSION, .backend = "auto", .heuristic = "bottleneck",        \
+     .counters = 1, .transforms = "all", .budget = 50, .seed = 1, .lookahead = 1, .sol_stop = 95}
 
 /* The backend type `text` names ("auto" names cuda, decided once a worker has looked for a GPU),
  * `*replay_file` the file of "replay:FILE" (else NULL); NULL for a name no backend has. */

@@ -34,6 +34,7 @@ static const tforge_rpc_method methods[] = {
     {"tforge_worker.variants", "unified_diff", FIELDS("path", "text"), NONE},
     {"tforge_worker.takehome", "launch_hook", FIELDS("task", "config"), FIELDS("text")},
     {"tforge_worker.takehome", "verify", FIELDS("out", "task", "config", "shape"), NONE},
+    {"tforge_worker.peaks", "cached", NONE, NONE},
 };
 #undef FIELDS
 #undef NONE
@@ -184,6 +185,11 @@ char *tforge_rpc_profile(const tforge_rpc_candidate *c, int counters, const char
 char *tforge_rpc_device(void)
 {
     return request("tforge_worker.worker", "device", cJSON_CreateObject());
+}
+
+char *tforge_rpc_peaks(void)
+{
+    return request("tforge_worker.peaks", "cached", cJSON_CreateObject());
 }
 
 char *tforge_rpc_check_task(const char *path, const char *config, const char *variant)

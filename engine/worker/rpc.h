@@ -61,6 +61,9 @@ char *tforge_rpc_profile(const tforge_rpc_candidate *c, int counters, const char
                          const char *const *options);
 /* worker.device(): "cuda" or "cpu". */
 char *tforge_rpc_device(void);
+/* peaks.cached(): the path of the GPU's device file (its peaks, measured on the first call and
+ * cached by its name in the user's cache dir). */
+char *tforge_rpc_peaks(void);
 /* worker.check_task(path, config, variant): the task checked once; `config` (JSON object text)
  * and `variant` may be NULL (the first baseline; the file as it is). */
 char *tforge_rpc_check_task(const char *path, const char *config, const char *variant);

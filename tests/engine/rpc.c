@@ -64,6 +64,7 @@ static void each_builder_writes_its_method_with_the_tables_fields(void **state)
          "launch_hook"},
         {tforge_rpc_verify("out", "task.json", config, shape), "tforge_worker.takehome",
          "verify"},
+        {tforge_rpc_peaks(), "tforge_worker.peaks", "cached"},
     };
     size_t n_methods, n_built = sizeof built / sizeof built[0];
     tforge_rpc_methods(&n_methods);
