@@ -9,6 +9,8 @@ Entry points (plain functions over JSON-able values, for the C engine):
     takehome.launch_hook(task, config, text) -> {text, at}: best_variant.py's launch hook
     takehome.verify(out, task, config, shape) -> {status, message, dropped}: the take-home
         files in `out` imported and launched as the user does, in a fresh process
+    proposal.check_answer(answer, kernel, source) -> {status: ok|refused, source, reason}: a
+        model's answer checked before anything of it runs
 `task` is the dict load_task returned (or the task file's path). An exception an entry point
 raises reaches the engine as its class's name (the response's `kind`, "TaskError") and its
 message (`error`), two fields.
@@ -38,6 +40,7 @@ ENTRY_POINTS = (
     "tforge_worker.variants.unified_diff",
     "tforge_worker.takehome.launch_hook",
     "tforge_worker.takehome.verify",
+    "tforge_worker.proposal.check_answer",
 )
 
 __all__ = ["ENTRY_POINTS", "TaskError", "LoadError", "environment", "load_task", "make_inputs",
