@@ -233,7 +233,7 @@ int pool_job_of(pool_job *out, const pool *p, const tforge_candidate *c, tforge_
         if (!rc && !as_is && !(out->variant = strdup(mine.variant)))
             rc = TFORGE_ENOMEM;
         memcpy(out->digest, mine.digest, sizeof out->digest);
-        out->proposal = c->source != NULL;
+        out->proposal = c->source != NULL || tforge_task_variant_level(p->task, c->point) > 0;
         if (rc) {
             pool_job_free(out);
             rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");

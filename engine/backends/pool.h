@@ -26,7 +26,8 @@ void pool_close(void *state);
  * that source's digest; the caller frees the texts. Taken from the candidate's identity, or, for
  * a candidate not identified, from one made here and dropped. A variant the transforms cannot
  * compose fails the candidate: 1 with `m` holding the failure (status compile, the reason).
- * A source of the candidate's own (a model's proposal) is checked in both orders. */
+ * A model's proposal (a source of the candidate's own, or a level of the task's `variant`) is
+ * checked in both orders. */
 typedef struct pool_job {
     char *config, *variant;
     char digest[TFORGE_DIGEST_SIZE];
