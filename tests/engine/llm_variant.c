@@ -5,7 +5,10 @@
 #include "backend.h"
 #include "digest.h"
 #include "file.h"
+#include "loop.h"
+#include "recording.h"
 #include "registry.h"
+#include "store.h"
 #include "task.h"
 #include "tforge/error.h"
 #include "worker.h"
@@ -19,6 +22,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "support/tmpdir.h"
+
+extern const tforge_plugin_module tforge_static_exhaustive;
 
 #define LLM TFORGE_SOURCE_DIR "/tests/fixtures/llm"
 
@@ -146,12 +153,103 @@ static void proposals_are_levels_of_the_variant_dimension(void **state)
     tforge_worker_free(worker);
 }
 
+/* The good answer's code computing twice the sum: a proposal that runs and is wrong. */
+static char *wrong_source(void)
+{
+    char *good = good_source(), *at = strstr(good, "tl.sum(acc, axis=0)");
+    assert_non_null(at);
+    char *out = malloc(strlen(good) + 16);
+    sprintf(out, "%.*s2 * %s", (int)(at - good), good, at);
+    free(good);
+    return out;
+}
+
+/* The loop over a space with two proposals: the knobs searched at every level, each proposal's
+ * points verified as its source computes, its source stored once by its digest. */
+static void the_loop_searches_the_knobs_of_every_proposal(void **state)
+{
+    (void)state;
+    tforge_worker *worker = NULL;
+    tforge_task *task = NULL;
+    tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
+    wo.name = "task";
+    check(tforge_worker_start(&worker, &wo));
+    check(tforge_task_load(&task, worker, LLM "/task.json", 120000));
+    char *good = good_source(), *wrong = wrong_source();
+    uint32_t level;
+    check(tforge_task_add_proposal(task, good, &level));
+    check(tforge_task_add_proposal(task, wrong, &level));
+    const tforge_space *space = task->space;
+    uint32_t variant = tforge_space_dims(space) - 1;
+    assert_int_equal(tforge_space_count(space), 2 * 2 * 3);
+
+    char db[600];
+    snprintf(db, sizeof db, "%s/variant.db", tmpdir);
+    tforge_store *store = NULL;
+    tforge_recording *described = NULL;
+    tforge_registry *reg = NULL;
+    int64_t run = 0;
+    tforge_store_run like = {.source = task->path, .strategy = "exhaustive", .budget = 12};
+    check(tforge_store_open(&store, db));
+    check(tforge_store_begin_run(&run, store, &like));
+    check(tforge_recording_describe_space(&described, space, NULL, task->kernel));
+    check(tforge_registry_new(&reg));
+    check(tforge_registry_add_static(reg, &tforge_static_exhaustive, "builtin:exhaustive"));
+    tforge_backend backend = {0};
+    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
+    args.task = task;
+    args.space = space;
+    args.compile_workers = 1;
+    check(tforge_backend_open(&backend, &tforge_backend_interpret, &args));
+    tforge_run_record record = {store, run, described, NULL, NULL};
+    tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
+    lo.strategy = "exhaustive";
+    lo.budget = 12;
+    lo.batch = 4;
+    lo.final_rounds = 0;
+    lo.record = &record;
+    tforge_loop_outcome out = {0};
+    check(tforge_loop_run(&out, reg, space, &backend, &lo));
+    tforge_backend_close(&backend);
+
+    char digests[3][TFORGE_DIGEST_SIZE] = {"", "", ""};
+    tforge_digest_text(digests[1], good, strlen(good));
+    tforge_digest_text(digests[2], wrong, strlen(wrong));
+    unsigned at[3] = {0, 0, 0};
+    assert_int_equal(out.n_evals, 12);
+    for (size_t i = 0; i < out.n_evals; i++) {
+        const tforge_loop_eval *e = &out.evals[i];
+        uint32_t v = e->point[variant];
+        at[v] += 1;
+        assert_int_equal(e->m.status, v == 2 ? TFORGE_STATUS_WRONG : TFORGE_STATUS_OK);
+        if (v)
+            assert_string_equal(e->digest, digests[v]);
+    }
+    assert_int_equal(at[0], 4); /* BLOCK x num_warps at each level */
+    assert_int_equal(at[1], 4);
+    assert_int_equal(at[2], 4);
+    char *text = NULL;
+    check(tforge_store_source(&text, store, digests[1]));
+    assert_string_equal(text, good);
+    free(text);
+
+    tforge_loop_outcome_dispose(&out);
+    tforge_registry_free(reg);
+    tforge_recording_free(described);
+    tforge_store_close(store);
+    free(good);
+    free(wrong);
+    tforge_task_free(task);
+    tforge_worker_free(worker);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "__worker") == 0) /* the pool starting one of its workers */
         return tforge_worker_child_main();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(proposals_are_levels_of_the_variant_dimension),
+        cmocka_unit_test(the_loop_searches_the_knobs_of_every_proposal),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
