@@ -211,7 +211,7 @@ int pool_identify(void *state, tforge_candidate *c)
 
 int pool_job_of(pool_job *out, const pool *p, const tforge_candidate *c, tforge_measurement *m)
 {
-    *out = (pool_job){NULL, NULL, ""};
+    *out = (pool_job){NULL, NULL, "", 0};
     tforge_candidate mine = *c; /* identified here when it was not */
     int here = !c->variant && !c->unmade;
     if (here) {
@@ -233,6 +233,7 @@ int pool_job_of(pool_job *out, const pool *p, const tforge_candidate *c, tforge_
         if (!rc && !as_is && !(out->variant = strdup(mine.variant)))
             rc = TFORGE_ENOMEM;
         memcpy(out->digest, mine.digest, sizeof out->digest);
+        out->proposal = c->source != NULL || tforge_task_variant_level(p->task, c->point) > 0;
         if (rc) {
             pool_job_free(out);
             rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
@@ -247,7 +248,7 @@ void pool_job_free(pool_job *job)
 {
     free(job->config);
     free(job->variant);
-    *job = (pool_job){NULL, NULL, ""};
+    *job = (pool_job){NULL, NULL, "", 0};
 }
 
 int pool_evaluate(void *state, const tforge_candidate *candidates, size_t n,
@@ -407,7 +408,8 @@ static compile_entry *compile_of(pool *e, const pool_job *job)
         }
     }
     if (c) {
-        c->job = (pool_job){strdup(job->config), job->variant ? strdup(job->variant) : NULL, ""};
+        c->job = (pool_job){strdup(job->config), job->variant ? strdup(job->variant) : NULL, "",
+                            job->proposal};
         memcpy(c->job.digest, job->digest, sizeof c->job.digest);
     }
     if (!c || e->n_queue == e->cap_queue || !c->job.config || (job->variant && !c->job.variant)) {
@@ -607,7 +609,7 @@ int pool_check(pool *e, const pool_job *job, tforge_measurement *r)
                                                  : e->task->tune_shapes[e->o.shape];
         tforge_rpc_candidate c = candidate_of(e, job, shape, e->runner);
         tforge_rpc_reply reply;
-        const cJSON *ok = call(e, e->runner, tforge_rpc_run_check(&c, ++e->checks), job,
+        const cJSON *ok = call(e, e->runner, tforge_rpc_run_check(&c, ++e->checks, job->proposal), job,
                                e->o.check_timeout_ms, r, &reply);
         tforge_rpc_reply_dispose(&reply);
         if (!ok)

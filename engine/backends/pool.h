@@ -25,10 +25,13 @@ void pool_close(void *state);
  * variant's source (NULL when it is the kernel file as it is, which the worker reads itself) and
  * that source's digest; the caller frees the texts. Taken from the candidate's identity, or, for
  * a candidate not identified, from one made here and dropped. A variant the transforms cannot
- * compose fails the candidate: 1 with `m` holding the failure (status compile, the reason). */
+ * compose fails the candidate: 1 with `m` holding the failure (status compile, the reason).
+ * A model's proposal (a source of the candidate's own, or a level of the task's `variant`) is
+ * checked in both orders. */
 typedef struct pool_job {
     char *config, *variant;
     char digest[TFORGE_DIGEST_SIZE];
+    int proposal;
 } pool_job;
 int pool_job_of(pool_job *out, const pool *p, const tforge_candidate *candidate,
                 tforge_measurement *m);

@@ -38,6 +38,10 @@ void tforge_task_free(tforge_task *t)
     free(t->baseline_points);
     free(t->baseline_inside);
     tforge_ir_free(t->ir);
+    for (size_t i = 0; i < t->n_proposals; i++)
+        free(t->proposals[i]);
+    free(t->proposals);
+    free(t->proposal_digests);
     free(t);
 }
 
@@ -149,6 +153,47 @@ static int add_param(tforge_space *space, const char *path, const cJSON *param)
                             path, param->string);
 }
 
+/* The `variant` dimension (the file, then each proposal by its digest) and, for each transform's
+ * dimension, the constraint that keeps it at level 0 at a proposal: its edits were made on the
+ * file's text. */
+static int add_variant(tforge_task *t)
+{
+    if (tforge_space_find(t->space, TFORGE_TASK_VARIANT) >= 0)
+        return tforge_error_set(TFORGE_EINPUT, "%s: the space has a parameter named %s already: "
+                                "a model's proposals cannot be added", t->path,
+                                TFORGE_TASK_VARIANT);
+    const char **labels = malloc((t->n_proposals + 1) * sizeof *labels);
+    if (!labels)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    labels[0] = "file";
+    for (size_t i = 0; i < t->n_proposals; i++)
+        labels[i + 1] = t->proposal_digests[i];
+    uint32_t dims = tforge_space_dims(t->space);
+    int rc = tforge_space_add_categorical(t->space, TFORGE_TASK_VARIANT, labels,
+                                          t->n_proposals + 1);
+    free(labels);
+    if (!rc)
+        rc = tforge_space_describe(t->space, dims, TFORGE_TASK_VARIANT_OWNER, TFORGE_DIM_REWRITE,
+                                   TFORGE_EFFECT_UNKNOWN);
+    char text[512];
+    for (uint32_t d = 0; !rc && d < dims; d++) {
+        if (tforge_space_role(t->space, d) == TFORGE_DIM_KNOB)
+            continue;
+        const char *name = tforge_space_name(t->space, d);
+        tforge_dim_kind kind = tforge_space_kind(t->space, d);
+        if (kind == TFORGE_DIM_BOOLEAN)
+            snprintf(text, sizeof text, "%s == \"file\" or not %s", TFORGE_TASK_VARIANT, name);
+        else if (kind == TFORGE_DIM_CATEGORICAL)
+            snprintf(text, sizeof text, "%s == \"file\" or %s == \"%s\"", TFORGE_TASK_VARIANT,
+                     name, tforge_space_label(t->space, d, 0));
+        else
+            snprintf(text, sizeof text, "%s == \"file\" or %s == %s", TFORGE_TASK_VARIANT,
+                     name, tforge_space_text(t->space, d, 0));
+        rc = tforge_space_add_constraint(t->space, text);
+    }
+    return rc;
+}
+
 /* The space of tuning shape `shape` from its plan. A space without a valid point names the
  * task's constraints and the shape (their sizes are put in), or says the analysis inferred it. */
 static int build_space(tforge_task *t, size_t shape, const cJSON *plan)
@@ -170,6 +215,8 @@ static int build_space(tforge_task *t, size_t shape, const cJSON *plan)
             rc = tforge_error_prefix("%s: space.params.%s", t->path, p->string);
     if (!rc && t->transforms)
         rc = tforge_transforms_add_to_space(t->transforms, t->space);
+    if (!rc && t->n_proposals)
+        rc = add_variant(t);
     const cJSON *constraints = cJSON_GetObjectItemCaseSensitive(space, "constraints");
     for (const cJSON *c = constraints ? constraints->child : NULL; !rc && c; c = c->next)
         if ((rc = tforge_space_add_constraint(t->space, c->valuestring)))
@@ -427,10 +474,56 @@ int tforge_task_use_transforms(tforge_task *t, const tforge_registry *registry,
     return tforge_task_select(t, t->shape);
 }
 
+int tforge_task_add_proposal(tforge_task *t, const char *source, uint32_t *level)
+{
+    char digest[TFORGE_DIGEST_SIZE];
+    tforge_digest_text(digest, source, strlen(source));
+    for (size_t i = 0; i < t->n_proposals; i++)
+        if (strcmp(t->proposal_digests[i], digest) == 0) {
+            *level = (uint32_t)i + 1;
+            return 0;
+        }
+    size_t n = t->n_proposals + 1;
+    char **texts = realloc(t->proposals, n * sizeof *texts);
+    if (texts)
+        t->proposals = texts;
+    char(*digests)[TFORGE_DIGEST_SIZE] = realloc(t->proposal_digests, n * sizeof *digests);
+    if (digests)
+        t->proposal_digests = digests;
+    if (!texts || !digests || !(t->proposals[n - 1] = strdup(source)))
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    memcpy(t->proposal_digests[n - 1], digest, sizeof digest);
+    t->n_proposals = n;
+    int rc = tforge_task_check_spaces(t); /* every other shape's, then the selected one's */
+    if (!rc)
+        rc = tforge_task_select(t, t->shape);
+    if (rc) { /* the space as it was: the proposal is not one of its levels */
+        free(t->proposals[--t->n_proposals]);
+        int again = tforge_task_select(t, t->shape);
+        return again ? again : rc;
+    }
+    *level = (uint32_t)n;
+    return 0;
+}
+
+uint32_t tforge_task_variant_level(const tforge_task *t, const tforge_level *point)
+{
+    for (uint32_t d = 0; point && t->n_proposals && d < tforge_space_dims(t->space); d++)
+        if (tforge_space_role(t->space, d) == TFORGE_DIM_REWRITE &&
+            strcmp(tforge_space_owner(t->space, d), TFORGE_TASK_VARIANT_OWNER) == 0)
+            return point[d];
+    return 0;
+}
+
 int tforge_task_variant(char **out, const tforge_task *t, const tforge_level *point,
                         size_t without)
 {
     *out = NULL;
+    uint32_t level = tforge_task_variant_level(t, point);
+    if (level) /* a proposal: the transforms' dimensions are at level 0 there */
+        return (*out = strdup(t->proposals[level - 1]))
+                   ? 0
+                   : tforge_error_set(TFORGE_ENOMEM, "out of memory");
     return t->transforms ? tforge_transforms_variant(out, t->transforms, t->space, point, without)
                          : 0;
 }

@@ -5,6 +5,7 @@
 #define TFORGE_ENGINE_TASK_H
 
 #include "analysis.h"
+#include "digest.h"
 #include "registry.h"
 #include "tforge/space.h"
 #include "transforms.h"
@@ -41,6 +42,11 @@ typedef struct tforge_task {
     size_t n_knobs;
     tforge_transforms *transforms; /* NULL until tforge_task_use_transforms */
     const char *const *constraints; /* the caller's, lent: after the plan's, in every shape */
+    /* A model's verified proposals, each the kernel file's whole text: level k of the space's
+     * `variant` dimension is proposals[k - 1] (none: the space has no such dimension). */
+    char **proposals;
+    char (*proposal_digests)[TFORGE_DIGEST_SIZE];
+    size_t n_proposals;
 } tforge_task;
 
 /* Asks `worker` to load and validate the task file, then builds its space. Errors that the
@@ -94,6 +100,26 @@ int tforge_task_rewrites(char **out, const tforge_task *task, const tforge_level
  * compile. */
 int tforge_task_variant(char **out, const tforge_task *task, const tforge_level *point,
                         size_t without);
+
+/* The space's categorical dimension of the kernel's sources once a model proposed one: level 0
+ * the file as it is ("file"), level k the k-th proposal (labelled by its digest). A rewrite
+ * dimension: it selects the variant, it is no config's. */
+#define TFORGE_TASK_VARIANT "variant"
+#define TFORGE_TASK_VARIANT_OWNER "llm"
+
+/* Adds `source`, a model's proposal (the kernel file's whole text, its answer checked:
+ * engine/llm/proposal.h), as the next level of the `variant` dimension, into `*level`, and builds
+ * every shape's space again with it (the selected one last; the old space is freed, and a loop
+ * over it must start again over the new one, its points keeping their levels with `variant` at
+ * 0). The knobs are searched at every level; the transforms' edits were made on the file's text
+ * and so apply at level 0 only (a constraint keeps their dimensions at level 0 elsewhere). A
+ * source that is a level already is that level, nothing added. A space that has a dimension of
+ * that name already is TFORGE_EINPUT naming it. */
+int tforge_task_add_proposal(tforge_task *task, const char *source, uint32_t *level);
+
+/* The level of the `variant` dimension (the rewrite dimension the model owns) at `point`
+ * (NULL is allowed): 0, the file, where the space has none. */
+uint32_t tforge_task_variant_level(const tforge_task *task, const tforge_level *point);
 
 /* The point of a config (every space parameter present, at one of its values; a transform's
  * parameter it lacks at level 0); TFORGE_ENOTFOUND when it is outside the space. */

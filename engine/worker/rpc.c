@@ -19,7 +19,7 @@ static const tforge_rpc_method methods[] = {
     {"tforge_worker", "compile", FIELDS("task", "config", "shape"),
      FIELDS("variant", "digest", "also")},
     {"tforge_worker", "run_check", FIELDS("task", "config", "shape", "seed"),
-     FIELDS("variant", "digest")},
+     FIELDS("variant", "digest", "both_orders")},
     {"tforge_worker", "time", FIELDS("task", "config", "shape"), FIELDS("variant", "digest")},
     {"tforge_worker", "profile",
      FIELDS("task", "config", "shape", "counters", "profiler", "options"),
@@ -35,6 +35,7 @@ static const tforge_rpc_method methods[] = {
     {"tforge_worker.takehome", "launch_hook", FIELDS("task", "config"), FIELDS("text")},
     {"tforge_worker.takehome", "verify", FIELDS("out", "task", "config", "shape"), NONE},
     {"tforge_worker.peaks", "cached", NONE, NONE},
+    {"tforge_worker.proposal", "check_answer", FIELDS("answer", "kernel", "source"), NONE},
 };
 #undef FIELDS
 #undef NONE
@@ -152,10 +153,12 @@ char *tforge_rpc_compile(const tforge_rpc_candidate *c, const char *const *also,
     return request("tforge_worker", "compile", args);
 }
 
-char *tforge_rpc_run_check(const tforge_rpc_candidate *c, uint64_t seed)
+char *tforge_rpc_run_check(const tforge_rpc_candidate *c, uint64_t seed, int both_orders)
 {
     cJSON *args = candidate_args(c);
     cJSON_AddNumberToObject(args, "seed", (double)seed);
+    if (both_orders)
+        cJSON_AddTrueToObject(args, "both_orders");
     return request("tforge_worker", "run_check", args);
 }
 
@@ -259,6 +262,15 @@ char *tforge_rpc_verify(const char *out, const char *task, const char *config, c
     add_json(args, "config", config);
     add_json(args, "shape", shape);
     return request("tforge_worker.takehome", "verify", args);
+}
+
+char *tforge_rpc_check_answer(const char *answer, const char *kernel, const char *source)
+{
+    cJSON *args = cJSON_CreateObject();
+    add_string(args, "answer", answer);
+    add_string(args, "kernel", kernel);
+    add_string(args, "source", source);
+    return request("tforge_worker.proposal", "check_answer", args);
 }
 
 /* ---- replies ---- */

@@ -51,8 +51,9 @@ char *tforge_rpc_environment(void);
  * of them) where the GPU will run it. The text is also the compile's key: one candidate, one
  * text. */
 char *tforge_rpc_compile(const tforge_rpc_candidate *c, const char *const *also, size_t n_also);
-/* run_check(...): run once on fresh inputs drawn from `seed`, compared with the reference. */
-char *tforge_rpc_run_check(const tforge_rpc_candidate *c, uint64_t seed);
+/* run_check(...): run once on fresh inputs drawn from `seed`, compared with the reference; with
+ * `both_orders` (a model's proposal) again on other fresh inputs, the candidate run first. */
+char *tforge_rpc_run_check(const tforge_rpc_candidate *c, uint64_t seed, int both_orders);
 /* time(...): timed on the GPU. */
 char *tforge_rpc_time(const tforge_rpc_candidate *c);
 /* profile(...): with the counters of profiler plugin `profiler` (options "KEY=VALUE",
@@ -88,6 +89,10 @@ char *tforge_rpc_launch_hook(const char *task, const char *config, const char *t
 /* takehome.verify(out, task, config, shape): the take-home files in `out` run as the user does. */
 char *tforge_rpc_verify(const char *out, const char *task, const char *config,
                         const char *shape);
+/* proposal.check_answer(answer, kernel, source): a model's answer checked before anything of it
+ * runs (its code extracted, parsed, its imports and names against the allow-lists, the kernel's
+ * name and parameters kept): {status: ok|refused, source, reason}. */
+char *tforge_rpc_check_answer(const char *answer, const char *kernel, const char *source);
 
 /* ---- replies ---- */
 

@@ -51,7 +51,7 @@ static void each_builder_writes_its_method_with_the_tables_fields(void **state)
         {tforge_rpc_load_task("task.json"), "tforge_worker", "load_task"},
         {tforge_rpc_environment(), "tforge_worker", "environment"},
         {tforge_rpc_compile(&c, also, 2), "tforge_worker", "compile"},
-        {tforge_rpc_run_check(&c, 7), "tforge_worker", "run_check"},
+        {tforge_rpc_run_check(&c, 7, 1), "tforge_worker", "run_check"},
         {tforge_rpc_time(&c), "tforge_worker", "time"},
         {tforge_rpc_profile(&c, 1, "cupti", options), "tforge_worker", "profile"},
         {tforge_rpc_device(), "tforge_worker.worker", "device"},
@@ -65,6 +65,8 @@ static void each_builder_writes_its_method_with_the_tables_fields(void **state)
         {tforge_rpc_verify("out", "task.json", config, shape), "tforge_worker.takehome",
          "verify"},
         {tforge_rpc_peaks(), "tforge_worker.peaks", "cached"},
+        {tforge_rpc_check_answer("```python\n```", "kern", "text"), "tforge_worker.proposal",
+         "check_answer"},
     };
     size_t n_methods, n_built = sizeof built / sizeof built[0];
     tforge_rpc_methods(&n_methods);

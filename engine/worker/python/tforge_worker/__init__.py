@@ -10,6 +10,8 @@ Entry points (plain functions over JSON-able values, for the C engine):
     takehome.verify(out, task, config, shape) -> {status, message, dropped}: the take-home
         files in `out` imported and launched as the user does, in a fresh process
     peaks.cached() -> path: the GPU's device file (its measured peaks), measured once
+    proposal.check_answer(answer, kernel, source) -> {status: ok|refused, source, reason}: a
+        model's answer checked before anything of it runs
 `task` is the dict load_task returned (or the task file's path). An exception an entry point
 raises reaches the engine as its class's name (the response's `kind`, "TaskError") and its
 message (`error`), two fields.
@@ -40,6 +42,7 @@ ENTRY_POINTS = (
     "tforge_worker.takehome.launch_hook",
     "tforge_worker.takehome.verify",
     "tforge_worker.peaks.cached",
+    "tforge_worker.proposal.check_answer",
 )
 
 __all__ = ["ENTRY_POINTS", "TaskError", "LoadError", "environment", "load_task", "make_inputs",

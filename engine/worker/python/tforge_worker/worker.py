@@ -1204,13 +1204,20 @@ def taking_variant(request):
     return run
 
 
+# The second draw of a check run in both orders: its own inputs, never the first's.
+_REVERSED_SEED = 0x9E3779B97F4A7C15
+
+
 @taking_variant
-def run_check(task, config, shape, seed=0):
+def run_check(task, config, shape, seed=0, both_orders=False):
     """Run `config` once on fresh inputs for `shape` and compare with the reference.
     Returns {status: ok|wrong|runtime|compile|unsupported, message, max_abs_err: {output: x},
     bad: {output: n}, compared: {output: elements compared}, elements: {output: its size},
     fatal}; an output compared in part (what the reference left unwritten is not) is said in
-    the message, whatever the status."""
+    the message, whatever the status. With `both_orders` (a model's proposal), once it passes it
+    runs again on other fresh inputs, the candidate first and the reference after: a candidate
+    that answers from what an earlier run left (a cached output) or that the reference's run
+    prepared for it fails one order or the other; the message says which."""
     loaded = get(task)
     if not torch.cuda.is_available() and not _interpreting():
         return {"status": "unsupported", "fatal": False,
@@ -1223,7 +1230,31 @@ def run_check(task, config, shape, seed=0):
         raise
     except Exception as e:
         return classify(e)
-    return judged(loaded, actual, expected)
+    first = judged(loaded, actual, expected)
+    if not both_orders or first["status"] != "ok":
+        return first
+    return _candidate_first(loaded, config, shape, (seed ^ _REVERSED_SEED) & (2**63 - 1))
+
+
+def _candidate_first(loaded, config, shape, seed):
+    """The check's second order: the candidate on fresh inputs, then the reference on an
+    untouched copy of them."""
+    inputs = make_inputs(loaded, shape, seed)
+    pristine = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+    for o in loaded.spec["outputs"]:
+        if o["poison"] and isinstance(inputs.get(o["name"]), torch.Tensor):
+            _poison(inputs[o["name"]])
+    try:
+        actual = outputs_of(loaded, inputs, lambda: launch(loaded, inputs, config, shape))
+    except TaskError:
+        raise
+    except Exception as e:
+        return classify(e)
+    result = judged(loaded, actual, _reference(loaded, pristine, shape))
+    if result["status"] != "ok":
+        result["message"] = "run before the reference, on other fresh inputs: " + \
+            result["message"]
+    return result
 
 
 def check_task(path, config=None, variant=None):
