@@ -44,6 +44,9 @@ static const char help[] =
     "                     for forge and rules (default bottleneck; one named must be there,\n"
     "                     whatever the strategy)\n"
     "  --patience N       stop after N candidates without a new incumbent (default: never)\n"
+    "  --objective ID     the cost model minimised: latency (default; the median time),\n"
+    "                     energy (joules per launch, NVML), edp (energy x delay), or any\n"
+    "                     cost model plugin (`tforge plugins`)\n"
     "  --no-counters      profile forge's and rules' incumbents by static metrics alone\n"
     "  --profile-all      profile every candidate that ran correctly too (any strategy), as\n"
     "                     its batch is told, kept in the store: `tforge store export` then\n"
@@ -83,7 +86,7 @@ static const char help[] =
 enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_BATCH,
        OPT_WORKERS, OPT_SHAPE, OPT_OUT, OPT_RESUME, OPT_CHECK, OPT_TIMEOUT, OPT_TRANSFORMS,
        OPT_TRANSFORM_OPTION, OPT_HEURISTIC, OPT_PATIENCE, OPT_NO_COUNTERS,
-       OPT_PROFILER_OPTION, OPT_PROFILE_ALL, OPT_NO_LOOKAHEAD };
+       OPT_PROFILER_OPTION, OPT_PROFILE_ALL, OPT_NO_LOOKAHEAD, OPT_OBJECTIVE };
 
 
 /* The session's options and the lists they point to. */
@@ -158,6 +161,7 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
         {"transform-option", required_argument, NULL, OPT_TRANSFORM_OPTION},
         {"heuristic", required_argument, NULL, OPT_HEURISTIC},
         {"patience", required_argument, NULL, OPT_PATIENCE},
+        {"objective", required_argument, NULL, OPT_OBJECTIVE},
         {"no-counters", no_argument, NULL, OPT_NO_COUNTERS},
         {"no-lookahead", no_argument, NULL, OPT_NO_LOOKAHEAD},
         {"profile-all", no_argument, NULL, OPT_PROFILE_ALL},
@@ -215,6 +219,7 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
             s->heuristic_given = 1;
             break;
         case OPT_PATIENCE: rc = parse_uint(c, "--patience", optarg, &o->patience, 1); break;
+        case OPT_OBJECTIVE: o->objective = optarg; break;
         case OPT_NO_COUNTERS: o->counters = 0; break;
         case OPT_NO_LOOKAHEAD: o->lookahead = 0; break;
         case OPT_PROFILE_ALL: o->profile_all = 1; break;

@@ -10,11 +10,13 @@
  * A candidate that fails (does not compile, crashes, hangs, computes wrong) is a measurement with
  * a status, never an error of the backend; an error means the backend cannot answer honestly
  * (a replayed candidate the recording lacks, a lost worker pool). Profiles (static metrics,
- * and counters where there are any) are asked for separately, for the candidates worth it. The
- * cost models will hook in here, between a measurement and the loop. */
+ * and counters where there are any) are asked for separately, for the candidates worth it. A
+ * timed backend measures (times, and the metrics it has: energy, power, clocks); the objective, a
+ * cost model (costmodel.h), scores each of its measurements here, before the loop sees it. */
 #ifndef TFORGE_ENGINE_BACKEND_H
 #define TFORGE_ENGINE_BACKEND_H
 
+#include "costmodel.h"
 #include "digest.h"
 #include "recording.h"
 #include "replay.h"
@@ -48,7 +50,7 @@ typedef struct tforge_candidate {
     char *unmade;
 } tforge_candidate;
 
-#define TFORGE_BACKEND_ARGS_VERSION 1
+#define TFORGE_BACKEND_ARGS_VERSION 2
 typedef struct tforge_backend_args {
     unsigned version;
     const tforge_task *task;           /* NULL only for replay without checks (the lab) */
@@ -65,14 +67,18 @@ typedef struct tforge_backend_args {
      * "KEY=VALUE" texts, NULL-terminated (NULL: its defaults) */
     const char *profiler;
     const char *const *profiler_options;
+    /* since 2: the objective that scores a timed backend's measurements (lent, outlives the
+     * backend). NULL: none, the backend's value stands (a replay's recorded objective, a test's
+     * fake); the cuda backend's measurements then have none */
+    tforge_costmodel *objective;
 } tforge_backend_args;
 #define TFORGE_BACKEND_ARGS_INIT                                                                  \
     {TFORGE_BACKEND_ARGS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 4, 0, 60000, 600000, 120000,  \
-     NULL, NULL}
+     NULL, NULL, NULL}
 
 typedef struct tforge_backend_type {
     const char *name;
-    int timed; /* 1 when its measurements carry values */
+    int timed; /* 1 when it times: the objective scores its measurements */
     /* Everything `args` points to outlives the state. */
     int (*open)(void **state, const tforge_backend_args *args);
     /* Evaluates `n` candidates into `out` (compiled in parallel where the backend compiles). */
@@ -107,10 +113,11 @@ extern const tforge_backend_type tforge_backend_replay;
 /* The shipped type of that name, or NULL. */
 const tforge_backend_type *tforge_backend_find(const char *name);
 
-/* An open backend: its type and its state. */
+/* An open backend: its type, its state and the objective that scores its measurements. */
 typedef struct tforge_backend {
     const tforge_backend_type *type;
     void *state;
+    tforge_costmodel *objective; /* lent; NULL: none */
 } tforge_backend;
 
 int tforge_backend_open(tforge_backend *out, const tforge_backend_type *type,
@@ -123,6 +130,9 @@ int tforge_backend_retime(tforge_backend *backend, const tforge_candidate *candi
 int tforge_backend_profile(tforge_backend *backend, const tforge_candidate *candidate,
                            const tforge_measurement *measured, int counters, tforge_profile *out);
 unsigned tforge_backend_restarts(const tforge_backend *backend);
+/* Scores a measurement with the backend's objective, as evaluate and retime do (for one taken
+ * from a stored run); a backend that does not time, or has no objective, leaves it as it is. */
+int tforge_backend_score(tforge_backend *backend, tforge_measurement *m);
 /* Asks the backend to start work ahead (its compiles) where it does any; 0 otherwise. */
 int tforge_backend_prepare(tforge_backend *backend, const tforge_candidate *candidates, size_t n);
 /* The candidate's identity (its fields digest, variant and unmade), over whatever it had; all

@@ -2,6 +2,7 @@
 #include "session.h"
 
 #include "clock.h"
+#include "costmodel.h"
 #include "digest.h"
 #include "install.h"
 #include "ablation.h"
@@ -34,6 +35,8 @@
 typedef struct settings {
     const char *task, *backend_text, *strategy, *out, *replay_file;
     const char *heuristic; /* steers forge and rules */
+    const char *objective; /* the cost model's id, NULL: the built-in latency */
+    tforge_costmodel *model; /* opened for the shape running */
     const char *profiler_options[65]; /* NULL-terminated */
     size_t n_profiler_options;
     int no_counters;
@@ -101,7 +104,8 @@ static void settings_of(settings *s, const tforge_tune_options *o)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     *s = (settings){.task = o->task, .backend_text = o->backend, .strategy = o->strategy,
-                    .out = o->out, .heuristic = o->heuristic, .no_counters = !o->counters,
+                    .out = o->out, .heuristic = o->heuristic, .objective = o->objective,
+                    .no_counters = !o->counters,
                     .lookahead = o->lookahead, .profile_all = o->profile_all,
                     .transforms = o->transforms, .budget = o->budget, .batch = o->batch,
                     .workers = o->compile_workers ? o->compile_workers
@@ -214,6 +218,8 @@ static char *settings_json(const settings *s)
     }
     if (s->patience)
         cJSON_AddNumberToObject(o, "patience", s->patience);
+    if (s->objective) /* likewise: latency's runs stored before it still resume */
+        cJSON_AddStringToObject(o, "objective", s->objective);
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return text;
@@ -238,6 +244,8 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
     cJSON_AddStringToObject(r, "backend", s->backend_text);
     cJSON_AddBoolToObject(r, "timed", s->backend->timed);
     cJSON_AddStringToObject(r, "strategy", s->strategy);
+    cJSON_AddStringToObject(r, "objective", tforge_costmodel_objective(s->model));
+    cJSON_AddStringToObject(r, "objective_unit", tforge_costmodel_unit(s->model));
     int steered;
     const char *id = tforge_forge_plugin(s->strategy, &steered);
     const tforge_plugin_record *plugin = tforge_registry_find(reg, TFORGE_STRATEGY_INTERFACE_ID, id);
@@ -699,7 +707,10 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     snprintf(db, sizeof db, "%s/tforge.db", dir);
     if (s.replay_file && tforge_recording_read_space(&rec, s.replay_file))
         goto failed;
+    if (tforge_costmodel_open(&s.model, reg, s.objective))
+        goto failed;
     tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
+    args.objective = s.model;
     args.task = task;
     args.space = task->space;
     args.recording = rec;
@@ -808,6 +819,7 @@ cleanup:
     tforge_forge_free(forge);
     tforge_loop_outcome_dispose(&outcome);
     tforge_backend_close(&backend);
+    tforge_costmodel_close(s.model);
     tforge_run_history_dispose(&history);
     tforge_recording_free(described);
     free(baselines);

@@ -72,7 +72,7 @@ typedef struct tforge_tune_event {
     const char *backend, *replay_file;  /* TFORGE_TUNE_BACKEND_CHOSEN */
 } tforge_tune_event;
 
-#define TFORGE_TUNE_OPTIONS_VERSION 1
+#define TFORGE_TUNE_OPTIONS_VERSION 2
 typedef struct tforge_tune_options {
     unsigned version;
     const char *task;                  /* the task file */
@@ -105,10 +105,13 @@ typedef struct tforge_tune_options {
     /* [caller's thread] told of each step as it happens; may be NULL */
     void (*on_event)(void *user, const tforge_tune_event *event);
     void *user;
+    /* since 2: the cost model minimised, an id of the registry ("energy", "edp"); NULL: the
+     * built-in latency */
+    const char *objective;
 } tforge_tune_options;
 #define TFORGE_TUNE_OPTIONS_INIT                                                                  \
     {TFORGE_TUNE_OPTIONS_VERSION, NULL, NULL, "auto", NULL, 0, NULL, NULL, "bottleneck", 1, NULL, \
-     0, "all", NULL, 50, 0, 0, 1, 0, 0, 1, 0, 0, NULL, 0, 0, NULL, NULL}
+     0, "all", NULL, 50, 0, 0, 1, 0, 0, 1, 0, 0, NULL, 0, 0, NULL, NULL, NULL}
 
 /* The backend type `text` names ("auto" names cuda, decided once a worker has looked for a GPU),
  * `*replay_file` the file of "replay:FILE" (else NULL); NULL for a name no backend has. */

@@ -57,7 +57,7 @@ static int fake_retime(void *state, const tforge_candidate *c, uint64_t seed,
 {
     (void)state;
     (void)seed;
-    out->value = value_of(c);
+    out->value = out->median_ms = value_of(c);
     return 0;
 }
 
