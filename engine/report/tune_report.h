@@ -38,7 +38,9 @@ typedef struct tforge_report_tune {
 } tforge_report_tune;
 
 /* Writes best_config.py, best_variant.py (and best_variant.diff when the winner rewrites the
- * kernel), convergence.svg (when anything was timed), report.md and result.json into `dir`. */
+ * kernel), convergence.svg (when anything was timed), pareto.svg (when energy was measured:
+ * time against energy, the front, the winner of latency, energy and energy-delay ringed),
+ * report.md and result.json into `dir`. */
 int tforge_report_write_tune(const char *dir, const tforge_report_tune *report);
 
 /* A strategy's effective options ("key": "value", defaults included) as a JSON object, for the
