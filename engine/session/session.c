@@ -3,6 +3,7 @@
 
 #include "clock.h"
 #include "costmodel.h"
+#include "tforge/measurement.h"
 #include "digest.h"
 #include "install.h"
 #include "ablation.h"
@@ -235,6 +236,21 @@ static const char *backend_note(const settings *s)
                                                   : "";
 }
 
+/* An evaluation's numbers: "ms" its time, "value" the objective's (`value`, which is the time
+ * when the objective is in ms), and the energy measured with it. */
+static void add_measured(cJSON *o, const tforge_measurement *m, double value, int in_ms)
+{
+    double ms = in_ms ? value : m->median_ms;
+    const char *names[] = {"energy_j", "power_w"};
+    if (!isnan(ms))
+        cJSON_AddNumberToObject(o, "ms", ms);
+    if (!in_ms && !isnan(value))
+        cJSON_AddNumberToObject(o, "value", value);
+    for (int i = 0; i < 2; i++)
+        if (!isnan(tforge_measurement_metric(m, names[i])))
+            cJSON_AddNumberToObject(o, names[i], tforge_measurement_metric(m, names[i]));
+}
+
 static cJSON *result_json(const settings *s, const tforge_registry *reg, const tforge_task *t,
                           const tforge_loop_outcome *o, const char *dir)
 {
@@ -259,15 +275,17 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
     cJSON_AddNumberToObject(r, "seconds", o->seconds);
     cJSON_AddNumberToObject(r, "run_id", (double)o->run_id);
     cJSON_AddStringToObject(r, "out", dir);
+    /* the final re-timing compares the objective's values: times where its unit is ms, else
+     * (energy) the time is the one measured in the search */
+    int in_ms = strcmp(tforge_costmodel_unit(s->model), "ms") == 0;
     cJSON *base = cJSON_AddObjectToObject(r, "baseline"), *best = cJSON_AddObjectToObject(r, "best");
     if (o->baseline >= 0) {
         cJSON_AddItemToObject(base, "config", cJSON_Parse(o->evals[o->baseline].config));
-        if (!isnan(o->baseline_ms))
-            cJSON_AddNumberToObject(base, "ms", o->baseline_ms);
+        add_measured(base, &o->evals[o->baseline].m, o->baseline_ms, in_ms);
     }
     if (o->best >= 0) {
         cJSON_AddItemToObject(best, "config", cJSON_Parse(o->evals[o->best].config));
-        cJSON_AddNumberToObject(best, "ms", o->best_ms);
+        add_measured(best, &o->evals[o->best].m, o->best_ms, in_ms);
         if (!isnan(o->speedup))
             cJSON_AddNumberToObject(r, "speedup", o->speedup);
     }
@@ -278,8 +296,7 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
         cJSON_AddItemToObject(e, "config", cJSON_Parse(o->evals[i].config));
         cJSON_AddBoolToObject(e, "baseline", o->evals[i].baseline);
         cJSON_AddStringToObject(e, "status", tforge_status_name(x->status));
-        if (!isnan(x->value))
-            cJSON_AddNumberToObject(e, "ms", x->value);
+        add_measured(e, x, x->value, in_ms);
         if (x->message[0])
             cJSON_AddStringToObject(e, "message", x->message);
         cJSON_AddItemToArray(list, e);
