@@ -31,7 +31,9 @@ int tforge_backend_open(tforge_backend *out, const tforge_backend_type *type,
     return rc;
 }
 
-int tforge_backend_score(tforge_backend *b, tforge_measurement *m)
+/* The objective's value of a timed backend's measurement (the store keeps it, so a resumed run
+ * is told it as it was: a run is resumed only under the same objective). */
+static int score(tforge_backend *b, tforge_measurement *m)
 {
     return b->type->timed && b->objective ? tforge_costmodel_score(b->objective, m) : 0;
 }
@@ -43,7 +45,7 @@ int tforge_backend_evaluate(tforge_backend *b, const tforge_candidate *candidate
         tforge_measurement_init(&out[i]);
     int rc = n ? b->type->evaluate(b->state, candidates, n, out) : 0;
     for (size_t i = 0; !rc && i < n; i++)
-        rc = tforge_backend_score(b, &out[i]);
+        rc = score(b, &out[i]);
     return rc;
 }
 
@@ -52,7 +54,7 @@ int tforge_backend_retime(tforge_backend *b, const tforge_candidate *candidate, 
 {
     tforge_measurement_init(out);
     int rc = b->type->retime(b->state, candidate, seed, out);
-    return rc ? rc : tforge_backend_score(b, out);
+    return rc ? rc : score(b, out);
 }
 
 int tforge_backend_profile(tforge_backend *b, const tforge_candidate *candidate,

@@ -130,9 +130,6 @@ int tforge_backend_retime(tforge_backend *backend, const tforge_candidate *candi
 int tforge_backend_profile(tforge_backend *backend, const tforge_candidate *candidate,
                            const tforge_measurement *measured, int counters, tforge_profile *out);
 unsigned tforge_backend_restarts(const tforge_backend *backend);
-/* Scores a measurement with the backend's objective, as evaluate and retime do (for one taken
- * from a stored run); a backend that does not time, or has no objective, leaves it as it is. */
-int tforge_backend_score(tforge_backend *backend, tforge_measurement *m);
 /* Asks the backend to start work ahead (its compiles) where it does any; 0 otherwise. */
 int tforge_backend_prepare(tforge_backend *backend, const tforge_candidate *candidates, size_t n);
 /* The candidate's identity (its fields digest, variant and unmade), over whatever it had; all

@@ -266,8 +266,6 @@ static int evaluate(loop *l, const tforge_candidate *c, size_t n, int baseline)
         else
             m[from_store] = h->measurements[first + from_store];
         free(key);
-        if (!rc) /* scored as it was when evaluated: the stored row keeps what was measured */
-            rc = tforge_backend_score(l->backend, &m[from_store]);
         from_store += rc == 0;
     }
     double began = tforge_clock_s();
