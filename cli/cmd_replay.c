@@ -365,9 +365,13 @@ static void print_table(const settings *s, const tforge_replay *replay,
     const tforge_recording *rec = tforge_replay_recording(replay);
     int higher;
     const char *objective = tforge_replay_objective(replay, &higher);
-    int time = !s->model && strcmp(objective, "time") == 0;
-    if (s->model)
+    char unit[32] = "";
+    if (s->model) {
         objective = tforge_costmodel_objective(s->model);
+        snprintf(unit, sizeof unit, " %s", tforge_costmodel_unit(s->model));
+    } else if (strcmp(objective, "time") == 0) {
+        snprintf(unit, sizeof unit, " ms");
+    }
     /* a maximised objective is replayed as its inverse: shown as itself */
     double optimum = higher ? 1.0 / space->optimum : space->optimum;
     double median = higher ? 1.0 / space->median : space->median;
@@ -375,7 +379,7 @@ static void print_table(const settings *s, const tforge_replay *replay,
            "median %.6g%s\n",
            rec->kernel_name[0] ? rec->kernel_name : s->cache,
            rec->device_name[0] ? rec->device_name : "?", space->n, space->n_ok, objective,
-           higher ? "higher" : "lower", optimum, time ? " ms" : "", median, time ? " ms" : "");
+           higher ? "higher" : "lower", optimum, unit, median, unit);
     printf("budget %u, %u seeds; each run makes %u evaluations and its strategy is told %u; score "
            "over budgets %zu..%zu (random search's 50%% and 96%% cut-offs)\n\n",
            s->budget, s->seeds, run_budget, run_budget, cut_start, cut_end);

@@ -25,4 +25,8 @@ d = json.load(open(sys.argv[1]))
 assert d["objective"] == "energy-delay-squared" and d["unit"] == "J*s^2", d
 assert abs(d["optimum"] - 0.25 * 0.45e-3 ** 2) < 1e-15, d["optimum"]
 PY
-echo "costmodel kit: 2 passed, 0 failed"
+# the shipped energy model, installed with the engine: BLOCK 256's 0.20 J is the least
+"$prefix/bin/tforge" replay --objective energy --strategy exhaustive --seeds 1 --budget 5 \
+  --cache "$source/tests/fixtures/recordings/synthetic_energy.json" | tee "$work/energy.txt"
+grep -q "objective energy (lower is better): optimum 0.2 J" "$work/energy.txt"
+echo "costmodel kit: 3 passed, 0 failed"
