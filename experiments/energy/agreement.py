@@ -49,30 +49,23 @@ def measure(task, seconds, settle, index):
     run = worker.bind(loaded, inputs, worker._baselines_at(loaded, shape)[0], shape)
     estimate = bench.measure(run)["median_ms"]
     energy.MIN_WINDOW_S = seconds  # one long batch, as the engine's would be for a long window
-    stamps = []
-
-    def clock():  # observe() reads it at the batch's start and end: the window, in wall time
-        stamps.append(datetime.datetime.now())
-        return time.perf_counter()
-
     smi = sampler(index)
     time.sleep(1.0)  # its first samples
-    seen, note = energy.observe(run, torch.cuda.synchronize, estimate, bench._device_uuid(),
-                                clock=clock)
+    seen, note = energy.observe(run, torch.cuda.synchronize, estimate, bench._device_uuid())
+    end = datetime.datetime.now()
     time.sleep(0.2)
     smi.terminate()
     lines = smi.communicate()[0].splitlines()
     if note:
         return f"{spec['kernel']}: no energy ({note})", None
-    start, end = stamps[-2], stamps[-1]
-    window = (end - start).total_seconds()
+    window = seen["batch_s"]
+    start = end - datetime.timedelta(seconds=window)
     inside = [w for t, w in samples_of(lines)
               if start + datetime.timedelta(seconds=settle) <= t <= end]
     if not inside:
         return f"{spec['kernel']}: no nvidia-smi sample inside the window", None
     smi_w = sum(inside) / len(inside)
-    # the batch's own seconds a launch (energy_j / power_w) times nvidia-smi's mean power
-    smi_j = smi_w * seen["energy_j"] / seen["power_w"]
+    smi_j = smi_w * window / seen["batch_launches"]
     diff = seen["energy_j"] / smi_j - 1
     return (f"{spec['kernel']}: {estimate:.4f} ms a launch, batch of {window:.2f} s; "
             f"NVML counter {seen['energy_j'] * 1e3:.3f} mJ/launch ({seen['power_w']:.0f} W, SM "

@@ -50,8 +50,9 @@ def test_joules_per_launch_agree_with_the_power_drawn(fake_nvml, monkeypatch):
     seen, note = energy.observe(kernel, lambda: None, estimate_ms=2.0)
     assert note is None
     observer = energy._state["observer"]
-    assert 0.003 < observer.period_s < 0.009  # the fake's 5 ms steps, found by polling
+    assert 0.003 < observer.period_s < 0.02  # the fake's 5 ms steps, found by polling
     assert kernel.spent >= observer.min_window_s() * 0.95  # the batch spanned its window
+    assert seen["batch_launches"] == kernel.launches
     expected = 250 * kernel.spent / kernel.launches
     assert seen["energy_j"] == pytest.approx(expected, rel=0.1)
     assert seen["power_w"] == pytest.approx(250, rel=0.1)
@@ -68,6 +69,25 @@ def test_a_batch_the_counter_never_sees_is_too_short_to_measure(fake_nvml, monke
     assert seen == {}
     assert "too short to measure" in note and "did not move" in note
     assert kernel.launches > 20 * 2  # the batch was extended (doubled) before giving up
+
+
+def test_a_kernel_faster_than_its_estimate_gets_a_longer_batch(fake_nvml, monkeypatch):
+    monkeypatch.setenv("FAKE_NVML_PERIOD_MS", "5")
+    kernel = Sleeper(1.0)
+    seen, note = energy.observe(kernel, lambda: None, estimate_ms=10.0)  # 10x too long
+    assert note is None
+    assert seen["batch_s"] >= 0.9 * energy._state["observer"].min_window_s()
+
+
+def test_a_kernel_shorter_than_its_launch_stops_at_the_window_by_the_clock(fake_nvml,
+                                                                          monkeypatch):
+    monkeypatch.setenv("FAKE_NVML_PERIOD_MS", "5")
+    kernel = Sleeper(1.0)  # 1 ms of "launch" for a kernel the GPU runs in 1 us
+    seen, note = energy.observe(kernel, lambda: None, estimate_ms=0.001)
+    assert note is None
+    window = energy._state["observer"].min_window_s()
+    assert seen["batch_launches"] < 2 * window * 1e3  # not the 200000 the estimate allows
+    assert seen["batch_s"] == pytest.approx(window, rel=0.2)
 
 
 def test_without_nvml_there_is_no_energy_and_the_reason(monkeypatch, tmp_path):
@@ -99,4 +119,4 @@ def test_other_sensors_plug_in_around_the_same_batch(monkeypatch, tmp_path):
     energy.add_observer(Counter())
     seen, note = energy.observe(kernel, lambda: None, estimate_ms=1.0)
     assert note is None
-    assert seen["launches_seen"] == seen["told"] == kernel.launches >= 10
+    assert seen["launches_seen"] == seen["told"] == seen["batch_launches"] == kernel.launches >= 1

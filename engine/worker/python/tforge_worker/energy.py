@@ -10,7 +10,7 @@ stays free of NVML, and a machine without the library simply has no energy.
 An observer has begin() and end(launches, seconds) -> {metric: value}, or raises Unmeasured(why)
 when its window was too short for what it reads; observe() runs a batch of back-to-back launches
 between them, long enough for every observer (each says how long with min_window_s()), doubling
-it while one says it was too short, up to MAX_WINDOW_S. The batch flushes no cache and restores
+the window while one says it was too short, up to MAX_WINDOW_S. The batch flushes no cache and restores
 no input between launches: a 256 MB flush's own energy would swamp a kernel's, so the joules are
 those of the kernel run back to back, as a program runs it (warm L2), and gaps the launches' CPU
 time leaves on the GPU are charged to them.
@@ -19,6 +19,7 @@ time leaves on the GPU are charged to them.
 import ctypes
 import math
 import os
+import statistics
 import time as _time
 
 NVML_SUCCESS = 0
@@ -27,6 +28,7 @@ MIN_WINDOW_S = 0.2   # no batch shorter
 TICKS = 20           # counter updates a window spans at least: a tick at either end is <= 10%
 MAX_WINDOW_S = 4.0   # a kernel whose counter has not moved by then is too short to measure
 PERIOD_PROBE_S = 1.0  # how long the counter's update period is looked for
+PERIOD_CHANGES = 6    # changes of the counter it is found from
 
 
 class Unmeasured(Exception):
@@ -81,16 +83,19 @@ class EnergyObserver:
         self.start = None
 
     def _update_period(self, sleep):
-        """The time between two changes of the counter, polled every millisecond; None when it
-        did not change twice within PERIOD_PROBE_S."""
+        """The counter's update period: the median time between its changes, polled every
+        millisecond (a poll that comes late sees two updates as one: the median is robust to a
+        few); None when it changed fewer than PERIOD_CHANGES times within PERIOD_PROBE_S."""
         changes, last, t0 = [], self.nvml.energy_mj(self.handle), self.clock()
-        while len(changes) < 2 and self.clock() - t0 < PERIOD_PROBE_S:
+        while len(changes) < PERIOD_CHANGES and self.clock() - t0 < PERIOD_PROBE_S:
             sleep(1e-3)
             e = self.nvml.energy_mj(self.handle)
             if e != last:
                 changes.append(self.clock())
                 last = e
-        return changes[1] - changes[0] if len(changes) == 2 else None
+        if len(changes) < PERIOD_CHANGES:
+            return None
+        return statistics.median(b - a for a, b in zip(changes, changes[1:]))
 
     def min_window_s(self):
         return max(MIN_WINDOW_S, TICKS * self.period_s) if self.period_s else MIN_WINDOW_S
@@ -131,30 +136,37 @@ def _nvml_observer(uuid):
 
 def observe(run, synchronize, estimate_ms, uuid=None, clock=_time.perf_counter):
     """Runs `run` back to back between every observer's begin and end, long enough for each,
-    and returns ({metric: value}, note): the note (else None) says why there are none."""
+    and returns ({metric: value}, note): the metrics with the batch's launches and seconds
+    (batch_launches, batch_s), or none and the note saying why. The batch stops at its window
+    by the clock, or at as many launches as the window holds by `estimate_ms`, whichever comes
+    first: a kernel shorter than its launch's CPU time is not queued for hours, and a long one
+    does not fill the queue far past the window."""
     observers = [o for o in [_nvml_observer(uuid)] + _extra if o is not None]
     if not observers:
         return {}, _state["why"]
     window = max(o.min_window_s() for o in observers)
-    n = max(1, math.ceil(window * 1e3 / max(estimate_ms, 1e-4)))
+    per_launch_ms = max(estimate_ms, 1e-4)
     while True:
+        most = max(1, math.ceil(window * 1e3 / per_launch_ms))
         synchronize()
         for o in observers:
             o.begin()
-        t0 = clock()
-        for _ in range(n):
+        t0, n = clock(), 0
+        while n < most and (n == 0 or clock() - t0 < window):
             run()
+            n += 1
         synchronize()
         seconds = clock() - t0
+        if n == most and seconds < 0.9 * window:  # back to back (a warm cache) it runs faster
+            per_launch_ms = max(seconds * 1e3 / n, 1e-4)
+            continue
         try:
-            if seconds < window:  # the estimate was long: the batch fell short
-                raise Unmeasured(f"the batch lasted {seconds * 1e3:.0f} ms of {window * 1e3:.0f}")
             metrics = {}
             for o in observers:
                 metrics.update(o.end(n, seconds))
-            return metrics, None
+            return {**metrics, "batch_launches": n, "batch_s": seconds}, None
         except Unmeasured as e:
-            if seconds * 2 > MAX_WINDOW_S:
+            if window * 2 > MAX_WINDOW_S:
                 return {}, (f"{e} over {seconds * 1e3:.0f} ms ({n} launches): the kernel is "
                             "too short to measure")
-            n = n * 2 if seconds >= window else max(n * 2, math.ceil(n * window / max(seconds, 1e-6)))
+            window *= 2
