@@ -337,6 +337,13 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
     char path[4096];
     FILE *f;
     const char *best = o->best >= 0 ? o->evals[o->best].config : NULL;
+    /* what the values are: latency's medians in ms, or another objective's in its unit */
+    int in_ms = !r->unit || strcmp(r->unit, "ms") == 0;
+    char column[96];
+    if (in_ms)
+        snprintf(column, sizeof column, "median (ms)");
+    else
+        snprintf(column, sizeof column, "%s (%s)", r->objective, r->unit);
     /* the config, ready to paste */
     if (!(f = open_out(dir, "best_config.py", path, sizeof path)))
         return TFORGE_EIO;
@@ -350,7 +357,8 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
     if (best) {
         fputs("BEST = ", f);
         write_triton_config(f, best);
-        fprintf(f, "  # %.4g ms, %.2fx the baseline\n", o->best_ms, o->speedup);
+        fprintf(f, "  # %.4g %s, %.2fx the baseline\n", o->best_ms, in_ms ? "ms" : r->unit,
+                o->speedup);
     } else {
         fputs("BEST = None  # no candidate was timed (see report.md)\n", f);
     }
@@ -373,7 +381,9 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
         snprintf(title, sizeof title, "%s: best so far (%s backend)", r->kernel, r->backend);
         plot.title = title;
         plot.x_label = "evaluations";
-        plot.y_label = "best so far (ms)";
+        char y_label[128];
+        snprintf(y_label, sizeof y_label, "best so far (%s)", in_ms ? "ms" : r->unit);
+        plot.y_label = y_label;
         plot.budget = k;
         plot.series = &series;
         plot.n_series = 1;
@@ -397,10 +407,11 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
         fputs("Time and energy of every evaluation, their Pareto front and each objective's "
               "winner: [pareto.svg](pareto.svg).\n\n", f);
     if (o->best >= 0 && o->baseline >= 0)
-        fprintf(f, "| | config | median (ms) |\n|---|---|---|\n| baseline | `%s` | %.4g |\n"
-                   "| best | `%s` | %.4g |\n\nSpeedup **%.2fx** (medians of the final "
+        fprintf(f, "| | config | %s |\n|---|---|---|\n| baseline | `%s` | %.4g |\n"
+                   "| best | `%s` | %.4g |\n\n%s **%.2fx** (medians of the final "
                    "interleaved re-timing).\n\n",
-                o->evals[o->baseline].config, o->baseline_ms, best, o->best_ms, o->speedup);
+                column, o->evals[o->baseline].config, o->baseline_ms, best, o->best_ms,
+                in_ms ? "Speedup" : "The baseline's over the winner's", o->speedup);
     if (has_time)
         fputs("![best so far](convergence.svg)\n\n", f);
     if (r->take_home)
@@ -414,9 +425,9 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
     for (int st = 0; st < 6; st++)
         if (counts[st])
             fprintf(f, "| %s | %zu |\n", tforge_status_name((tforge_status)st), counts[st]);
-    fprintf(f, "\n| # | config |%s status | median (ms) | note (failure, or registers, spills "
+    fprintf(f, "\n| # | config |%s status | %s | note (failure, or registers, spills "
                "and shared memory) |\n|---|---|%s---|---|---|\n", r->transforms ? " rewrites |" : "",
-            r->transforms ? "---|" : "");
+            column, r->transforms ? "---|" : "");
     for (size_t i = 0; i < n; i++) {
         const tforge_measurement *m = &o->evals[i].m;
         char metrics[1024];

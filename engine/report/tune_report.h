@@ -35,6 +35,9 @@ typedef struct tforge_report_tune {
     const char *dropped;      /* config keys the file's own launch does not pass ("maxnreg"),
                                  or NULL */
     const char *take_home;    /* report.md's lines on that run (markdown), or NULL */
+    /* the objective compared (the cost model's name and unit: "energy", "J"); NULL: latency's
+     * median in ms */
+    const char *objective, *unit;
 } tforge_report_tune;
 
 /* Writes best_config.py, best_variant.py (and best_variant.diff when the winner rewrites the

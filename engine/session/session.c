@@ -647,7 +647,8 @@ static cJSON *write_results(const settings *s, const tforge_registry *reg, const
                                  o,            result_text,     task->transforms, w->rewrites,
                                  w->variant,   w->diff,         w->ablation,     w->n_ablation,
                                  forge,        task->space,     th->hook,        th->hook_at,
-                                 th->dropped,  th->report};
+                                 th->dropped,  th->report,      tforge_costmodel_objective(s->model),
+                                 tforge_costmodel_unit(s->model)};
     int rc = tforge_report_write_tune(dir, &report);
     free(result_text);
     if (rc) {

@@ -144,13 +144,18 @@ static tforge_tune_options options_for(const fixture *f, told *t, const char *ou
 
 static char text[1 << 20]; /* the last file read */
 
-static cJSON *read_json(const char *path)
+static void read_text(const char *path)
 {
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = '\0';
+}
+
+static cJSON *read_json(const char *path)
+{
+    read_text(path);
     cJSON *doc = cJSON_Parse(text);
     assert_non_null(doc);
     return doc;
@@ -278,6 +283,10 @@ static void energy_tuned(void **state)
     cJSON_Delete(doc);
     snprintf(path, sizeof path, "%s/pareto.svg", r->dir);
     assert_int_equal(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/report.md", r->dir);
+    read_text(path);
+    assert_non_null(strstr(text, "| energy (J) |")); /* the values are named as what they are */
+    assert_null(strstr(text, "median (ms)"));
     tforge_tune_outcome_dispose(&outcome);
 }
 
