@@ -49,7 +49,7 @@
 #   energy:K[,K...]  issue 38: each K's baseline run back to back under the engine's energy
 #                    observer (NVML's counter) while nvidia-smi samples power.draw every 50 ms,
 #                    their agreement (experiments/energy/agreement.py); then the first K tuned
-#                    with --objective latency and with --objective energy (BUDGET, default 20;
+#                    with --objective latency and with --objective energy (BUDGET, default 16;
 #                    SEED), each winner's config, ms and joules side by side
 # Everything goes under OUT_DIR (logs, results as runs.tar.gz); summary.txt is printed last.
 set -u
@@ -173,8 +173,8 @@ print('   GPU busy after the first batch:', r.get('runner_busy_after_first_batch
       2>&1 | tee -a "$summary"
     k=${ks%% *}
     for objective in latency energy; do
-      timeout 170 "$t" tune "experiments/kernels/$k/task.json" --backend cuda \
-        --objective "$objective" --budget "${BUDGET:-20}" --seed "${SEED:-1}" \
+      timeout 190 "$t" tune "experiments/kernels/$k/task.json" --backend cuda \
+        --objective "$objective" --budget "${BUDGET:-16}" --seed "${SEED:-1}" \
         --out "$out/runs/${k}_$objective" -q --json \
         > "$out/runs/${k}_$objective.json" 2> "$out/runs/${k}_$objective.err"
     done
