@@ -1,6 +1,7 @@
 /* `tforge replay`: compare search strategies offline on a recorded tuning space. */
 #include "cli.h"
 #include "clock.h"
+#include "costmodel.h"
 #include "forge.h"
 #include "lab.h"
 #include "plot.h"
@@ -10,6 +11,7 @@
 #include "tune_report.h"
 #include "strategy.h"
 #include "tforge/error.h"
+#include "tforge/measurement.h"
 #include "tforge/score.h"
 
 #include <cjson/cJSON.h>
@@ -47,7 +49,9 @@ static const char help[] =
     "                      never)\n"
     "  --noise             draw each value from the recorded individual runs (time only)\n"
     "  --objective NAME[:min|:max]  what to optimise: time, or a recorded metric (default:\n"
-    "                      the recording's objective); rates such as GFLOP/s are maximised\n"
+    "                      the recording's objective); rates such as GFLOP/s are maximised;\n"
+    "                      or a cost model (latency, energy, edp: `tforge plugins`), which\n"
+    "                      scores each replayed entry from its time and recorded metrics\n"
     "                      unless :min says otherwise, as their inverse (so ratios to the\n"
     "                      optimum keep their meaning)\n"
     "  --store FILE.db     record every evaluation; a run interrupted is resumed from there\n"
@@ -61,6 +65,7 @@ enum { OPT_CACHE = 1, OPT_STRATEGY, OPT_BUDGET, OPT_SEEDS, OPT_BATCH, OPT_OPTION
 
 typedef struct settings {
     const char *cache, *strategies, *store, *plot, *objective, *heuristic;
+    tforge_costmodel *model; /* the objective when it names a cost model, else NULL */
     uint32_t budget, seeds, batch, patience;
     int noise, lookahead;
     int heuristic_given; /* --heuristic named: checked whatever the strategies */
@@ -195,6 +200,8 @@ static char *run_settings(const settings *s, const char *id, const char *const *
         cJSON_AddNumberToObject(o, "patience", s->patience);
     if (s->lookahead) /* likewise */
         cJSON_AddBoolToObject(o, "lookahead", 1);
+    if (s->model) /* likewise */
+        cJSON_AddStringToObject(o, "objective", tforge_costmodel_id(s->model));
     char *json = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!json)
@@ -225,6 +232,7 @@ static int run_strategy(strategy_result *out, const settings *s, const tforge_re
         o.heuristic = s->heuristic;
         o.patience = s->patience;
         o.lookahead = s->lookahead;
+        o.objective = s->model;
         char *json = store ? run_settings(s, id, options, run_budget) : NULL;
         o.settings_json = json;
         uint32_t n_evals;
@@ -303,7 +311,11 @@ static void print_json(const settings *s, const tforge_registry *reg, const tfor
     cJSON_AddNumberToObject(root, "configurations", (double)space->n);
     cJSON_AddNumberToObject(root, "configurations_ok", (double)space->n_ok);
     int higher;
-    cJSON_AddStringToObject(root, "objective", tforge_replay_objective(replay, &higher));
+    const char *objective = tforge_replay_objective(replay, &higher);
+    cJSON_AddStringToObject(root, "objective",
+                            s->model ? tforge_costmodel_objective(s->model) : objective);
+    if (s->model)
+        cJSON_AddStringToObject(root, "unit", tforge_costmodel_unit(s->model));
     cJSON_AddBoolToObject(root, "higher_is_better", higher);
     cJSON_AddNumberToObject(root, "optimum", space->optimum);
     cJSON_AddNumberToObject(root, "median", space->median);
@@ -353,7 +365,13 @@ static void print_table(const settings *s, const tforge_replay *replay,
     const tforge_recording *rec = tforge_replay_recording(replay);
     int higher;
     const char *objective = tforge_replay_objective(replay, &higher);
-    int time = strcmp(objective, "time") == 0;
+    char unit[32] = "";
+    if (s->model) {
+        objective = tforge_costmodel_objective(s->model);
+        snprintf(unit, sizeof unit, " %s", tforge_costmodel_unit(s->model));
+    } else if (strcmp(objective, "time") == 0) {
+        snprintf(unit, sizeof unit, " ms");
+    }
     /* a maximised objective is replayed as its inverse: shown as itself */
     double optimum = higher ? 1.0 / space->optimum : space->optimum;
     double median = higher ? 1.0 / space->median : space->median;
@@ -361,7 +379,7 @@ static void print_table(const settings *s, const tforge_replay *replay,
            "median %.6g%s\n",
            rec->kernel_name[0] ? rec->kernel_name : s->cache,
            rec->device_name[0] ? rec->device_name : "?", space->n, space->n_ok, objective,
-           higher ? "higher" : "lower", optimum, time ? " ms" : "", median, time ? " ms" : "");
+           higher ? "higher" : "lower", optimum, unit, median, unit);
     printf("budget %u, %u seeds; each run makes %u evaluations and its strategy is told %u; score "
            "over budgets %zu..%zu (random search's 50%% and 96%% cut-offs)\n\n",
            s->budget, s->seeds, run_budget, run_budget, cut_start, cut_end);
@@ -533,8 +551,23 @@ static int parse(const cli_command *command, int argc, char **argv, settings *s,
 }
 
 /* Values and statuses of every configuration, for the score. */
+/* Entry i's value under the cost model: its replayed measurement, scored; an entry the model
+ * finds no value for (no energy recorded) counts as failed for the score. */
+static double scored_value(tforge_costmodel *model, const tforge_replay *replay, size_t i,
+                           uint32_t *status, int *rc)
+{
+    const tforge_recording *rec = tforge_replay_recording(replay);
+    tforge_measurement m;
+    tforge_measurement_init(&m);
+    tforge_replay_answer(&m, replay,
+                         tforge_replay_index_of_levels(replay, rec->entries[i].levels), NULL);
+    *rc = tforge_costmodel_score(model, &m);
+    *status = m.status == TFORGE_STATUS_OK && isnan(m.value) ? TFORGE_STATUS_RUNTIME : m.status;
+    return m.value;
+}
+
 static int prepare_score_space(tforge_score_space *out, const tforge_replay *replay,
-                               const char *path)
+                               tforge_costmodel *model, const char *path)
 {
     const tforge_recording *rec = tforge_replay_recording(replay);
     double *values = malloc(rec->n_entries * sizeof *values);
@@ -542,13 +575,14 @@ static int prepare_score_space(tforge_score_space *out, const tforge_replay *rep
     int rc = values && statuses ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
     size_t n_ok = 0;
     for (size_t i = 0; !rc && i < rec->n_entries; i++) {
-        values[i] = tforge_replay_value(replay, i, &statuses[i]);
+        values[i] = model ? scored_value(model, replay, i, &statuses[i], &rc)
+                          : tforge_replay_value(replay, i, &statuses[i]);
         n_ok += statuses[i] == TFORGE_STATUS_OK;
     }
     if (!rc && n_ok == 0) /* a well-formed file, but there is nothing to search for */
         rc = tforge_error_set(TFORGE_ERROR, "%s: none of its %zu configurations ran correctly%s: "
                               "there is nothing to score", path, rec->n_entries,
-                              strcmp(tforge_replay_objective(replay, NULL), "time") == 0
+                              !model && strcmp(tforge_replay_objective(replay, NULL), "time") == 0
                                   ? "" : " with the objective measured");
     if (!rc && (rc = tforge_score_space_init(out, values, statuses, rec->n_entries)))
         rc = tforge_error_prefix("%s", path);
@@ -557,10 +591,14 @@ static int prepare_score_space(tforge_score_space *out, const tforge_replay *rep
     return rc;
 }
 
-/* The objective asked for (or the recording's), in the replay; its direction from a ":min" or
- * ":max" suffix, else from its name. */
-static int choose_objective(tforge_replay *replay, const settings *s)
+/* The objective asked for (or the recording's): a cost model of the registry (the replay then
+ * serves time and the recorded metrics, which the model scores), else, in the replay, time or a
+ * recorded metric, its direction from a ":min" or ":max" suffix, else from its name. */
+static int choose_objective(tforge_replay *replay, settings *s, const tforge_registry *reg)
 {
+    if (s->objective && tforge_registry_find(reg, TFORGE_COSTMODEL_INTERFACE_ID, s->objective))
+        return tforge_costmodel_open(&s->model, reg, s->objective);
+    tforge_error_clear(); /* not a cost model: a recorded objective */
     const tforge_recording *rec = tforge_replay_recording(replay);
     char name[128];
     snprintf(name, sizeof name, "%s", s->objective ? s->objective : rec->objective);
@@ -600,8 +638,8 @@ static int run(const cli_command *command, int argc, char **argv)
     if (!list || cli_load_plugins(&common, &reg) || check_strategies(&s, reg, s.strategies) ||
         cli_check_plugins(reg, NULL, NULL, NULL, s.heuristic_given ? s.heuristic : NULL) ||
         tforge_recording_read_space(&rec, s.cache) ||
-        tforge_replay_open(&replay, rec) || choose_objective(replay, &s) ||
-        prepare_score_space(&space, replay, s.cache))
+        tforge_replay_open(&replay, rec) || choose_objective(replay, &s, reg) ||
+        prepare_score_space(&space, replay, s.model, s.cache))
         goto failed;
     size_t cut_start, cut_end;
     if (tforge_score_cutoffs(&cut_start, &cut_end, &space, NULL))
@@ -659,6 +697,7 @@ cleanup:
     tforge_store_close(store);
     tforge_replay_free(replay);
     tforge_recording_free(rec);
+    tforge_costmodel_close(s.model);
     tforge_registry_free(reg);
     return exit_code;
 }

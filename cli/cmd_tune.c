@@ -52,6 +52,9 @@ static const char help[] =
     "                     the baseline's and the winner's share of it\n"
     "  --device FILE      the device file of those peaks (default: the GPU's; a replayed\n"
     "                     recording's device.json beside it)\n"
+    "  --objective ID     the cost model minimised: latency (default; the median time),\n"
+    "                     energy (joules per launch, NVML), edp (energy x delay), or any\n"
+    "                     cost model plugin (`tforge plugins`)\n"
     "  --no-counters      profile forge's and rules' incumbents by static metrics alone\n"
     "  --profile-all      profile every candidate that ran correctly too (any strategy), as\n"
     "                     its batch is told, kept in the store: `tforge store export` then\n"
@@ -94,7 +97,8 @@ static const char help[] =
 enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_BATCH,
        OPT_WORKERS, OPT_SHAPE, OPT_OUT, OPT_RESUME, OPT_CHECK, OPT_TIMEOUT, OPT_TRANSFORMS,
        OPT_TRANSFORM_OPTION, OPT_CONSTRAINT, OPT_HEURISTIC, OPT_PATIENCE, OPT_NO_COUNTERS,
-       OPT_SOL_STOP, OPT_DEVICE, OPT_PROFILER_OPTION, OPT_PROFILE_ALL, OPT_NO_LOOKAHEAD };
+       OPT_SOL_STOP, OPT_DEVICE, OPT_OBJECTIVE, OPT_PROFILER_OPTION, OPT_PROFILE_ALL,
+       OPT_NO_LOOKAHEAD };
 
 
 /* The session's options and the lists they point to. */
@@ -172,6 +176,7 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
         {"constraint", required_argument, NULL, OPT_CONSTRAINT},
         {"heuristic", required_argument, NULL, OPT_HEURISTIC},
         {"patience", required_argument, NULL, OPT_PATIENCE},
+        {"objective", required_argument, NULL, OPT_OBJECTIVE},
         {"no-counters", no_argument, NULL, OPT_NO_COUNTERS},
         {"no-lookahead", no_argument, NULL, OPT_NO_LOOKAHEAD},
         {"profile-all", no_argument, NULL, OPT_PROFILE_ALL},
@@ -244,6 +249,7 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
             o->device_file = optarg;
             rc = cli_path(c, "--device", optarg);
             break;
+        case OPT_OBJECTIVE: o->objective = optarg; break;
         case OPT_NO_COUNTERS: o->counters = 0; break;
         case OPT_NO_LOOKAHEAD: o->lookahead = 0; break;
         case OPT_PROFILE_ALL: o->profile_all = 1; break;

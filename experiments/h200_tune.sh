@@ -49,6 +49,11 @@
 #                    (all, or those named) and tuned by experiments/suite/run.py (BUDGET, default
 #                    50; TIME per task, default 2m; SEED; passed through): its table into the
 #                    summary, its results in OUT_DIR/suite (at TIME=2m about three tasks fit a call)
+#   energy:K[,K...]  issue 38: each K's baseline run back to back under the engine's energy
+#                    observer (NVML's counter) while nvidia-smi samples power.draw every 50 ms,
+#                    their agreement (experiments/energy/agreement.py); then the first K tuned
+#                    with --objective latency and with --objective energy (BUDGET, default 16;
+#                    SEED), each winner's config, ms and joules side by side
 # Everything goes under OUT_DIR (logs, results as runs.tar.gz); summary.txt is printed last.
 set -u
 out=$1
@@ -164,6 +169,35 @@ print('   GPU busy after the first batch:', r.get('runner_busy_after_first_batch
           "$out/runs/${k}_$mode.json" 2>&1 | tee -a "$summary"
       done
     done ;;
+  energy:*)
+    ks=$(echo "${step#energy:}" | tr , ' ')
+    tasks=$(for k in $ks; do printf 'experiments/kernels/%s/task.json ' "$k"; done)
+    PYTHONPATH=engine/worker/python timeout 150 python3 experiments/energy/agreement.py $tasks \
+      2>&1 | tee -a "$summary"
+    k=${ks%% *}
+    for objective in latency energy; do
+      timeout 190 "$t" tune "experiments/kernels/$k/task.json" --backend cuda \
+        --objective "$objective" --budget "${BUDGET:-16}" --seed "${SEED:-1}" \
+        --out "$out/runs/${k}_$objective" -q --json \
+        > "$out/runs/${k}_$objective.json" 2> "$out/runs/${k}_$objective.err"
+    done
+    python3 - "$k" "$out/runs/${k}_latency.json" "$out/runs/${k}_energy.json" <<'EOF' 2>&1 | tee -a "$summary"
+import json, sys
+k = sys.argv[1]
+for path in sys.argv[2:]:
+    try:
+        r = json.load(open(path))
+    except Exception as e:
+        print(f"{k}: {path}: no result ({e})")
+        continue
+    b, w = r["baseline"], r["best"]
+    print(f"{k} tuned for {r['objective']:8}: winner {json.dumps(w.get('config'))} "
+          f"{w.get('ms', float('nan')):.4f} ms {w.get('energy_j', float('nan')) * 1e3:.3f} mJ "
+          f"({w.get('power_w', float('nan')):.0f} W); baseline {b.get('ms', float('nan')):.4f} ms "
+          f"{b.get('energy_j', float('nan')) * 1e3:.3f} mJ; {r['evaluations']} evals "
+          f"{r['seconds']:.0f} s")
+EOF
+    ;;
   suite|suite:*)
     rm -f "$out/suite/suite.md"
     python3 experiments/suite/run.py "$t" "$out/suite" $(echo "${step#suite}" | tr :, '  ') \

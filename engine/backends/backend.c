@@ -19,15 +19,23 @@ const tforge_backend_type *tforge_backend_find(const char *name)
 int tforge_backend_open(tforge_backend *out, const tforge_backend_type *type,
                         const tforge_backend_args *args)
 {
-    out->type = NULL;
-    out->state = NULL;
+    memset(out, 0, sizeof *out);
     if (args->version != TFORGE_BACKEND_ARGS_VERSION || !args->space)
         return tforge_error_set(TFORGE_EINPUT, "backend %s: bad arguments (version %u, or no "
                                 "space)", type->name, args->version);
     int rc = type->open(&out->state, args);
-    if (rc == 0)
+    if (rc == 0) {
         out->type = type;
+        out->objective = args->objective;
+    }
     return rc;
+}
+
+/* The objective's value of a timed backend's measurement (the store keeps it, so a resumed run
+ * is told it as it was: a run is resumed only under the same objective). */
+static int score(tforge_backend *b, tforge_measurement *m)
+{
+    return b->type->timed && b->objective ? tforge_costmodel_score(b->objective, m) : 0;
 }
 
 int tforge_backend_evaluate(tforge_backend *b, const tforge_candidate *candidates, size_t n,
@@ -35,14 +43,18 @@ int tforge_backend_evaluate(tforge_backend *b, const tforge_candidate *candidate
 {
     for (size_t i = 0; i < n; i++)
         tforge_measurement_init(&out[i]);
-    return n ? b->type->evaluate(b->state, candidates, n, out) : 0;
+    int rc = n ? b->type->evaluate(b->state, candidates, n, out) : 0;
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = score(b, &out[i]);
+    return rc;
 }
 
 int tforge_backend_retime(tforge_backend *b, const tforge_candidate *candidate, uint64_t seed,
                           tforge_measurement *out)
 {
     tforge_measurement_init(out);
-    return b->type->retime(b->state, candidate, seed, out);
+    int rc = b->type->retime(b->state, candidate, seed, out);
+    return rc ? rc : score(b, out);
 }
 
 int tforge_backend_profile(tforge_backend *b, const tforge_candidate *candidate,
@@ -84,6 +96,5 @@ void tforge_backend_close(tforge_backend *b)
 {
     if (b->type)
         b->type->close(b->state);
-    b->type = NULL;
-    b->state = NULL;
+    memset(b, 0, sizeof *b);
 }

@@ -10,11 +10,13 @@
  * A candidate that fails (does not compile, crashes, hangs, computes wrong) is a measurement with
  * a status, never an error of the backend; an error means the backend cannot answer honestly
  * (a replayed candidate the recording lacks, a lost worker pool). Profiles (static metrics,
- * and counters where there are any) are asked for separately, for the candidates worth it. The
- * cost models will hook in here, between a measurement and the loop. */
+ * and counters where there are any) are asked for separately, for the candidates worth it. A
+ * timed backend measures (times, and the metrics it has: energy, power, clocks); the objective, a
+ * cost model (costmodel.h), scores each of its measurements here, before the loop sees it. */
 #ifndef TFORGE_ENGINE_BACKEND_H
 #define TFORGE_ENGINE_BACKEND_H
 
+#include "costmodel.h"
 #include "digest.h"
 #include "recording.h"
 #include "replay.h"
@@ -48,7 +50,7 @@ typedef struct tforge_candidate {
     char *unmade;
 } tforge_candidate;
 
-#define TFORGE_BACKEND_ARGS_VERSION 1
+#define TFORGE_BACKEND_ARGS_VERSION 2
 typedef struct tforge_backend_args {
     unsigned version;
     const tforge_task *task;           /* NULL only for replay without checks (the lab) */
@@ -65,14 +67,18 @@ typedef struct tforge_backend_args {
      * "KEY=VALUE" texts, NULL-terminated (NULL: its defaults) */
     const char *profiler;
     const char *const *profiler_options;
+    /* since 2: the objective that scores a timed backend's measurements (lent, outlives the
+     * backend). NULL: none, the backend's value stands (a replay's recorded objective, a test's
+     * fake); the cuda backend's measurements then have none */
+    tforge_costmodel *objective;
 } tforge_backend_args;
 #define TFORGE_BACKEND_ARGS_INIT                                                                  \
     {TFORGE_BACKEND_ARGS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 4, 0, 60000, 600000, 120000,  \
-     NULL, NULL}
+     NULL, NULL, NULL}
 
 typedef struct tforge_backend_type {
     const char *name;
-    int timed; /* 1 when its measurements carry values */
+    int timed; /* 1 when it times: the objective scores its measurements */
     /* Everything `args` points to outlives the state. */
     int (*open)(void **state, const tforge_backend_args *args);
     /* Evaluates `n` candidates into `out` (compiled in parallel where the backend compiles). */
@@ -107,10 +113,11 @@ extern const tforge_backend_type tforge_backend_replay;
 /* The shipped type of that name, or NULL. */
 const tforge_backend_type *tforge_backend_find(const char *name);
 
-/* An open backend: its type and its state. */
+/* An open backend: its type, its state and the objective that scores its measurements. */
 typedef struct tforge_backend {
     const tforge_backend_type *type;
     void *state;
+    tforge_costmodel *objective; /* lent; NULL: none */
 } tforge_backend;
 
 int tforge_backend_open(tforge_backend *out, const tforge_backend_type *type,

@@ -53,6 +53,7 @@ struct pool {
                                             request of it again names only its digest */
     unsigned restarts;
     int said_refused; /* counters refused: said once, then the profiles' notes say it */
+    int said_no_energy; /* no energy measured: said once */
     uint64_t checks; /* every check draws inputs from a seed of its own */
     /* A worker's TaskError: the task itself is broken (its reference, inputs or launch
      * expressions), not the candidate; the batch ends as the task's error. Set by either the
@@ -624,10 +625,21 @@ void pool_time(pool *e, const pool_job *job, tforge_measurement *r)
     tforge_rpc_reply reply;
     if (call(e, e->runner, tforge_rpc_time(&c), job, e->o.time_timeout_ms, r, &reply)) {
         tforge_rpc_timed t = tforge_rpc_timed_of(&reply);
-        r->value = r->median_ms = t.median_ms;
+        r->median_ms = t.median_ms;
         r->min_ms = t.min_ms;
         r->spread = t.spread;
         r->repeats = (uint32_t)t.n;
+        const char *names[] = {"energy_j", "power_w", "sm_clock_mhz"};
+        const double values[] = {t.energy_j, t.power_w, t.sm_clock_mhz};
+        for (int i = 0; i < 3; i++)
+            if (!isnan(values[i]) && tforge_measurement_set_metric(r, names[i], values[i]))
+                tforge_log(TFORGE_LOG_WARN, "time: %s not kept: %s", names[i],
+                           tforge_error_last()->message);
+        if (t.energy_note && !e->said_no_energy) { /* once: the rest are alike */
+            e->said_no_energy = 1;
+            tforge_log(TFORGE_LOG_WARN, "energy not measured (%s): going on with latency",
+                       t.energy_note);
+        }
     }
     tforge_rpc_reply_dispose(&reply);
 }

@@ -95,6 +95,7 @@ int tforge_lab_run(double *best, double *charged, uint32_t *n_evals, const tforg
     args.replay = replay;
     args.noise = o->noise;
     args.noise_seed = o->seed;
+    args.objective = o->objective;
     if (!rc)
         rc = tforge_backend_open(&backend, &tforge_backend_replay, &args);
     int steered;

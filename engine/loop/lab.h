@@ -6,7 +6,7 @@
 
 #include "loop.h"
 
-#define TFORGE_LAB_RUN_OPTIONS_VERSION 4
+#define TFORGE_LAB_RUN_OPTIONS_VERSION 5
 typedef struct tforge_lab_run_options {
     unsigned version;
     const char *strategy;        /* plugin id, or forge / rules: steered by the profile (forge.h) */
@@ -28,9 +28,12 @@ typedef struct tforge_lab_run_options {
     /* since 4: each batch proposed before the one before it is told, as tune's compile-ahead
      * proposes (loop.h), so that what that lag costs a strategy can be measured */
     int lookahead;
+    /* since 5: the objective that scores each replayed measurement (a cost model, lent); NULL:
+     * the replay's own objective (time, or the recorded metric it was set to) */
+    tforge_costmodel *objective;
 } tforge_lab_run_options;
 #define TFORGE_LAB_RUN_OPTIONS_INIT {TFORGE_LAB_RUN_OPTIONS_VERSION, "random", NULL, 1, 100, 1, \
-                                     0, NULL, NULL, NULL, NULL, NULL, 0, 0}
+                                     0, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL}
 
 /* Runs to the budget (or until the strategy has nothing left). Fills best[b] with the best value
  * after b + 1 evaluations (NaN before the first OK one; the last best repeated after an early

@@ -2,6 +2,7 @@
 
 #include "knob.h"
 #include "tforge/error.h"
+#include "tforge/measurement.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -214,6 +215,12 @@ void tforge_replay_answer(tforge_measurement *out, const tforge_replay *r, uint6
             bench += e->times[k];
     }
     out->wall_ms = compile + bench;
+    /* what else was measured (energy, power, counters), for the objective to score: as many as
+     * a measurement holds, in the recording's order */
+    for (uint32_t m = 0; m < r->rec->n_metrics && out->n_metrics < TFORGE_MEASUREMENT_METRICS; m++)
+        if (!isnan(e->metrics[m]) &&
+            tforge_measurement_set_metric(out, r->rec->metric_names[m], e->metrics[m]))
+            tforge_error_clear(); /* a name that is not an identifier is simply not a metric */
 }
 
 int tforge_recording_describe_space(tforge_recording **out, const tforge_space *space,

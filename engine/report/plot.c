@@ -1,4 +1,4 @@
-/* Convergence plots written as SVG text. */
+/* Convergence plots and the time-energy Pareto front, written as SVG text. */
 #include "plot.h"
 
 #include "tforge/error.h"
@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Okabe and Ito's colour-blind-safe palette, ordered for contrast on white (the pale yellow
@@ -262,7 +263,7 @@ static int check(const tforge_plot_convergence *p)
     return 0;
 }
 
-static void write_axes(FILE *out, const frame *f, const tforge_plot_convergence *p)
+static void write_axes(FILE *out, const frame *f, const char *x_label, const char *y_label)
 {
     double ticks[MAX_TICKS], step;
     char label[48];
@@ -294,19 +295,19 @@ static void write_axes(FILE *out, const frame *f, const tforge_plot_convergence 
             "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
             "stroke=\"#333333\"/>\n",
             left, top, right - left, bottom - top);
-    if (p->x_label) {
+    if (x_label) {
         fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\">",
                 (left + right) / 2, bottom + 40);
-        write_text(out, p->x_label);
+        write_text(out, x_label);
         fputs("</text>\n", out);
     }
-    if (p->y_label) {
+    if (y_label) {
         double x = 18, y = (top + bottom) / 2;
         fprintf(out,
                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\" "
                 "transform=\"rotate(-90 %.1f %.1f)\">",
                 x, y, x, y);
-        write_text(out, p->y_label);
+        write_text(out, y_label);
         fputs("</text>\n", out);
     }
 }
@@ -377,6 +378,29 @@ static void write_legend(FILE *out, const frame *f, const tforge_plot_convergenc
     }
 }
 
+/* The document's head: its size, a white ground, the clip of the plot area and the title. */
+static void write_head(FILE *out, const frame *f, double width, double height, const char *title)
+{
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+            "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "
+            "font-size=\"12\" fill=\"#222222\">\n"
+            "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n"
+            "<defs><clipPath id=\"plot-area\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+            "height=\"%.1f\"/></clipPath></defs>\n",
+            width, height, width, height, width, height, f->x.p0, f->y.p1, f->x.p1 - f->x.p0,
+            f->y.p0 - f->y.p1);
+    if (title) {
+        fprintf(out,
+                "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" font-size=\"16\" "
+                "font-weight=\"bold\">",
+                (f->x.p0 + f->x.p1) / 2);
+        write_text(out, title);
+        fputs("</text>\n", out);
+    }
+}
+
 int tforge_plot_convergence_svg(FILE *out, const tforge_plot_convergence *p)
 {
     int rc = check(p);
@@ -393,25 +417,8 @@ int tforge_plot_convergence_svg(FILE *out, const tforge_plot_convergence *p)
     if ((rc = y_range(&f.y, p)) < 0)
         return rc;
 
-    fprintf(out,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-            "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "
-            "font-size=\"12\" fill=\"#222222\">\n"
-            "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n"
-            "<defs><clipPath id=\"plot-area\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-            "height=\"%.1f\"/></clipPath></defs>\n",
-            width, height, width, height, width, height, f.x.p0, f.y.p1, f.x.p1 - f.x.p0,
-            f.y.p0 - f.y.p1);
-    if (p->title) {
-        fprintf(out,
-                "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" font-size=\"16\" "
-                "font-weight=\"bold\">",
-                (f.x.p0 + f.x.p1) / 2);
-        write_text(out, p->title);
-        fputs("</text>\n", out);
-    }
-    write_axes(out, &f, p);
+    write_head(out, &f, width, height, p->title);
+    write_axes(out, &f, p->x_label, p->y_label);
     write_markers(out, &f, p);
 
     /* Bands under every line, random search under the strategies. */
@@ -437,6 +444,123 @@ int tforge_plot_convergence_svg(FILE *out, const tforge_plot_convergence *p)
     fputs("</g>\n", out);
     write_legend(out, &f, p);
     fputs("</svg>\n", out);
+    if (fflush(out) != 0 || ferror(out))
+        return tforge_error_set(TFORGE_EIO, "plot: writing the SVG failed");
+    return 0;
+}
+
+/* ---- the time-energy Pareto front ---- */
+
+size_t tforge_plot_pareto_front(size_t *front, const double *x, const double *y, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i]) || !isfinite(y[i]))
+            continue;
+        int dominated = 0;
+        for (size_t j = 0; j < n && !dominated; j++)
+            dominated = j != i && isfinite(x[j]) && isfinite(y[j]) && x[j] <= x[i] &&
+                        y[j] <= y[i] && (x[j] < x[i] || y[j] < y[i] || j < i);
+        if (!dominated) { /* insertion by x: fronts are short */
+            size_t at = k++;
+            while (at > 0 && x[front[at - 1]] > x[i]) {
+                front[at] = front[at - 1];
+                at--;
+            }
+            front[at] = i;
+        }
+    }
+    return k;
+}
+
+/* [lo, hi] of the finite values, padded by 6%: a single value gets room of its own. */
+static int data_range(axis *a, const double *v, size_t n, const char *what)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(v[i])) {
+            lo = fmin(lo, v[i]);
+            hi = fmax(hi, v[i]);
+        }
+    if (lo > hi)
+        return tforge_error_set(TFORGE_EINPUT, "plot: no point has a finite %s", what);
+    double pad = lo < hi ? 0.06 * (hi - lo) : fmax(0.05 * fabs(lo), 1e-12);
+    a->lo = lo - pad;
+    a->hi = hi + pad;
+    return 0;
+}
+
+int tforge_plot_pareto_svg(FILE *out, const tforge_plot_pareto *p)
+{
+    if (!p || p->version != TFORGE_PLOT_PARETO_VERSION)
+        return tforge_error_set(TFORGE_EINPUT, "plot: a Pareto plot of version %u, expected %u",
+                                p ? p->version : 0, TFORGE_PLOT_PARETO_VERSION);
+    if (!out || !p->x || !p->y || (p->n_winners && !p->winners))
+        return tforge_error_set(TFORGE_EINPUT, "plot: a Pareto plot needs an output, x and y, "
+                                "and its winners' array");
+    for (size_t w = 0; w < p->n_winners; w++)
+        if (p->winners[w].index >= p->n || !p->winners[w].label)
+            return tforge_error_set(TFORGE_EINPUT, "plot: winner %zu has no label or no point "
+                                    "(index %zu of %zu)", w, p->winners[w].index, p->n);
+    double width = p->width ? p->width : 800, height = p->height ? p->height : 500;
+    frame f = {.x = {.p0 = 72, .p1 = width - 24}, .y = {.p0 = height - 56, .p1 = 62}};
+    int rc = data_range(&f.x, p->x, p->n, "x");
+    if (!rc)
+        rc = data_range(&f.y, p->y, p->n, "y");
+    size_t *front = rc ? NULL : malloc(p->n * sizeof *front);
+    if (rc || !front)
+        return rc ? rc : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    size_t k = tforge_plot_pareto_front(front, p->x, p->y, p->n);
+
+    write_head(out, &f, width, height, p->title);
+    write_axes(out, &f, p->x_label, p->y_label);
+    fputs("<g clip-path=\"url(#plot-area)\">\n", out);
+    for (size_t i = 0; i < p->n; i++)
+        if (isfinite(p->x[i]) && isfinite(p->y[i]))
+            fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#999999\"/>\n",
+                    axis_map(&f.x, p->x[i]), axis_map(&f.y, p->y[i]));
+    /* the front as a staircase: nothing below or left of it was measured */
+    fprintf(out, "<path class=\"front\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" d=\"",
+            palette[0]);
+    for (size_t i = 0; i < k; i++) {
+        double x = axis_map(&f.x, p->x[front[i]]), y = axis_map(&f.y, p->y[front[i]]);
+        if (i == 0)
+            fprintf(out, "M%.1f %.1f", x, y);
+        else
+            fprintf(out, "H%.1f V%.1f", x, y);
+    }
+    fputs("\"/>\n", out);
+    for (size_t i = 0; i < k; i++)
+        fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n",
+                axis_map(&f.x, p->x[front[i]]), axis_map(&f.y, p->y[front[i]]), palette[0]);
+    fputs("</g>\n", out);
+    /* each winner ringed in a colour of its own, named in the legend */
+    for (size_t w = 0; w < p->n_winners; w++)
+        fprintf(out, "<circle class=\"winner\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.0f\" "
+                "fill=\"none\" stroke=\"%s\" stroke-width=\"2.5\"/>\n",
+                axis_map(&f.x, p->x[p->winners[w].index]),
+                axis_map(&f.y, p->y[p->winners[w].index]), 8.0 + 4.0 * (double)w,
+                palette[(w + 1) % PALETTE_SIZE]);
+    size_t longest = strlen("Pareto front");
+    for (size_t w = 0; w < p->n_winners; w++)
+        longest = strlen(p->winners[w].label) > longest ? strlen(p->winners[w].label) : longest;
+    double lw = 44 + 6.5 * (double)longest, lh = 8 + 18 * (double)(p->n_winners + 1);
+    double lx = f.x.p1 - lw - 10, ly = f.y.p1 + 10;
+    fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#ffffff\" "
+            "fill-opacity=\"0.85\" stroke=\"#bbbbbb\"/>\n"
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+            "stroke-width=\"2\"/>\n<text x=\"%.1f\" y=\"%.1f\">Pareto front</text>\n",
+            lx, ly, lw, lh, lx + 8, ly + 13, lx + 32, ly + 13, palette[0], lx + 38, ly + 17);
+    for (size_t w = 0; w < p->n_winners; w++) {
+        double row = ly + 13 + 18 * (double)(w + 1);
+        fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"none\" stroke=\"%s\" "
+                "stroke-width=\"2.5\"/>\n<text x=\"%.1f\" y=\"%.1f\">",
+                lx + 20, row, palette[(w + 1) % PALETTE_SIZE], lx + 38, row + 4);
+        write_text(out, p->winners[w].label);
+        fputs("</text>\n", out);
+    }
+    fputs("</svg>\n", out);
+    free(front);
     if (fflush(out) != 0 || ferror(out))
         return tforge_error_set(TFORGE_EIO, "plot: writing the SVG failed");
     return 0;

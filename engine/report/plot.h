@@ -1,6 +1,7 @@
 /* Convergence plots as SVG text: best-so-far over budget for several strategies, each as its
  * median line over seeds with a band from the 25th to the 75th percentile, random search's
- * expectation dashed, and vertical markers (the score's cut-off budgets). Plain C, no library.
+ * expectation dashed, and vertical markers (the score's cut-off budgets); and the Pareto front
+ * of two objectives (time and energy) over what was measured. Plain C, no library.
  * Numbers are written with printf, so the C locale's decimal point is assumed. */
 #ifndef TFORGE_ENGINE_PLOT_H
 #define TFORGE_ENGINE_PLOT_H
@@ -46,5 +47,33 @@ typedef struct tforge_plot_convergence {
  * frame. Returns TFORGE_EINPUT for a malformed description (the message names the field),
  * TFORGE_EIO when writing fails. */
 int tforge_plot_convergence_svg(FILE *out, const tforge_plot_convergence *plot);
+
+/* A point ringed and named in the legend ("latency's winner"). */
+typedef struct tforge_plot_winner {
+    size_t index; /* into x and y */
+    const char *label;
+} tforge_plot_winner;
+
+/* Every measured point of two objectives, both minimised (x: ms, y: J), grey; the points no
+ * other beats in both, joined as a staircase; the winners ringed. */
+typedef struct tforge_plot_pareto {
+    unsigned int version;
+    const char *title, *x_label, *y_label; /* NULL for none */
+    const double *x, *y;                   /* n each; a point with a NaN is left out */
+    size_t n;
+    const tforge_plot_winner *winners;
+    size_t n_winners;
+    unsigned width, height; /* pixels; 0 each for 800 x 500 */
+} tforge_plot_pareto;
+#define TFORGE_PLOT_PARETO_VERSION 1
+
+/* The Pareto front of the points with finite x and y: those no other is at most in both and
+ * below in one (of equal points, the first), as indices into x and y, by x ascending, into
+ * `front` (n entries); how many. */
+size_t tforge_plot_pareto_front(size_t *front, const double *x, const double *y, size_t n);
+
+/* Writes the plot as one SVG document to `out`. TFORGE_EINPUT for a malformed description or
+ * no finite point, TFORGE_EIO when writing fails. */
+int tforge_plot_pareto_svg(FILE *out, const tforge_plot_pareto *plot);
 
 #endif

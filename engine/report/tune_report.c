@@ -7,6 +7,7 @@
 #include "strategy.h"
 #include "file.h"
 #include "tforge/error.h"
+#include "tforge/measurement.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -285,12 +286,64 @@ static void write_profile(FILE *f, const tforge_report_tune *r)
     fputc('\n', f);
 }
 
+/* pareto.svg: every evaluation that ran with its time and its energy, the front of the two, and
+ * the winner of each objective among them (latency, energy, energy-delay) ringed; 1 when drawn,
+ * 0 when nothing measured energy, -1 when it could not be written. */
+static int write_pareto(const char *dir, const tforge_report_tune *r)
+{
+    const tforge_loop_outcome *o = r->outcome;
+    size_t n = o->n_evals;
+    double *ms = malloc((n ? n : 1) * sizeof *ms), *joules = malloc((n ? n : 1) * sizeof *joules);
+    size_t k = 0, best[3] = {0};
+    for (size_t i = 0; ms && joules && i < n; i++) {
+        const tforge_measurement *m = &o->evals[i].m;
+        double t = m->median_ms, e = tforge_measurement_metric(m, "energy_j");
+        if (m->status != TFORGE_STATUS_OK || !isfinite(t) || !isfinite(e))
+            continue;
+        ms[k] = t;
+        joules[k] = e;
+        const double mine[3] = {t, e, t * e};
+        for (int w = 0; w < 3; w++) {
+            const double theirs[3] = {ms[best[w]], joules[best[w]], ms[best[w]] * joules[best[w]]};
+            if (k == 0 || mine[w] < theirs[w])
+                best[w] = k;
+        }
+        k++;
+    }
+    int drawn = 0;
+    char path[4096];
+    FILE *f = k ? open_out(dir, "pareto.svg", path, sizeof path) : NULL;
+    if (f) {
+        const tforge_plot_winner winners[3] = {{best[0], "fastest (latency's winner)"},
+                                               {best[1], "least energy (energy's winner)"},
+                                               {best[2], "least energy x delay (edp's winner)"}};
+        char title[256];
+        snprintf(title, sizeof title, "%s: time and energy of every evaluation", r->kernel);
+        tforge_plot_pareto plot = {TFORGE_PLOT_PARETO_VERSION, title, "median time (ms)",
+                                   "energy per launch (J)", ms, joules, k, winners, 3, 0, 0};
+        drawn = tforge_plot_pareto_svg(f, &plot) == 0 ? 1 : -1;
+        fclose(f);
+    } else if (k) {
+        drawn = -1;
+    }
+    free(ms);
+    free(joules);
+    return drawn;
+}
+
 int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
 {
     const tforge_loop_outcome *o = r->outcome;
     char path[4096];
     FILE *f;
     const char *best = o->best >= 0 ? o->evals[o->best].config : NULL;
+    /* what the values are: latency's medians in ms, or another objective's in its unit */
+    int in_ms = !r->unit || strcmp(r->unit, "ms") == 0;
+    char column[96];
+    if (in_ms)
+        snprintf(column, sizeof column, "median (ms)");
+    else
+        snprintf(column, sizeof column, "%s (%s)", r->objective, r->unit);
     /* the config, ready to paste */
     if (!(f = open_out(dir, "best_config.py", path, sizeof path)))
         return TFORGE_EIO;
@@ -304,7 +357,8 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
     if (best) {
         fputs("BEST = ", f);
         write_triton_config(f, best);
-        fprintf(f, "  # %.4g ms, %.2fx the baseline\n", o->best_ms, o->speedup);
+        fprintf(f, "  # %.4g %s, %.2fx the baseline\n", o->best_ms, in_ms ? "ms" : r->unit,
+                o->speedup);
     } else {
         fputs("BEST = None  # no candidate was timed (see report.md)\n", f);
     }
@@ -327,7 +381,9 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
         snprintf(title, sizeof title, "%s: best so far (%s backend)", r->kernel, r->backend);
         plot.title = title;
         plot.x_label = "evaluations";
-        plot.y_label = "best so far (ms)";
+        char y_label[128];
+        snprintf(y_label, sizeof y_label, "best so far (%s)", in_ms ? "ms" : r->unit);
+        plot.y_label = y_label;
         plot.budget = k;
         plot.series = &series;
         plot.n_series = 1;
@@ -336,6 +392,9 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
         fclose(f);
     }
     free(curve);
+    int pareto = write_pareto(dir, r);
+    if (pareto < 0)
+        return TFORGE_EIO;
     /* the report */
     if (!(f = open_out(dir, "report.md", path, sizeof path)))
         return TFORGE_EIO;
@@ -344,11 +403,15 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
                "(%zu from a resumed run), %.1f s, %u workers replaced\n\n",
             r->task_path, r->backend, r->backend_note, r->strategy, (unsigned long long)r->seed,
             o->n_evals, o->n_resumed, o->seconds, o->restarts);
+    if (pareto)
+        fputs("Time and energy of every evaluation, their Pareto front and each objective's "
+              "winner: [pareto.svg](pareto.svg).\n\n", f);
     if (o->best >= 0 && o->baseline >= 0)
-        fprintf(f, "| | config | median (ms) |\n|---|---|---|\n| baseline | `%s` | %.4g |\n"
-                   "| best | `%s` | %.4g |\n\nSpeedup **%.2fx** (medians of the final "
+        fprintf(f, "| | config | %s |\n|---|---|---|\n| baseline | `%s` | %.4g |\n"
+                   "| best | `%s` | %.4g |\n\n%s **%.2fx** (medians of the final "
                    "interleaved re-timing).\n\n",
-                o->evals[o->baseline].config, o->baseline_ms, best, o->best_ms, o->speedup);
+                column, o->evals[o->baseline].config, o->baseline_ms, best, o->best_ms,
+                in_ms ? "Speedup" : "The baseline's over the winner's", o->speedup);
     if (r->speed_of_light)
         fprintf(f, "%s\n\n", r->speed_of_light);
     if (has_time)
@@ -364,9 +427,9 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
     for (int st = 0; st < 6; st++)
         if (counts[st])
             fprintf(f, "| %s | %zu |\n", tforge_status_name((tforge_status)st), counts[st]);
-    fprintf(f, "\n| # | config |%s status | median (ms) | note (failure, or registers, spills "
+    fprintf(f, "\n| # | config |%s status | %s | note (failure, or registers, spills "
                "and shared memory) |\n|---|---|%s---|---|---|\n", r->transforms ? " rewrites |" : "",
-            r->transforms ? "---|" : "");
+            column, r->transforms ? "---|" : "");
     for (size_t i = 0; i < n; i++) {
         const tforge_measurement *m = &o->evals[i].m;
         char metrics[1024];

@@ -36,10 +36,15 @@ typedef struct tforge_report_tune {
                                  or NULL */
     const char *take_home;    /* report.md's lines on that run (markdown), or NULL */
     const char *speed_of_light; /* report.md's line on the bound (markdown), or NULL */
+    /* the objective compared (the cost model's name and unit: "energy", "J"); NULL: latency's
+     * median in ms */
+    const char *objective, *unit;
 } tforge_report_tune;
 
 /* Writes best_config.py, best_variant.py (and best_variant.diff when the winner rewrites the
- * kernel), convergence.svg (when anything was timed), report.md and result.json into `dir`. */
+ * kernel), convergence.svg (when anything was timed), pareto.svg (when energy was measured:
+ * time against energy, the front, the winner of latency, energy and energy-delay ringed),
+ * report.md and result.json into `dir`. */
 int tforge_report_write_tune(const char *dir, const tforge_report_tune *report);
 
 /* A strategy's effective options ("key": "value", defaults included) as a JSON object, for the

@@ -2,6 +2,8 @@
 #include "session.h"
 
 #include "clock.h"
+#include "costmodel.h"
+#include "tforge/measurement.h"
 #include "digest.h"
 #include "install.h"
 #include "ablation.h"
@@ -35,6 +37,8 @@
 typedef struct settings {
     const char *task, *backend_text, *strategy, *out, *replay_file;
     const char *heuristic; /* steers forge and rules */
+    const char *objective; /* the cost model's id, NULL: the built-in latency */
+    tforge_costmodel *model; /* opened for the shape running */
     const char *profiler_options[65]; /* NULL-terminated */
     size_t n_profiler_options;
     int no_counters;
@@ -107,7 +111,8 @@ static void settings_of(settings *s, const tforge_tune_options *o)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     *s = (settings){.task = o->task, .backend_text = o->backend, .strategy = o->strategy,
-                    .out = o->out, .heuristic = o->heuristic, .no_counters = !o->counters,
+                    .out = o->out, .heuristic = o->heuristic, .objective = o->objective,
+                    .no_counters = !o->counters,
                     .lookahead = o->lookahead, .profile_all = o->profile_all,
                     .transforms = o->transforms, .budget = o->budget, .batch = o->batch,
                     .workers = o->compile_workers ? o->compile_workers
@@ -226,6 +231,8 @@ static char *settings_json(const settings *s)
         cJSON_AddNumberToObject(o, "patience", s->patience);
     if (s->device_path[0]) /* only with a bound, so that runs stored before it still resume */
         cJSON_AddNumberToObject(o, "sol_stop", s->sol_stop);
+    if (s->objective) /* likewise: latency's runs stored before it still resume */
+        cJSON_AddStringToObject(o, "objective", s->objective);
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return text;
@@ -241,6 +248,21 @@ static const char *backend_note(const settings *s)
                                                   : "";
 }
 
+/* An evaluation's numbers: "ms" its time, "value" the objective's (`value`, which is the time
+ * when the objective is in ms), and the energy measured with it. */
+static void add_measured(cJSON *o, const tforge_measurement *m, double value, int in_ms)
+{
+    double ms = in_ms ? value : m->median_ms;
+    const char *names[] = {"energy_j", "power_w"};
+    if (!isnan(ms))
+        cJSON_AddNumberToObject(o, "ms", ms);
+    if (!in_ms && !isnan(value))
+        cJSON_AddNumberToObject(o, "value", value);
+    for (int i = 0; i < 2; i++)
+        if (!isnan(tforge_measurement_metric(m, names[i])))
+            cJSON_AddNumberToObject(o, names[i], tforge_measurement_metric(m, names[i]));
+}
+
 static cJSON *result_json(const settings *s, const tforge_registry *reg, const tforge_task *t,
                           const tforge_loop_outcome *o, const char *dir)
 {
@@ -250,6 +272,8 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
     cJSON_AddStringToObject(r, "backend", s->backend_text);
     cJSON_AddBoolToObject(r, "timed", s->backend->timed);
     cJSON_AddStringToObject(r, "strategy", s->strategy);
+    cJSON_AddStringToObject(r, "objective", tforge_costmodel_objective(s->model));
+    cJSON_AddStringToObject(r, "objective_unit", tforge_costmodel_unit(s->model));
     int steered;
     const char *id = tforge_forge_plugin(s->strategy, &steered);
     const tforge_plugin_record *plugin = tforge_registry_find(reg, TFORGE_STRATEGY_INTERFACE_ID, id);
@@ -263,15 +287,17 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
     cJSON_AddNumberToObject(r, "seconds", o->seconds);
     cJSON_AddNumberToObject(r, "run_id", (double)o->run_id);
     cJSON_AddStringToObject(r, "out", dir);
+    /* the final re-timing compares the objective's values: times where its unit is ms, else
+     * (energy) the time is the one measured in the search */
+    int in_ms = strcmp(tforge_costmodel_unit(s->model), "ms") == 0;
     cJSON *base = cJSON_AddObjectToObject(r, "baseline"), *best = cJSON_AddObjectToObject(r, "best");
     if (o->baseline >= 0) {
         cJSON_AddItemToObject(base, "config", cJSON_Parse(o->evals[o->baseline].config));
-        if (!isnan(o->baseline_ms))
-            cJSON_AddNumberToObject(base, "ms", o->baseline_ms);
+        add_measured(base, &o->evals[o->baseline].m, o->baseline_ms, in_ms);
     }
     if (o->best >= 0) {
         cJSON_AddItemToObject(best, "config", cJSON_Parse(o->evals[o->best].config));
-        cJSON_AddNumberToObject(best, "ms", o->best_ms);
+        add_measured(best, &o->evals[o->best].m, o->best_ms, in_ms);
         if (!isnan(o->speedup))
             cJSON_AddNumberToObject(r, "speedup", o->speedup);
     }
@@ -282,8 +308,7 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
         cJSON_AddItemToObject(e, "config", cJSON_Parse(o->evals[i].config));
         cJSON_AddBoolToObject(e, "baseline", o->evals[i].baseline);
         cJSON_AddStringToObject(e, "status", tforge_status_name(x->status));
-        if (!isnan(x->value))
-            cJSON_AddNumberToObject(e, "ms", x->value);
+        add_measured(e, x, x->value, in_ms);
         if (x->message[0])
             cJSON_AddStringToObject(e, "message", x->message);
         cJSON_AddItemToArray(list, e);
@@ -675,7 +700,9 @@ static cJSON *write_results(const settings *s, const tforge_registry *reg, const
                                  o,            result_text,     task->transforms, w->rewrites,
                                  w->variant,   w->diff,         w->ablation,     w->n_ablation,
                                  forge,        task->space,     th->hook,        th->hook_at,
-                                 th->dropped,  th->report,       sol_text};
+                                 th->dropped,  th->report,       sol_text,
+                                 tforge_costmodel_objective(s->model),
+                                 tforge_costmodel_unit(s->model)};
     int rc = tforge_report_write_tune(dir, &report);
     free(result_text);
     if (rc) {
@@ -789,7 +816,10 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     snprintf(db, sizeof db, "%s/tforge.db", dir);
     if (s.replay_file && tforge_recording_read_space(&rec, s.replay_file))
         goto failed;
+    if (tforge_costmodel_open(&s.model, reg, s.objective))
+        goto failed;
     tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
+    args.objective = s.model;
     args.task = task;
     args.space = task->space;
     args.recording = rec;
@@ -837,7 +867,9 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     lo.record = &record;
     lo.history = &history;
     lo.progress = s.given->progress;
-    lo.bound = tforge_sol_bound_loop(&sol);
+    /* the bound is a time: it prunes and stops only what is compared in ms */
+    if (strcmp(tforge_costmodel_unit(s.model), "ms") == 0)
+        lo.bound = tforge_sol_bound_loop(&sol);
     if (!s.backend->timed)
         lo.final_rounds = 0; /* nothing to re-time */
     split.setup = tforge_clock_s() - setup_start;
@@ -903,6 +935,7 @@ cleanup:
     tforge_sol_bound_close(&sol);
     tforge_loop_outcome_dispose(&outcome);
     tforge_backend_close(&backend);
+    tforge_costmodel_close(s.model);
     tforge_run_history_dispose(&history);
     tforge_recording_free(described);
     free(baselines);

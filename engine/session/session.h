@@ -112,6 +112,9 @@ typedef struct tforge_tune_options {
      * of it at which the search stops (0: never). Candidates that cannot win are not run. */
     const char *device_file;
     double sol_stop;
+    /* since 2: the cost model minimised, an id of the registry ("energy", "edp"); NULL: the
+     * built-in latency */
+    const char *objective;
 } tforge_tune_options;
 /* Every field not named here is 0 or NULL. */
 #define TFORGE_TUNE_OPTIONS_INIT                                                                  \

@@ -424,5 +424,7 @@ tforge_rpc_timed tforge_rpc_timed_of(const tforge_rpc_reply *reply)
 {
     const cJSON *r = reply->result;
     return (tforge_rpc_timed){number_of(r, "median_ms"), number_of(r, "min_ms"),
-                              number_of(r, "spread"), number_of(r, "n")};
+                              number_of(r, "spread"), number_of(r, "n"),
+                              number_of(r, "energy_j"), number_of(r, "power_w"),
+                              number_of(r, "sm_clock_mhz"), string_of(r, "energy_note")};
 }

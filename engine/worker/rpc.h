@@ -137,9 +137,13 @@ typedef struct tforge_rpc_compiled {
 } tforge_rpc_compiled;
 tforge_rpc_compiled tforge_rpc_compiled_of(const tforge_rpc_reply *reply);
 
-/* time's statistics; NAN where the answer does not say. */
+/* time's statistics and what its observers saw around a batch of launches (energy.py): joules
+ * per launch, mean power, the SM clock; NAN where the answer does not say, and `energy_note`
+ * (NULL: none) why there is no energy. */
 typedef struct tforge_rpc_timed {
     double median_ms, min_ms, spread, n;
+    double energy_j, power_w, sm_clock_mhz;
+    const char *energy_note;
 } tforge_rpc_timed;
 tforge_rpc_timed tforge_rpc_timed_of(const tforge_rpc_reply *reply);
 

@@ -7,6 +7,7 @@
 #include "session.h"
 #include "worker.h"
 #include "tforge/error.h"
+#include "tforge/measurement.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -21,10 +22,20 @@
 #include <cmocka.h>
 
 extern const tforge_plugin_module tforge_static_exhaustive;
+extern const tforge_plugin_module tforge_static_energy;
 
-/* ---- the fake backend: the larger BLOCK, the faster; or every candidate failing ---- */
+/* ---- the fake backend: the larger BLOCK, the faster; or every candidate failing; with energy,
+ * the faster, the more joules a launch takes ---- */
 
-static int fail_all;
+static int fail_all, with_energy;
+
+/* Time and, with energy, joules per launch (1 / time: the fastest draws the most). */
+static void measured(tforge_measurement *m, double ms)
+{
+    m->value = m->median_ms = ms;
+    if (with_energy)
+        assert_int_equal(tforge_measurement_set_metric(m, "energy_j", 1.0 / ms), 0);
+}
 
 static double value_of(const tforge_candidate *c)
 {
@@ -46,7 +57,7 @@ static int fake_evaluate(void *state, const tforge_candidate *c, size_t n, tforg
             tforge_measurement_fail(&out[i], TFORGE_STATUS_COMPILE, "planted compile error");
             continue;
         }
-        out[i].value = out[i].median_ms = value_of(&c[i]);
+        measured(&out[i], value_of(&c[i]));
         out[i].repeats = 10;
     }
     return 0;
@@ -57,7 +68,7 @@ static int fake_retime(void *state, const tforge_candidate *c, uint64_t seed,
 {
     (void)state;
     (void)seed;
-    out->value = value_of(c);
+    measured(out, value_of(c));
     return 0;
 }
 
@@ -97,7 +108,8 @@ static int setup(void **state)
     static fixture f;
     snprintf(f.dir, sizeof f.dir, "/tmp/tforge-session-XXXXXX");
     if (!mkdtemp(f.dir) || tforge_registry_new(&f.reg) ||
-        tforge_registry_add_static(f.reg, &tforge_static_exhaustive, "builtin:exhaustive"))
+        tforge_registry_add_static(f.reg, &tforge_static_exhaustive, "builtin:exhaustive") ||
+        tforge_registry_add_static(f.reg, &tforge_static_energy, "builtin:energy"))
         return -1;
     *state = &f;
     return 0;
@@ -132,13 +144,18 @@ static tforge_tune_options options_for(const fixture *f, told *t, const char *ou
 
 static char text[1 << 20]; /* the last file read */
 
-static cJSON *read_json(const char *path)
+static void read_text(const char *path)
 {
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = '\0';
+}
+
+static cJSON *read_json(const char *path)
+{
+    read_text(path);
     cJSON *doc = cJSON_Parse(text);
     assert_non_null(doc);
     return doc;
@@ -233,6 +250,46 @@ static void every_shape_tuned(void **state)
     tforge_tune_outcome_dispose(&outcome);
 }
 
+/* --objective energy: the candidate drawing the fewest joules wins (the slowest, here, not the
+ * baseline), result.json gives its value in J beside its time, and pareto.svg is drawn. */
+static void energy_tuned(void **state)
+{
+    fixture *f = *state;
+    told t;
+    char out[128], path[256];
+    snprintf(out, sizeof out, "%s/energy", f->dir);
+    tforge_tune_options o = options_for(f, &t, out);
+    o.objective = "energy";
+    with_energy = 1;
+    tforge_tune_outcome outcome;
+    assert_int_equal(tforge_tune_run(&o, &outcome), 0);
+    with_energy = 0;
+    const tforge_tune_shape *r = &outcome.shapes[0];
+    snprintf(path, sizeof path, "%s/result.json", r->dir);
+    cJSON *doc = read_json(path);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(doc, "objective")->valuestring, "energy");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(doc, "objective_unit")->valuestring, "J");
+    cJSON *best = cJSON_GetObjectItemCaseSensitive(doc, "best");
+    double least = INFINITY;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "history")) {
+        assert_true(same_number(number(e, "energy_j"), 1.0 / number(e, "ms")));
+        assert_true(same_number(number(e, "value"), number(e, "energy_j")));
+        least = fmin(least, number(e, "energy_j"));
+    }
+    assert_true(same_number(number(best, "value"), least));
+    assert_true(same_number(number(best, "energy_j"), least));
+    assert_true(same_number(number(best, "ms"), 1.0 / least));
+    cJSON_Delete(doc);
+    snprintf(path, sizeof path, "%s/pareto.svg", r->dir);
+    assert_int_equal(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/report.md", r->dir);
+    read_text(path);
+    assert_non_null(strstr(text, "| energy (J) |")); /* the values are named as what they are */
+    assert_null(strstr(text, "median (ms)"));
+    tforge_tune_outcome_dispose(&outcome);
+}
+
 /* Nothing ran correctly: the results are written (they say why), and the run failed. */
 static void nothing_correct_is_a_failure(void **state)
 {
@@ -307,6 +364,7 @@ int main(int argc, char **argv)
         return tforge_worker_child_main();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_shape_tuned),
+        cmocka_unit_test(energy_tuned),
         cmocka_unit_test(nothing_correct_is_a_failure),
         cmocka_unit_test(bad_options_refused),
     };

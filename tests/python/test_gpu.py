@@ -1,5 +1,5 @@
-"""On a GPU (ctest label gpu): checks at tuning sizes, honest timing, compile-only with the
-device's limits. Skipped without CUDA or under TRITON_INTERPRET."""
+"""On a GPU (ctest label gpu): checks at tuning sizes, honest timing and energy, compile-only with
+the device's limits. Skipped without CUDA or under TRITON_INTERPRET."""
 
 import os
 
@@ -40,6 +40,21 @@ def test_time_reports_statistics_no_faster_than_memory_allows():
     # 3 arrays of 2^28 fp32 must cross HBM (the L2 is flushed): at most ~4.8 TB/s on an H200.
     assert r["median_ms"] > 3 * 4 * shape["N"] / 5e12 * 1e3
     assert r["spread"] < 0.5
+
+
+def test_time_measures_energy_with_nvml():
+    """Joules per launch from NVML's counter over a batch the counter can see: a physical
+    power, and a launch's share of the batch near its timed median (a streaming kernel gains
+    nothing from the warm cache of back-to-back launches)."""
+    spec = _task("vector_add")
+    r = time(spec, {"BLOCK": 1024, "num_warps": 4}, {"N": 1 << 28})
+    assert r["status"] == "ok", r
+    assert "energy_note" not in r, r["energy_note"]
+    assert 30 < r["power_w"] < 1200 and r["sm_clock_mhz"] > 0, r
+    assert r["batch_launches"] >= 1 and r["batch_s"] >= 0.2
+    per_launch_ms = r["batch_s"] / r["batch_launches"] * 1e3
+    assert 0.7 * r["median_ms"] < per_launch_ms < 1.3 * r["median_ms"], (per_launch_ms, r)
+    assert r["energy_j"] == pytest.approx(r["power_w"] * per_launch_ms / 1e3, rel=1e-9)
 
 
 def test_time_restores_inputs_the_kernel_writes():

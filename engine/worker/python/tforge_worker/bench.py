@@ -22,6 +22,7 @@ import time as _time
 
 import torch
 
+from . import energy as _energy
 from .task import TaskError
 from .worker import bind, classify, get, make_inputs, taking_variant
 
@@ -72,6 +73,14 @@ def restorer(inputs, pristine):
         for k, v in pristine.items():
             inputs[k].detach().copy_(v)  # detached: an input may take gradients
     return restore
+
+
+def _device_uuid():
+    """This process's device as NVML names it (torch's UUID), None when torch does not say."""
+    try:
+        return str(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
+    except Exception:  # an older torch: NVML's first device
+        return None
 
 
 def _clock_mhz():
@@ -161,10 +170,12 @@ def measure(run, restore=None, warmup_ms=25.0, rep_ms=100.0, min_repeats=10,
 
 @taking_variant
 def time(task, config, shape, seed=0, warmup_ms=25.0, rep_ms=100.0, min_repeats=10,
-         max_repeats=1000, flush_l2=True, samples=False):
-    """Time `config` on `shape` (measure()). Returns {status: ok|unsupported|compile|runtime,
-    message, what measure() returns, sm_clock_mhz before/after, device}. Without CUDA the
-    status is 'unsupported': never a made-up number."""
+         max_repeats=1000, flush_l2=True, samples=False, energy=True):
+    """Time `config` on `shape` (measure()), then, with `energy`, run it back to back under the
+    observers (energy.py). Returns {status: ok|unsupported|compile|runtime, message, what
+    measure() returns, sm_clock_mhz before/after, device, and the observers' metrics (energy_j,
+    power_w, sm_clock_mhz) or energy_note, why there are none}. Without CUDA the status is
+    'unsupported': never a made-up number."""
     if not torch.cuda.is_available():
         return {"status": "unsupported", "fatal": False,
                 "message": "timing needs a CUDA device; none is available"}
@@ -175,6 +186,12 @@ def time(task, config, shape, seed=0, warmup_ms=25.0, rep_ms=100.0, min_repeats=
         run = bind(loaded, inputs, config, shape)  # inputs are restored in place: stays valid
         out = measure(run, restorer(inputs, pristine), warmup_ms, rep_ms, min_repeats,
                       max_repeats, flush_l2, samples)
+        if energy:
+            seen, note = _energy.observe(run, torch.cuda.synchronize, out["median_ms"],
+                                         _device_uuid())
+            out.update(seen)
+            if note:
+                out["energy_note"] = note
     except TaskError:
         raise
     except Exception as e:
