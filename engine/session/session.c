@@ -251,6 +251,15 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
     cJSON_AddNumberToObject(r, "seconds", o->seconds);
     cJSON_AddNumberToObject(r, "run_id", (double)o->run_id);
     cJSON_AddStringToObject(r, "out", dir);
+    /* which shape, and where replayed times came from: what `tforge dispatch` reads */
+    cJSON *shape = cJSON_AddObjectToObject(r, "shape");
+    cJSON_AddNumberToObject(shape, "index", s->shape);
+    cJSON_AddItemToObject(shape, "values", cJSON_Parse(t->tune_shapes[s->shape]));
+    if (s->replay_file) {
+        char full[PATH_MAX];
+        cJSON_AddStringToObject(r, "recording",
+                                realpath(s->replay_file, full) ? full : s->replay_file);
+    }
     cJSON *base = cJSON_AddObjectToObject(r, "baseline"), *best = cJSON_AddObjectToObject(r, "best");
     if (o->baseline >= 0) {
         cJSON_AddItemToObject(base, "config", cJSON_Parse(o->evals[o->baseline].config));
