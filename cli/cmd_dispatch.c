@@ -1,8 +1,10 @@
 /* `tforge dispatch`: one kernel for every shape, from the tuned shapes of a task. */
 #include "cli.h"
 #include "dispatch.h"
+#include "file.h"
 #include "tforge/error.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +60,73 @@ static int parse_indices(const cli_command *c, const char *text, size_t *out, si
     }
 }
 
+/* The kernel parameter that carries each shape symbol, for @triton.autotune's key (which names
+ * the kernel's arguments): the parameter at the position of launch.args that is the symbol
+ * itself, a launch.kwargs entry that is, or a parameter of the symbol's name; NULL where the
+ * kernel takes none (a size that reaches it only through the grid). The task file and the
+ * kernel's analysis are read; where they cannot be, every entry stays NULL and `why` says so. */
+static void autotune_key(const tforge_dispatch_set *set, char **key, char *why, size_t size)
+{
+    char *text = NULL, *analysis = NULL, source[4200];
+    size_t length = 0;
+    cJSON *task = NULL, *parsed = NULL;
+    why[0] = '\0';
+    if (tforge_file_read(&text, &length, set->task) || !(task = cJSON_Parse(text))) {
+        snprintf(why, size, "the task %s could not be read", set->task);
+        goto cleanup;
+    }
+    const cJSON *file = cJSON_GetObjectItemCaseSensitive(task, "source");
+    const cJSON *launch = cJSON_GetObjectItemCaseSensitive(task, "launch");
+    const char *slash = strrchr(set->task, '/');
+    if (!cJSON_IsString(file)) {
+        snprintf(why, size, "%s: source: no kernel file", set->task);
+        goto cleanup;
+    }
+    snprintf(source, sizeof source, "%.*s%s", file->valuestring[0] == '/' || !slash ? 0
+                                              : (int)(slash - set->task + 1),
+             set->task, file->valuestring);
+    if (!(analysis = cli_analysis(source, set->kernel)) || !(parsed = cJSON_Parse(analysis))) {
+        snprintf(why, size, "the kernel file %s could not be analysed", source);
+        tforge_error_clear();
+        goto cleanup;
+    }
+    const cJSON *kernels = cJSON_GetObjectItemCaseSensitive(parsed, "kernels"), *params = NULL;
+    for (const cJSON *k = kernels ? kernels->child : NULL; k; k = k->next) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(k, "name");
+        if (cJSON_IsString(name) && strcmp(name->valuestring, set->kernel) == 0)
+            params = cJSON_GetObjectItemCaseSensitive(k, "params");
+    }
+    /* a launch through the user's function passes its own arguments: only names then */
+    int grid = !cJSON_GetObjectItemCaseSensitive(launch, "call") &&
+               !cJSON_GetObjectItemCaseSensitive(launch, "wrapper");
+    const cJSON *args = grid ? cJSON_GetObjectItemCaseSensitive(launch, "args") : NULL;
+    const cJSON *kwargs = grid ? cJSON_GetObjectItemCaseSensitive(launch, "kwargs") : NULL;
+    for (size_t k = 0; k < set->n_symbols; k++) {
+        const char *symbol = set->symbols[k], *found = NULL;
+        int at = 0;
+        for (const cJSON *a = args ? args->child : NULL; a && !found; a = a->next, at++)
+            if (cJSON_IsString(a) && strcmp(a->valuestring, symbol) == 0) {
+                const cJSON *p = cJSON_GetArrayItem(params, at);
+                const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+                found = cJSON_IsString(name) ? name->valuestring : NULL;
+            }
+        for (const cJSON *a = kwargs ? kwargs->child : NULL; a && !found; a = a->next)
+            if (cJSON_IsString(a) && strcmp(a->valuestring, symbol) == 0)
+                found = a->string;
+        for (const cJSON *p = params ? params->child : NULL; p && !found; p = p->next) {
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+            if (cJSON_IsString(name) && strcmp(name->valuestring, symbol) == 0)
+                found = name->valuestring;
+        }
+        key[k] = found ? strdup(found) : NULL;
+    }
+cleanup:
+    cJSON_Delete(parsed);
+    cJSON_Delete(task);
+    free(analysis);
+    free(text);
+}
+
 static int run(const cli_command *command, int argc, char **argv)
 {
     static const struct option options[] = {{"out", required_argument, NULL, OPT_OUT},
@@ -110,10 +179,18 @@ static int run(const cli_command *command, int argc, char **argv)
     char *table = NULL;
     int exit_code = TFORGE_EXIT_OK;
     double worst;
+    char **key = NULL, key_why[4400];
     if (tforge_dispatch_read(&set, (const char *const *)argv + optind, (size_t)(argc - optind),
                              task) ||
         tforge_dispatch_hold_out(set, indices, n_indices, holdout) ||
-        tforge_dispatch_fit(set, depth) || tforge_dispatch_write(set, out, line) ||
+        tforge_dispatch_fit(set, depth))
+        goto failed;
+    if (!(key = calloc(set->n_symbols, sizeof *key))) {
+        tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        goto failed;
+    }
+    autotune_key(set, key, key_why, sizeof key_why);
+    if (tforge_dispatch_write(set, out, line, (const char *const *)key, key_why) ||
         !(table = tforge_dispatch_table(set, &worst)))
         goto failed;
     size_t held = 0, leaves = 0;
@@ -149,6 +226,9 @@ static int run(const cli_command *command, int argc, char **argv)
 failed:
     exit_code = cli_fail(command);
 cleanup:
+    for (size_t k = 0; key && k < set->n_symbols; k++)
+        free(key[k]);
+    free(key);
     free(table);
     tforge_dispatch_free(set);
     return exit_code;

@@ -82,7 +82,10 @@ size_t tforge_dispatch_choose(const tforge_dispatch_set *set, const long long *v
 char *tforge_dispatch_table(const tforge_dispatch_set *set, double *worst_held_out);
 
 /* Writes the Python file: the tree as `choose(<symbols>)`, the configs, their variants (copied
- * beside `path` into <stem>_variants/), the autotune config list and its key. */
-int tforge_dispatch_write(const tforge_dispatch_set *set, const char *path, const char *command);
+ * beside `path` into <stem>_variants/), the autotune config list and its key: `key[k]`, the
+ * kernel parameter carrying symbol k, or NULL where the kernel takes none (`key_why`, when not
+ * "", says why none could be found). */
+int tforge_dispatch_write(const tforge_dispatch_set *set, const char *path, const char *command,
+                          const char *const *key, const char *key_why);
 
 #endif

@@ -79,7 +79,42 @@ static int copy_file(const char *from, const char *to)
     return rc ? tforge_error_set(TFORGE_EIO, "cannot write %s: %s", to, strerror(errno)) : 0;
 }
 
-int tforge_dispatch_write(const tforge_dispatch_set *set, const char *path, const char *command)
+/* KEY for @triton.autotune: the kernel's parameters that carry the shape symbols, and a comment
+ * on those it does not take (its autotuner cannot tell shapes apart by them). */
+static void write_key(FILE *f, const tforge_dispatch_set *set, const char *const *key,
+                      const char *key_why)
+{
+    fputs("# for @triton.autotune: the kernel's parameters that carry the shape symbols", f);
+    size_t missing = 0;
+    for (size_t k = 0; k < set->n_symbols; k++) {
+        if (key[k] && strcmp(key[k], set->symbols[k]) != 0)
+            fprintf(f, "; %s is %s", set->symbols[k], key[k]);
+        missing += !key[k];
+    }
+    if (missing) {
+        fputs("\n# (the kernel takes no parameter holding ", f);
+        for (size_t k = 0, n = 0; k < set->n_symbols; k++)
+            if (!key[k])
+                fprintf(f, "%s%s", n++ ? ", " : "", set->symbols[k]);
+        fputs(": Triton's autotuner cannot tell shapes apart by it", f);
+        if (key_why && key_why[0]) {
+            fputs("; ", f);
+            tforge_report_python_text(f, key_why);
+        }
+        fputs(")", f);
+    }
+    fputs("\nKEY = [", f);
+    for (size_t k = 0, n = 0; k < set->n_symbols; k++)
+        if (key[k]) {
+            fputs(n++ ? ", '" : "'", f);
+            tforge_report_python_text(f, key[k]);
+            fputc('\'', f);
+        }
+    fputs("]\n", f);
+}
+
+int tforge_dispatch_write(const tforge_dispatch_set *set, const char *path, const char *command,
+                          const char *const *key, const char *key_why)
 {
     for (size_t k = 0; k < set->n_symbols; k++)
         if (!identifier(set->symbols[k]))
@@ -171,16 +206,21 @@ int tforge_dispatch_write(const tforge_dispatch_set *set, const char *path, cons
           "same as a triton.Config; variant(...) the rewritten kernel file's\n# module the config "
           "goes with (None: your kernel file as it is). Or Triton's own mechanism:\n"
           "#     @triton.autotune(configs=AUTOTUNE_CONFIGS, key=KEY)\n"
-          "import importlib.util\nimport os\nimport sys\n\nimport triton\n\nKEY = [", f);
-    for (size_t k = 0; k < set->n_symbols; k++)
-        fprintf(f, "%s'%s'", k ? ", " : "", set->symbols[k]);
-    fputs("]\n\n# each leaf's config; the comment: the fitted shapes it serves, its worst time "
+          "import importlib.util\nimport os\nimport sys\n\nimport triton\n\n", f);
+    write_key(f, set, key, key_why);
+    fputs("\n# each leaf's config; the comment: the fitted shapes it serves, its worst time "
           "over their winners\nCONFIGS = [\n", f);
     for (size_t l = 0; l < n_leaves; l++) {
-        const tforge_dispatch_node *n = &set->nodes[leaves[l]];
+        size_t config = set->nodes[leaves[l]].config, served = 0;
+        double worst = 0;
+        for (size_t i = 0; i < set->n_nodes; i++) /* a config may hold several leaves */
+            if (set->nodes[i].symbol < 0 && set->nodes[i].config == config) {
+                served += set->nodes[i].n_shapes;
+                worst = worst > set->nodes[i].worst ? worst : set->nodes[i].worst;
+            }
         fputs("    ", f);
-        tforge_report_triton_config(f, set->configs[n->config]);
-        fprintf(f, ",  # %zu shape(s), worst %.3fx\n", n->n_shapes, n->worst);
+        tforge_report_triton_config(f, set->configs[config]);
+        fprintf(f, ",  # %zu shape(s), worst %.3fx\n", served, worst);
     }
     fputs("]\n# the rewritten kernel file each config launches, beside this one (None: yours as "
           "it is)\nVARIANTS = [", f);
