@@ -36,7 +36,7 @@ for ((k = 1; k + 1 < ${#sorted[@]}; k++)); do
   line=$("$python" -c "import json, sys
 r = [x for x in json.load(open(sys.argv[1]))['rows'] if x['held_out']][0]
 ms = r['choice_ms']
-print(f\"| {r['shape']} | {ms if ms is not None else 'not measured'} | {r['winner_ms']:.4g} | \"
+print(f\"| {r['shape']} | {'not measured' if ms is None else format(ms, '.4g')} | {r['winner_ms']:.4g} | \"
       f\"{(ms / r['winner_ms']) if ms is not None else float('inf'):.3f}x |\")" "$out/holdout-$i.json")
   echo "$line"
   total=$((total + 1))

@@ -5,7 +5,8 @@
 # with shapes 4 and 5 held out, then imported by a pytest in a fresh process (dispatch_user.py:
 # choices within 5% of each shape's own winner, the autotune list on the task's kernel). The
 # results are read as a plain list of result.json files and as a sweep's folder; bad input exits
-# 2 naming the file and field.
+# 2 naming the file and field. Then on the H200 recordings of matmul at its two recorded shapes,
+# each held out in turn.
 # usage: dispatch.sh TFORGE PYTHON SOURCE_DIR
 set -u
 tforge=$1 python=$2 src=$3
@@ -39,6 +40,23 @@ else bad "dispatch of result.json files"; cat "$work/dispatch.txt"; fi
 if DISPATCH_FILE="$work/out/softmax_dispatch.py" DISPATCH_RESULTS="$work/res" DISPATCH_HELD_OUT=4,5 \
    TRITON_INTERPRET=1 "$python" -m pytest "$src/tests/cli/dispatch_user.py" -q -p no:cacheprovider \
      > "$work/user.txt" 2>&1; then ok; else bad "the dispatch file as the user runs it"; cat "$work/user.txt"; fi
+
+# the H200 recordings of matmul at two shapes (data/h200): each one's choice, fitted on the
+# other alone, within 5% of its own winner
+for i in 0 2; do
+  "$tforge" tune "$src/experiments/kernels/matmul/task.json" --shape $i \
+    --backend "replay:$src/data/h200/matmul_${i}_H200.json.gz" --strategy exhaustive \
+    --budget 1000 --out "$work/mm/shape-$i" -q > "$work/mm$i.txt" 2>&1 ||
+    { bad "tune matmul shape $i"; cat "$work/mm$i.txt"; }
+done
+for held in 0 2; do
+  if "$tforge" dispatch "$work/mm/shape-0/result.json" "$work/mm/shape-2/result.json" \
+       --holdout-shapes $held --out "$work/out/mm$held.py" > "$work/mm_dispatch.txt" 2>&1 &&
+     DISPATCH_FILE="$work/out/mm$held.py" DISPATCH_RESULTS="$work/mm" DISPATCH_HELD_OUT=$held \
+     DISPATCH_CONFIGS_AT_LEAST=1 TRITON_INTERPRET=1 "$python" -m pytest \
+       "$src/tests/cli/dispatch_user.py" -k choice -q -p no:cacheprovider > "$work/mm_user.txt" 2>&1
+  then ok; else bad "matmul, shape $held held out"; cat "$work/mm_dispatch.txt" "$work/mm_user.txt"; fi
+done
 
 # a sweep's folder: sweep.json lists (task, shape, values, status, result) of each
 "$python" - "$work/res" "$task" <<'PY'

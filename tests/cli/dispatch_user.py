@@ -4,7 +4,8 @@ within 5% of each shape's own tuned winner (the held-out shapes are the test), a
 list and key decorate the task's own kernel for Triton's autotuner, in the interpreter.
 
 usage: DISPATCH_FILE=out.py DISPATCH_RESULTS=dir DISPATCH_HELD_OUT=4,5 \
-       TRITON_INTERPRET=1 python -m pytest dispatch_user.py"""
+       [DISPATCH_CONFIGS_AT_LEAST=2] TRITON_INTERPRET=1 python -m pytest dispatch_user.py
+(the autotune test is the softmax fixture's: -k choice for another task)"""
 import gzip
 import importlib.util
 import json
@@ -19,6 +20,8 @@ import triton
 FILE = os.environ["DISPATCH_FILE"]
 RESULTS = os.environ["DISPATCH_RESULTS"]
 HELD_OUT = {int(i) for i in os.environ["DISPATCH_HELD_OUT"].split(",")}
+# the least number of configs its choices use (the tree told the shapes apart)
+CONFIGS_AT_LEAST = int(os.environ.get("DISPATCH_CONFIGS_AT_LEAST", "2"))
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +58,7 @@ def test_choice_per_shape_within_5_percent_of_its_own_winner(dispatch):
         held += r["shape"]["index"] in HELD_OUT
         assert ms <= 1.05 * r["best"]["ms"], (r["shape"], config, ms, r["best"])
     assert held == len(HELD_OUT)
-    assert len(chosen) >= 2  # the shapes want different configs: the tree told them apart
+    assert len(chosen) >= CONFIGS_AT_LEAST
 
 
 def test_autotune_list_and_key_on_the_task_kernel(dispatch):
