@@ -1,8 +1,9 @@
 /* The dispatch tree on planted result.json files: one leaf when a config is within 1% at every
  * shape (the config best across them, not one shape's winner), a split over the symbol whose
  * sizes tell the winners apart, at the geometric middle, and the shapes held out spread over the
- * middle. */
+ * middle; a rewritten winner's file copied beside the dispatch file. */
 #include "dispatch.h"
+#include "file.h"
 #include "support/tmpdir.h"
 #include "tforge/error.h"
 
@@ -113,12 +114,62 @@ static void held_out_spread_over_the_middle(void **state)
     tforge_dispatch_free(set);
 }
 
+/* A winner that rewrites the source launches its best_variant.py: copied beside the dispatch
+ * file and named in VARIANTS; the other configs of a run whose transforms applied are times, not
+ * choices (their rewritten files were not kept). */
+static void a_rewritten_winner_launches_its_variant(void **state)
+{
+    (void)state;
+    char path[512], variant[512], out[512], copied[600];
+    snprintf(variant, sizeof variant, "%s/best_variant.py", tmpdir);
+    FILE *f = fopen(variant, "w");
+    assert_non_null(f);
+    fputs("# the winner's rewritten kernel file\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/result.json", tmpdir);
+    assert_non_null(f = fopen(path, "w"));
+    /* B is faster here but, of a run that applied transforms, it is no choice; A, the winner
+     * (by the re-timing), is */
+    fprintf(f, "{\"task\": \"/t/task.json\", \"kernel\": \"k\", \"timed\": true, "
+               "\"shape\": {\"index\": 0, \"values\": {\"M\": 1, \"N\": 2}}, "
+               "\"best\": {\"config\": %s, \"ms\": 1.0}, \"history\": ["
+               "{\"config\": %s, \"status\": \"ok\", \"ms\": 0.9}], "
+               "\"transforms\": {\"apply\": [\"scalefold\"], \"winner\": \"scalefold=1\"}}",
+            A, B);
+    fclose(f);
+    const char *list[1] = {path};
+    tforge_dispatch_set *set = NULL;
+    assert_int_equal(tforge_dispatch_read(&set, list, 1, NULL), 0);
+    assert_string_equal(set->shapes[0].variant, variant);
+    assert_int_equal(tforge_dispatch_fit(set, 4), 0);
+    assert_int_equal(set->nodes[0].config, config_of(set, A));
+    snprintf(out, sizeof out, "%s/mm.py", tmpdir);
+    const char *key[2] = {"M", NULL};
+    assert_int_equal(tforge_dispatch_write(set, out, "tforge dispatch", key, ""), 0);
+    char *text = NULL;
+    size_t size = 0;
+    snprintf(copied, sizeof copied, "%s/mm_variants/shape_0.py", tmpdir);
+    assert_int_equal(tforge_file_read(&text, &size, copied), 0);
+    assert_string_equal(text, "# the winner's rewritten kernel file\n");
+    free(text);
+    assert_int_equal(tforge_file_read(&text, &size, out), 0);
+    assert_non_null(strstr(text, "VARIANTS = ['mm_variants/shape_0.py']"));
+    assert_non_null(strstr(text, "KEY = ['M']"));
+    assert_non_null(strstr(text, "no parameter holding N"));
+    free(text);
+    unlink(copied);
+    snprintf(copied, sizeof copied, "%s/mm_variants", tmpdir);
+    rmdir(copied);
+    tforge_dispatch_free(set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_leaf_when_a_config_serves_every_shape),
         cmocka_unit_test(splits_where_the_winners_change),
         cmocka_unit_test(held_out_spread_over_the_middle),
+        cmocka_unit_test(a_rewritten_winner_launches_its_variant),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
