@@ -199,19 +199,34 @@ static int run(const cli_command *command, int argc, char **argv)
     for (size_t i = 0; i < set->n_nodes; i++)
         leaves += set->nodes[i].symbol < 0;
     if (common.json) {
-        printf("{\"out\": \"%s\", \"shapes\": %zu, \"held_out\": %zu, \"leaves\": %zu, "
-               "\"rows\": [", out, set->n_shapes, held, leaves);
-        for (size_t s = 0, first = 1; s < set->n_shapes; s++) {
+        cJSON *doc = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(doc, "rows");
+        cJSON_AddStringToObject(doc, "out", out);
+        cJSON_AddNumberToObject(doc, "shapes", (double)set->n_shapes);
+        cJSON_AddNumberToObject(doc, "held_out", (double)held);
+        cJSON_AddNumberToObject(doc, "leaves", (double)leaves);
+        for (size_t s = 0; s < set->n_shapes; s++) {
             const tforge_dispatch_shape *x = &set->shapes[s];
             size_t c = tforge_dispatch_choose(set, x->values);
             double t = tforge_dispatch_ms(set, s, c);
-            printf("%s{\"shape\": %zu, \"held_out\": %s, \"choice\": %s, \"choice_ms\": ",
-                   first ? "" : ", ", x->index, x->held_out ? "true" : "false", set->configs[c]);
-            printf(isfinite(t) ? "%.17g" : "null", t);
-            printf(", \"winner_ms\": %.17g}", x->winner_ms);
-            first = 0;
+            cJSON *row = cJSON_CreateObject();
+            cJSON_AddNumberToObject(row, "shape", (double)x->index);
+            cJSON_AddBoolToObject(row, "held_out", x->held_out);
+            cJSON_AddItemToObject(row, "choice", cJSON_Parse(set->configs[c]));
+            if (isfinite(t))
+                cJSON_AddNumberToObject(row, "choice_ms", t);
+            else
+                cJSON_AddNullToObject(row, "choice_ms");
+            cJSON_AddNumberToObject(row, "winner_ms", x->winner_ms);
+            cJSON_AddItemToArray(rows, row);
         }
-        puts("]}");
+        char *text = cJSON_Print(doc);
+        cJSON_Delete(doc);
+        if (!text) {
+            tforge_error_set(TFORGE_ENOMEM, "out of memory");
+            goto failed;
+        }
+        puts(text);
+        free(text);
     } else {
         printf("%s: %zu shapes of %s (%zu held out), %zu leaves\n\n%s", out, set->n_shapes,
                set->kernel, held, leaves, table);
