@@ -115,6 +115,7 @@ const char *const *cli_kernel_env(void);
 extern const cli_command cli_cmd_analyze;
 extern const cli_command cli_cmd_capture;
 extern const cli_command cli_cmd_check;
+extern const cli_command cli_cmd_dispatch;
 extern const cli_command cli_cmd_init;
 extern const cli_command cli_cmd_plugins;
 extern const cli_command cli_cmd_profile;

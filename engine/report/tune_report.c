@@ -18,7 +18,7 @@
 
 /* Text written into generated Python: every byte that could end a comment or a string, or make
  * the file invalid UTF-8, as an escape (\n, \xNN), so that a file name never becomes code. */
-static void write_escaped(FILE *f, const char *text)
+void tforge_report_python_text(FILE *f, const char *text)
 {
     for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
         if (*c == '\\' || *c == '\'')
@@ -32,7 +32,7 @@ static void write_escaped(FILE *f, const char *text)
     }
 }
 
-static void write_triton_config(FILE *f, const char *config)
+void tforge_report_triton_config(FILE *f, const char *config)
 {
     static const char *const launch[] = {"num_warps", "num_stages", "num_ctas", "maxnreg"};
     cJSON *o = cJSON_Parse(config);
@@ -45,13 +45,13 @@ static void write_triton_config(FILE *f, const char *config)
         if (is_launch)
             continue;
         fprintf(f, "%s'", first ? "" : ", ");
-        write_escaped(f, v->string);
+        tforge_report_python_text(f, v->string);
         fputs("': ", f);
         if (cJSON_IsBool(v)) {
             fputs(cJSON_IsTrue(v) ? "True" : "False", f);
         } else if (cJSON_IsString(v)) {
             fputc('\'', f);
-            write_escaped(f, v->valuestring);
+            tforge_report_python_text(f, v->valuestring);
             fputc('\'', f);
         } else {
             char *text = cJSON_PrintUnformatted(v);
@@ -101,23 +101,23 @@ static int write_variant(const char *dir, const tforge_report_tune *r, const cha
         return TFORGE_EIO;
     }
     fputs("# ", f);
-    write_escaped(f, r->source);
+    tforge_report_python_text(f, r->source);
     fputs(r->variant ? ", rewritten by tforge (best_variant.diff says how); launch it with\n# "
                      : ", tuned by tforge. The source is unchanged; launch it with\n# ",
           f);
     if (best)
-        write_triton_config(f, best);
+        tforge_report_triton_config(f, best);
     else
         fputs("(no timed candidate)", f);
     const char *hook = best ? r->launch_hook : NULL;
     if (hook) {
         fputs("\n# (the tforge block below gives every launch of ", f);
-        write_escaped(f, r->kernel);
+        tforge_report_python_text(f, r->kernel);
         fputs(" that config, as the tune launched it)", f);
     }
     if (best && r->dropped) {
         fputs("\n# Note: the file's own launch of the kernel does not pass ", f);
-        write_escaped(f, r->dropped);
+        tforge_report_python_text(f, r->dropped);
         fputs(": the tune ran (and timed) the kernel without them, whatever the config says.", f);
     }
     fputs("\n\n", f);
@@ -348,15 +348,15 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
     if (!(f = open_out(dir, "best_config.py", path, sizeof path)))
         return TFORGE_EIO;
     fputs("# Found by `tforge tune ", f);
-    write_escaped(f, r->task_arg);
+    tforge_report_python_text(f, r->task_arg);
     fputs("` (backend ", f);
-    write_escaped(f, r->backend);
+    tforge_report_python_text(f, r->backend);
     fputs(", strategy ", f);
-    write_escaped(f, r->strategy);
+    tforge_report_python_text(f, r->strategy);
     fprintf(f, ", seed %llu).\nimport triton\n\n", (unsigned long long)r->seed);
     if (best) {
         fputs("BEST = ", f);
-        write_triton_config(f, best);
+        tforge_report_triton_config(f, best);
         fprintf(f, "  # %.4g %s, %.2fx the baseline\n", o->best_ms, in_ms ? "ms" : r->unit,
                 o->speedup);
     } else {

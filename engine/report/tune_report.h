@@ -8,6 +8,7 @@
 #include "transforms.h"
 
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct tforge_report_tune {
     const char *task_arg;     /* the task file as the user named it */
@@ -46,6 +47,13 @@ typedef struct tforge_report_tune {
  * time against energy, the front, the winner of latency, energy and energy-delay ringed),
  * report.md and result.json into `dir`. */
 int tforge_report_write_tune(const char *dir, const tforge_report_tune *report);
+
+/* Text written into generated Python (a comment or a '...' string): every byte that could end
+ * it, or make the file invalid UTF-8, as an escape. */
+void tforge_report_python_text(FILE *f, const char *text);
+/* A config (JSON text) as `triton.Config({...}, num_warps=..)`: constexprs in the dict, launch
+ * options as keywords. */
+void tforge_report_triton_config(FILE *f, const char *config);
 
 /* A strategy's effective options ("key": "value", defaults included) as a JSON object, for the
  * documents that must say exactly what ran; `given` is "key=value", NULL-terminated. */

@@ -287,6 +287,15 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
     cJSON_AddNumberToObject(r, "seconds", o->seconds);
     cJSON_AddNumberToObject(r, "run_id", (double)o->run_id);
     cJSON_AddStringToObject(r, "out", dir);
+    /* which shape, and where replayed times came from: what `tforge dispatch` reads */
+    cJSON *shape = cJSON_AddObjectToObject(r, "shape");
+    cJSON_AddNumberToObject(shape, "index", s->shape);
+    cJSON_AddItemToObject(shape, "values", cJSON_Parse(t->tune_shapes[s->shape]));
+    if (s->replay_file) {
+        char full[PATH_MAX];
+        cJSON_AddStringToObject(r, "recording",
+                                realpath(s->replay_file, full) ? full : s->replay_file);
+    }
     /* the final re-timing compares the objective's values: times where its unit is ms, else
      * (energy) the time is the one measured in the search */
     int in_ms = strcmp(tforge_costmodel_unit(s->model), "ms") == 0;
