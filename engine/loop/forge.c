@@ -37,7 +37,7 @@ const char *tforge_forge_plugin(const char *strategy, int *steered)
 
 void tforge_forge_companion(tforge_loop_options *o, const char *strategy)
 {
-    static const char *const rule_moves[] = {"walk=0", "refute=1", NULL};
+    static const char *const rule_moves[] = {"walk=0", "refute=1", "compound=1", NULL};
     int forge = strcmp(strategy, "forge") == 0;
     o->companion = forge ? "rules" : NULL;
     o->companion_options = forge ? rule_moves : NULL;
