@@ -4,8 +4,9 @@
  * for the prior its labels favour at the incumbent's levels and hands that to the strategy
  * (set_level_prior, which fades as observations come). `forge` is bo steered so, with the
  * prior's favoured moves from the incumbent (rules, as the loop's companion) first in each batch,
- * all of it while they lead and a quarter at least, and its prior handed only while the
- * measurements agree with it (check_prior); `rules` the rules strategy steered so (unchecked);
+ * all of it while they lead and a quarter at least (and the rewrites' compound moves among
+ * them), and its prior handed only while the measurements bear it out beyond chance
+ * (check_prior); `rules` the rules strategy steered so (unchecked);
  * `bo` nothing steered.
  *
  * Every profile taken is kept with its labels and, for each label, the dimensions the prior of
@@ -26,14 +27,16 @@
 const char *tforge_forge_plugin(const char *strategy, int *steered);
 
 /* The least share of forge's candidates that are rule moves: the prior's favoured neighbours of
- * the incumbent (the rules strategy with walk=0), bo proposing the rest. They take whole batches
- * while they lead (loop.h's companion); where no label favours a move, or the measurements do
- * not agree with the prior (check_prior: one evaluation is no evidence, so bo's initial design
- * comes first), bo proposes them all. */
+ * the incumbent (the rules strategy with walk=0), then the rewrites' compound moves, bo
+ * proposing the rest. They take whole batches while they lead (loop.h's companion); where no
+ * label favours a move and no compound move is due, or the measurements do not bear the prior
+ * out (check_prior: one evaluation is no evidence, so bo's initial design comes first), bo
+ * proposes them all. */
 #define TFORGE_FORGE_RULE_SHARE 0.25
 /* Sets the loop's companion for `strategy`: rules' moves for "forge" (with refute=1: a
- * favoured level proposed next to the incumbent already is not proposed again), none for any
- * other. */
+ * favoured level proposed next to the incumbent already is not proposed again; with
+ * compound=1: the rewrites' compound moves too, a rewrite with the knobs it needs), none for
+ * any other. */
 void tforge_forge_companion(tforge_loop_options *options, const char *strategy);
 
 #define TFORGE_FORGE_OPTIONS_VERSION 4
@@ -47,8 +50,9 @@ typedef struct tforge_forge_options {
     const tforge_run_record *record;
     int steer;       /* hand each new incumbent's prior to the loop's strategies (0: profile) */
     int profile_all; /* profile every candidate that ran correctly, as its batch is told */
-    /* Hand a prior only while the measurements agree with it (tforge_forge_agreement > 0),
-     * none otherwise: a label whose remedy the data contradict steers nothing. */
+    /* Hand a prior only while the measurements bear it out (tforge_forge_borne_out), none
+     * otherwise: a label whose remedy the data contradict, or agree with no better than
+     * chance, steers nothing. */
     int check_prior;
 } tforge_forge_options;
 #define TFORGE_FORGE_OPTIONS_INIT {TFORGE_FORGE_OPTIONS_VERSION, NULL, NULL, 1, NULL, 1, 0, 0}
@@ -115,6 +119,12 @@ const tforge_forge_profile *tforge_forge_find(const tforge_forge *forge, size_t 
  * when it ranks every pair wrong, 0 with no such pair. */
 double tforge_forge_agreement(const tforge_forge *forge, const double *w,
                               const tforge_loop_outcome *out);
+/* 1 when the measurements bear the prior `w` out beyond chance: its agreement over the n points
+ * measured correctly exceeds one standard deviation of Kendall's tau between unrelated rankings,
+ * sqrt(2 (2n + 5) / (9 n (n - 1))) (1 for two points, 0.64 for three, 0.27 for nine): above
+ * zero alone, a few points ranked by chance steered forge on attention and cost it evaluations
+ * against bo (experiments/NOTES.md, session 23). 0 with fewer than two points. */
+int tforge_forge_borne_out(const tforge_forge *f, const double *w, const tforge_loop_outcome *out);
 /* The family of a dimension: the transform that owns it (the space says which), "" for the
  * task's knobs; the heuristic's id; "up", "down" ... */
 const char *tforge_forge_family(const tforge_forge *forge, uint32_t dim);

@@ -41,6 +41,19 @@ static tforge_dim_effect effect_of(const tforge_space *space, uint32_t dim)
 {
     const char *name = tforge_space_name(space, dim);
     size_t n = strlen(name);
+    /* a recorded rewrite space's columns: the shipped transforms' parameters, whose effect
+     * their plugins declare in a tune but a cache does not keep */
+    static const struct {
+        const char *name;
+        tforge_dim_effect effect;
+    } rewrites[] = {{"tma", TFORGE_EFFECT_TMA},
+                    {"tma_subtile", TFORGE_EFFECT_TMA},
+                    {"persistent_programs", TFORGE_EFFECT_PROGRAMS},
+                    {"split_k", TFORGE_EFFECT_SPLIT_K},
+                    {"group_m", TFORGE_EFFECT_SWIZZLE}};
+    for (size_t i = 0; i < sizeof rewrites / sizeof *rewrites; i++)
+        if (strcmp(name, rewrites[i].name) == 0)
+            return rewrites[i].effect;
     if (is_tile(space, dim, name))
         return prefixed(name, "BLOCK_SIZE") || strcmp(name, "BLOCK") == 0 ||
                        (n && (name[n - 1] == 'N' || name[n - 1] == 'K'))

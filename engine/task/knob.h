@@ -13,7 +13,10 @@
  * says it counts something else (num_*, NUM_*, *GROUP*, *group*, *SPLIT*, *STAGES*, *WARPS*);
  * a tile along the contiguous axis is one named BLOCK_SIZE*, BLOCK or ending in N or K
  * (row-major operands are contiguous along N and K); num_warps and num_stages are warps and
- * stages; GROUP_M and GROUP_SIZE_M swizzle; any other knob's effect is unknown. */
+ * stages; GROUP_M and GROUP_SIZE_M swizzle; a recorded rewrite space's columns named as the
+ * shipped transforms name their parameters have those parameters' effects (tma and
+ * tma_subtile: TMA, persistent_programs: programs, split_k: split-K, group_m: swizzle); any
+ * other knob's effect is unknown. */
 int tforge_knob_describe(tforge_space *space, uint32_t dim);
 
 #endif

@@ -22,7 +22,19 @@
  * incumbent (that dimension at that level, the others the incumbent's but one, by one step):
  * measured, the incumbent is the best point, so that move did not pay and its variants would
  * not either; still being measured, one variant asks the question for all (a batch of variants
- * of one move asks it four times). */
+ * of one move asks it four times).
+ *
+ * With compound=1 it also proposes compound moves of the incumbent, once as many points as the
+ * space has dimensions are measured (bo's initial design: by then the incumbent is the knobs'
+ * winner): a rewrite moved one level together with the knobs it needs, each moved one level its
+ * way (the dimensions' effects say which: TMA with larger tiles, fewer stages and more warps;
+ * persistent programs with a larger GROUP_M; split-K with a smaller M tile; the other way when
+ * the rewrite is taken off). Each such rewrite move and subset of its knobs is one move, those
+ * that move the largest share of the knobs first, ties broken by the generator. A model that
+ * learns each dimension's effect from points that differ in one or two of them finds that
+ * every one of those changes alone makes the knobs' winner slower, and such an optimum is
+ * reached by none of the one-dimension moves. No prior is needed: they follow the prior's
+ * favoured neighbours. */
 #include "tforge/sdk/strategy.h"
 
 typedef struct rules_state {
@@ -33,6 +45,10 @@ typedef struct rules_state {
     uint32_t current;  /* the walk's point, TFORGE_SDK_STRAT_NONE before it starts or when stuck */
     double walk;       /* 0: the ranked neighbours alone */
     double refute;     /* 1: no favoured level already proposed next to the incumbent */
+    double compound;   /* 1: the rewrites' compound moves too */
+    /* per rewrite dimension r, the knobs it needs: couple[r * dims + k] is +1 when k moves up
+     * as r moves up, -1 when it moves down, 0 when k is not coupled to r */
+    int8_t *couple;
     tforge_level *move, *best;
     /* one-step moves of the incumbent, (dimension, level) pairs, with their gains */
     uint32_t *move_dim;
@@ -52,6 +68,7 @@ static void rules_destroy(void *state)
     free(s->move_dim);
     free(s->move_level);
     free(s->move_gain);
+    free(s->couple);
     tforge_sdk_strat_destroy(&s->base);
 }
 
@@ -63,9 +80,52 @@ static const tforge_option_spec rules_options[] = {
      "1: a favoured level already proposed next to the incumbent (that dimension moved, the "
      "others the incumbent's but one, by one step; measured or still measured) is not "
      "proposed again"},
+    {"compound", TFORGE_OPTION_INTEGER, "0", 0, 1, NULL,
+     "1: also a rewrite moved together with the knobs it needs (TMA with larger tiles, fewer "
+     "stages and more warps; persistent with a larger GROUP_M; split-K with a smaller M tile), "
+     "from the incumbent once the initial design is measured"},
 };
 
 #define N_RULES_OPTIONS (sizeof rules_options / sizeof *rules_options)
+
+/* Which way a knob of effect `knob` moves as a rewrite of effect `rewrite` moves up: +1, -1 or 0
+ * (not coupled). What each rewrite needs to pay: TMA's descriptors a larger tile (the copy
+ * engine's fixed cost spread over more bytes), fewer stages (its shared-memory ring) and the
+ * warps to use the tile; persistent programs a swizzled tile order (GROUP_M: the programs that
+ * run together share operands in L2); split-K a smaller M tile (enough programs without it). */
+static int coupling(uint32_t rewrite, uint32_t knob)
+{
+    switch (rewrite) {
+    case TFORGE_EFFECT_TMA:
+        return knob == TFORGE_EFFECT_TILE || knob == TFORGE_EFFECT_TILE_CONTIGUOUS ||
+                       knob == TFORGE_EFFECT_WARPS
+                   ? 1
+                   : knob == TFORGE_EFFECT_STAGES || knob == TFORGE_EFFECT_PIPELINE_STAGES ? -1 : 0;
+    case TFORGE_EFFECT_PROGRAMS:
+        return knob == TFORGE_EFFECT_SWIZZLE ? 1 : 0;
+    case TFORGE_EFFECT_SPLIT_K:
+        return knob == TFORGE_EFFECT_TILE ? -1 : 0;
+    default:
+        return 0;
+    }
+}
+
+/* s->couple from the view's effects (ABI 1.3; an older view has none: no compound moves). */
+static int couple_dimensions(rules_state *s)
+{
+    const tforge_sdk_strat_base *b = &s->base;
+    const tforge_space_view *v = b->space;
+    if (!(s->couple = calloc((size_t)b->dims * b->dims, sizeof *s->couple)))
+        return -1;
+    if (v->struct_size < offsetof(tforge_space_view, effect) + sizeof v->effect || !v->effect)
+        return 0;
+    for (uint32_t r = 0; r < b->dims; r++)
+        for (uint32_t k = 0; k < b->dims; k++)
+            if (k != r)
+                s->couple[(size_t)r * b->dims + k] =
+                    (int8_t)coupling(v->effect(b->context, r), v->effect(b->context, k));
+    return 0;
+}
 
 static int rules_create(void **state, const tforge_host *host,
                         const tforge_options_view *options, const tforge_strategy_input *input)
@@ -76,7 +136,7 @@ static int rules_create(void **state, const tforge_host *host,
     rules_state *s = *state;
     tforge_sdk_strat_base *b = &s->base;
     s->current = TFORGE_SDK_STRAT_NONE;
-    double *const targets[] = {&s->walk, &s->refute};
+    double *const targets[] = {&s->walk, &s->refute, &s->compound};
     if ((rc = tforge_sdk_strat_parse_options(b, options, rules_options, N_RULES_OPTIONS, targets)))
         goto fail;
     uint64_t moves = 0;
@@ -91,7 +151,8 @@ static int rules_create(void **state, const tforge_host *host,
     s->move_dim = malloc(moves * sizeof *s->move_dim + 1);
     s->move_level = malloc(moves * sizeof *s->move_level + 1);
     s->move_gain = malloc(moves * sizeof *s->move_gain + 1);
-    if (!s->offset || !s->move || !s->best || !s->move_dim || !s->move_level || !s->move_gain) {
+    if (!s->offset || !s->move || !s->best || !s->move_dim || !s->move_level || !s->move_gain ||
+        (s->compound && couple_dimensions(s))) {
         rc = tforge_sdk_strat_error(b, TFORGE_PLUGIN_ENOMEM, "out of memory");
         goto fail;
     }
@@ -258,6 +319,62 @@ static int ranked_neighbour(rules_state *s)
     return ties > 0;
 }
 
+/* The points measured OK. */
+static uint32_t measured(const tforge_sdk_strat_base *b)
+{
+    uint32_t n = 0;
+    for (uint32_t id = 0; id < b->archive.n; id++)
+        n += b->archive.states[id] == TFORGE_SDK_STRAT_OK;
+    return n;
+}
+
+/* compound=1: the untried valid compound move of the incumbent that moves the largest share of
+ * its rewrite's knobs, into s->best: 1, or 0 when there is none (or it is too early). */
+static int compound_move(rules_state *s)
+{
+    tforge_sdk_strat_base *b = &s->base;
+    uint32_t at = incumbent(b), ties = 0, knob[16];
+    if (!s->compound || at == TFORGE_SDK_STRAT_NONE || measured(b) < b->dims)
+        return 0;
+    const tforge_level *from = tforge_sdk_strat_point(&b->archive, at);
+    double best_share = 0;
+    for (uint32_t r = 0; r < b->dims; r++)
+        for (int way = -1; way <= 1; way += 2) {
+            int64_t level = (int64_t)from[r] + way;
+            if (level < 0 || level >= b->levels[r] || (!b->ordered[r] && b->levels[r] != 2))
+                continue; /* a categorical's levels have no way to go */
+            /* the knobs that can move the way this move needs them to */
+            uint32_t n = 0;
+            const int8_t *c = s->couple + (size_t)r * b->dims;
+            for (uint32_t k = 0; k < b->dims && n < 16; k++) {
+                int64_t to = (int64_t)from[k] + c[k] * way;
+                if (c[k] && b->ordered[k] && to >= 0 && to < b->levels[k])
+                    knob[n++] = k;
+            }
+            for (uint32_t subset = 1; subset < 1u << n; subset++) {
+                memcpy(s->move, from, b->dims * sizeof *s->move);
+                s->move[r] = (tforge_level)level;
+                uint32_t moved = 0;
+                for (uint32_t i = 0; i < n; i++)
+                    if (subset >> i & 1) {
+                        s->move[knob[i]] = (tforge_level)(from[knob[i]] + c[knob[i]] * way);
+                        moved++;
+                    }
+                double share = (double)moved / n;
+                if (share < best_share ||
+                    tforge_sdk_strat_find(&b->archive, s->move) != TFORGE_SDK_STRAT_NONE ||
+                    !b->space->is_valid(b->context, s->move))
+                    continue;
+                if (share > best_share)
+                    ties = 0;
+                best_share = share;
+                if (tforge_rng_below(&b->rng, ++ties) == 0)
+                    memcpy(s->best, s->move, b->dims * sizeof *s->best);
+            }
+        }
+    return ties > 0;
+}
+
 enum { WALK_PROPOSE, WALK_FILL, WALK_RESTART };
 
 /* Advances the first-improvement walk as far as the known results allow: WALK_PROPOSE with an
@@ -307,7 +424,7 @@ static int rules_ask(void *state, uint32_t q, tforge_level *out, uint32_t *n_out
     tforge_sdk_strat_base *b = &s->base;
     int rc = tforge_sdk_strat_begin_ask(b, q, out, n_out);
     while (rc == 0 && !b->done && *n_out < q) {
-        if (ranked_neighbour(s)) {
+        if (ranked_neighbour(s) || compound_move(s)) {
             rc = tforge_sdk_strat_propose(b, s->best, out, n_out, NULL);
             continue;
         }

@@ -1,5 +1,5 @@
 /* What keeps forge's steer from costing evaluations (issue 36): the prior is handed only while
- * the measurements agree with it (tforge_forge_agreement, check_prior), and the rule moves do
+ * the measurements bear it out beyond chance (tforge_forge_borne_out, check_prior), and the rule moves do
  * not propose again a favoured level already measured next to the incumbent (rules' refute). */
 #include "forge.h"
 #include "loop.h"
@@ -101,6 +101,56 @@ static void agreement_ranks_the_prior_against_the_measurements(void **state)
     tforge_forge_free(forge);
 }
 
+/* Borne out beyond chance: the agreement must exceed Kendall's tau's standard deviation between
+ * unrelated rankings. Three points ranked right (1 > 0.64) are; two are not (one pair, sd 1);
+ * nine points ranked right but for 11 of their 36 pairs (agreement 0.39 > 0.27) are; nine
+ * with 14 pairs wrong (0.22, above zero: handed before) are not. */
+static void a_prior_agreeing_by_chance_is_not_borne_out(void **state)
+{
+    fixture *f = *state;
+    tforge_backend none = {0};
+    tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
+    tforge_forge *forge;
+    assert_int_equal(tforge_forge_open(&forge, f->reg, f->space, &none, &fo), 0);
+    tforge_loop_outcome out;
+    tforge_level points[3][2];
+    measured(&out, points);
+    double w[LEVELS];
+    favour(w, 2);
+    assert_true(tforge_forge_borne_out(forge, w, &out));
+    out.n_evals = 2; /* (0, 0) and (1, 0): one pair, ranked right by favouring level 1 */
+    favour(w, 1);
+    assert_true(tforge_forge_agreement(forge, w, &out) == 1.0);
+    assert_false(tforge_forge_borne_out(forge, w, &out));
+    /* nine points, (0, 0) ... (0, 5), (1, 0) ... (1, 2), the prior's weight 6 BLOCK_M + BLOCK_N:
+     * each its own; the values by weight, highest first, a permutation with `wrong` inversions */
+    static const double values[2][9] = {{1, 2, 3, 5, 9, 8, 7, 6, 4}, {1, 2, 3, 8, 9, 7, 6, 5, 4}};
+    static const int wrong[2] = {11, 14};
+    static tforge_loop_eval evals[9];
+    static tforge_level at[9][2];
+    for (uint32_t l = 0; l < SIDE; l++) {
+        w[l] = 6.0 * l;
+        w[SIDE + l] = l;
+    }
+    for (int k = 0; k < 2; k++) {
+        memset(evals, 0, sizeof evals);
+        for (int i = 0; i < 9; i++) {
+            at[i][0] = (tforge_level)(i / 6);
+            at[i][1] = (tforge_level)(i % 6);
+            evals[i].point = at[i];
+            tforge_measurement_init(&evals[i].m);
+            evals[i].m.status = TFORGE_STATUS_OK;
+            evals[i].m.value = values[k][8 - i]; /* point 8 weighs most */
+        }
+        out.evals = evals;
+        out.n_evals = 9;
+        assert_true(fabs(tforge_forge_agreement(forge, w, &out) - (36.0 - 2 * wrong[k]) / 36) <
+                    1e-12);
+        assert_int_equal(tforge_forge_borne_out(forge, w, &out), k == 0);
+    }
+    tforge_forge_free(forge);
+}
+
 /* rules with walk=0 at the incumbent (2, 3), told that (3, 3), BLOCK_M one level up, was slower:
  * with a prior for BLOCK_M level 3, its remaining favoured neighbours are (3, 2) and (3, 4), the
  * same move beside another step. refute=0 proposes one of them; refute=1 neither. */
@@ -163,6 +213,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(agreement_ranks_the_prior_against_the_measurements),
+        cmocka_unit_test(a_prior_agreeing_by_chance_is_not_borne_out),
         cmocka_unit_test(refuted_moves_are_not_proposed_again),
         cmocka_unit_test(one_variant_of_a_move_a_batch),
     };

@@ -244,7 +244,8 @@ static inline int tforge_sdk_strat_check_space(tforge_sdk_strat_base *b,
                                                const tforge_strategy_input *input)
 {
     const tforge_space_view *s = input->space;
-    /* the view of ABI 1.0 is enough: owners and effects (1.3) steer no strategy here */
+    /* the view of ABI 1.0 is enough: a strategy that reads owners or effects (1.3: rules'
+     * compound moves) checks struct_size itself */
     if (!s || s->struct_size < offsetof(tforge_space_view, owner) || !s->dims || !s->levels ||
         !s->kind || !s->count || !s->is_valid)
         return tforge_sdk_strat_error(b, TFORGE_PLUGIN_EINPUT,
