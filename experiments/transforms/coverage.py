@@ -23,6 +23,7 @@ import argparse
 import ast
 import collections
 import concurrent.futures
+import functools
 import glob
 import hashlib
 import importlib.util
@@ -89,14 +90,24 @@ def may_rewrite(k):
                 (k["tile_map"] and k["dots"]) or any(m["op"] == "exp" for m in k["math"]))
 
 
-def digest(analyzer, plugins, path, kernel):
-    """(what decides the transforms' answer for the kernel, as a digest; whether one of
-    REWRITES may apply), or (None, True) when the analysis fails here."""
+@functools.lru_cache(maxsize=None)
+def analysis(analyzer, path):
+    """The file's analysis as (its JSON text, the document), or None where it fails here."""
     try:
-        doc = analyzer.analyze(path, kernel)
+        doc = analyzer.analyze(path)
     except Exception:  # the engine will say what failed; nothing to key it by
+        return None
+    return json.dumps(doc, sort_keys=True), doc
+
+
+def digest(analyzer, plugins, path, kernel):
+    """(what decides the transforms' answer for the kernel, as a digest: the file's whole
+    analysis, which holds the kernel's; whether one of REWRITES may apply), or (None, True)
+    when the analysis fails here."""
+    found = analysis(analyzer, path)
+    if found is None:
         return None, True
-    ir = json.dumps(doc, sort_keys=True)
+    ir, doc = found
     h = hashlib.sha256(plugins)
     for part in (open(path, "rb").read(), kernel.encode(), ir.encode()):
         h.update(hashlib.sha256(part).digest())

@@ -102,3 +102,12 @@ def test_scale_chain_with_the_dot_not_first_is_kept(tmp_path):
         tl.store(out_ptr + tl.arange(0, TILE_N), acc)
         """)
     assert k["scale_folds"] == []
+
+
+def test_masks_joined_by_and_in_their_place():
+    """`inside = rows[:, None] < M and cols[None, :] < N`, passed as the load's and the store's
+    mask in its place: the columns' bound is cut from the assignment, `and` with it."""
+    path = os.path.join(COVERAGE, "log_softmax_rows.py")
+    tails = kernel_of(path, "log_softmax_rows_kernel")["loop_tails"]
+    assert [t["var"] for t in tails] == ["start", "start"]
+    assert [cut_texts(path, t) for t in tails] == [[" and cols[None, :] < N"]] * 2

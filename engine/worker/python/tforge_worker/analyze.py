@@ -109,9 +109,10 @@ terms with its `&` and the parentheses around it alone, or a mask that is only b
 `other` (each cut from the end of the argument before it). A mask given as a name (maybe indexed
 `[:, None]`) is read through its one assignment in the kernel or the one a statement of the body
 makes before the access; a bound may be indexed after the compare, `(Y < B)[:, None]`. Held
-drops: a bound that is one of several `&`-joined terms of a mask held in a name, `mask = (rows <
-N) & (cols < K)` (set by a statement of the body, read in the loop only after it and only as
-`mask=` of loads and stores or as where conditions, and nowhere else that could see that value),
+drops: a bound that is one of several `&`-joined (or `and`-joined: Triton's elementwise and)
+terms of a mask held in a name, `mask = (rows < N) & (cols < K)` (set by a statement of the
+body, read in the loop only after it and only as the mask of loads and stores, `mask=` or in its
+place, or as where conditions, and nowhere else that could see that value),
 or of a where condition itself, is cut from that expression, when each use broadcasts the mask
 to a shape at least as wide as its own (the load's pointer, the where's values): then the
 elements each use sees are the same where the bound holds. A mask with two bounds among other
@@ -2108,16 +2109,20 @@ class _Kernel:
                 holders.append((c.args[0], [c]))
         out = []
         for expr, uses in holders:
-            terms, e = [], expr
+            logical = isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.And)
+            terms, e = (list(expr.values), None) if logical else ([], expr)
             while isinstance(e, ast.BinOp) and isinstance(e.op, ast.BitAnd):
                 terms.insert(0, e.right)
                 e = e.left
-            terms.insert(0, e)
+            if e is not None:
+                terms.insert(0, e)
             bound = [t for t in terms if self._bounds_tile(loop, t, kind, var, size, block)]
             if len(terms) < 2 or len(bound) != 1 or \
                     not all(self._covers(u, expr) for u in uses):
                 continue
             cut, rest = self._term_cut(terms, terms.index(bound[0]))
+            if logical and len(terms) > 2:  # `a and b and c`, Triton's elementwise and
+                rest = ast.BoolOp(op=ast.And(), values=[t for t in terms if t is not bound[0]])
             out += self._checked(expr, [cut], rest)
         return out
 
@@ -2146,7 +2151,9 @@ class _Kernel:
             call = self.parents.get(up) if isinstance(up, ast.keyword) and up.arg == "mask" \
                 else up
             op = self.f.tl_attr(call.func) if isinstance(call, ast.Call) else None
-            masks = op in ("load", "store") and isinstance(up, ast.keyword)
+            at = {"load": 1, "store": 2}.get(op)  # the mask's place when given positionally
+            masks = at is not None and (isinstance(up, ast.keyword) or
+                                        (len(call.args) > at and call.args[at] is n))
             condition = op == "where" and call.args and call.args[0] is n
             if not (masks or condition) or self._set_before(loop, name, n) is not value:
                 return []
