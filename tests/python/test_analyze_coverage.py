@@ -111,3 +111,29 @@ def test_masks_joined_by_and_in_their_place():
     tails = kernel_of(path, "log_softmax_rows_kernel")["loop_tails"]
     assert [t["var"] for t in tails] == ["start", "start"]
     assert [cut_texts(path, t) for t in tails] == [[" and cols[None, :] < N"]] * 2
+
+
+def test_score_made_again_after_the_loop():
+    """`qk` scaled in place in the loop and made afresh after it (`if remainder: qk =
+    tl.dot(..)`): the block after the loop never reads the loop's score, the fold stays."""
+    path = os.path.join(COVERAGE, "attention_tail.py")
+    (fold,) = kernel_of(path, "attention_tail_kernel")["scale_folds"]
+    assert (fold["x"], fold["scale"], fold["stmt"]["line"]) == ("qk", "sm_scale", 33)
+    assert [m["line"] for m in fold["maxes"]] == [34] and [s["line"] for s in fold["subs"]] == [36]
+
+
+def test_score_read_after_the_loop_is_kept(tmp_path):
+    """A score the code after the loop reads as the loop left it (no fresh assignment first):
+    folding would change what it reads, nothing is found."""
+    k = source_kernel(tmp_path, """\
+        m = tl.full([16], float("-inf"), dtype=tl.float32)
+        q = tl.load(in_ptr + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :])
+        for r in range(0, N, TILE_N):
+            s = tl.dot(q, q)
+            s *= K
+            m = tl.maximum(m, tl.max(s, 1))
+            p = tl.exp(s - m[:, None])
+        if N > 0:
+            tl.store(out_ptr + tl.arange(0, 16), tl.sum(s, 1))
+        """)
+    assert k["scale_folds"] == []

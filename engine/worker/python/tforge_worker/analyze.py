@@ -134,8 +134,9 @@ the dot without an accumulator), or in place, `X *= S` or `X = X
 that does not read it, before any read of X in the body); X a name, S a scalar (shape ()) made
 of names the loop never binds, numbers and arithmetic, and a product or quotient of positive
 numbers and scalar parameters, directly or through names assigned once outside the loop
-(`qk_scale = sm_scale * 1.44269504`): S > 0 whenever those parameters are. X appears nowhere
-outside the loop, and in the body after the scaling statement only as the first argument of
+(`qk_scale = sm_scale * 1.44269504`): S > 0 whenever those parameters are. X is read outside
+the loop only where no value the loop made can reach (a block after the loop that assigns X
+afresh before the read, as a tail block `if remainder: qk = tl.dot(..)` does), and in the body after the scaling statement only as the first argument of
 `tl.max(X, ..)`, as the left operand of `X - ..`, and in `X = tl.where(C, X, -inf)` (C without
 X). Recorded: X, S, the parameters, the statement, the cut that takes S out (` * S` after the
 dot's call, with parentheses around the call alone, or `S * ` before it; the in-place
@@ -1722,7 +1723,11 @@ class _Kernel:
         for n in ast.walk(self.fn):
             if not (isinstance(n, ast.Name) and n.id == x):
                 continue
-            if not self._within(n, loop) or n is loop.target:
+            if n is loop.target:
+                return None
+            if not self._within(n, loop):
+                if self._unseen(n, loop, x):
+                    continue
                 return None
             i = next(j for j, b in enumerate(loop.body) if self._within(n, b))
             if i < made:  # read before this iteration makes it: the last iteration's value
@@ -1743,6 +1748,31 @@ class _Kernel:
         return {"x": x, "scale": self.text(scale), "params": sorted(params),
                 "stmt": _span(st), "cut": cut, "maxes": sorted(maxes, key=order),
                 "subs": sorted(subs, key=order), "loop": _span(loop)}
+
+    def _unseen(self, n, loop, x):
+        """Whether X's occurrence `n` outside the loop cannot see a value the loop made: a
+        write, or a read whose block (or a block holding it) assigns X afresh (from a value
+        that does not read it) in a statement after the loop and before the read's, as a tail
+        block after the loop does (`if remainder: qk = tl.dot(..); qk *= s`)."""
+        if isinstance(n.ctx, ast.Store):
+            return True
+        node = n
+        while node is not self.fn:
+            parent = self.parents.get(node)
+            for block in (getattr(parent, f, None) for f in ("body", "orelse")):
+                if not (isinstance(block, list) and node in block):
+                    continue
+                for st in reversed(block[:block.index(node)]):
+                    if self._within(loop, st):
+                        return False
+                    if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                            _is_name(st.targets[0], x) and \
+                            not any(_is_name(m, x) for m in ast.walk(st.value)):
+                        return True
+            if isinstance(parent, (ast.For, ast.While)) or parent is None:
+                return False  # a loop around the read: its next iteration may see the value
+            node = parent
+        return False
 
     def _scaling(self, st):
         """(X, S, the cut, whether the dot's product) for `X = tl.dot(A, B) * S`, `X *= S` or
