@@ -8,13 +8,13 @@ record, and each ask costs an engine's start (seconds: the worker imports torch)
 transform, on how many of those it should, and on how many of those it does.
 
     python experiments/transforms/coverage.py TFORGE DIR... [--sample FILE] [--out TSV]
-        [--jobs N]
+        [--jobs N] [--cache FILE] [--analyzer ANALYZE_PY]
 
 The DIRs are checkouts read elsewhere, never committed: coverage_sample.txt names FlagGems'
 src/flag_gems/ops and fused copied into a folder `flaggems`, and flash-linear-attention's fla/ops
 into one named `fla`. The sample file has one kernel a line, `PATH KERNEL [ID,...]` (PATH from a
-DIR's parent, as `flaggems/ops/x.py`,
-the IDs the transforms that should apply; none: `-`), `#` comments. --out writes one line a
+DIR's parent, as `flaggems/ops/x.py`; the IDs the transforms that should apply, none: `-`),
+`#` comments. --out writes one line a
 kernel: path, kernel, the transforms that apply (or `error: ...`). Nothing is run or imported:
 the files are parsed (to find their jit functions) and analysed; a few seconds a kernel.
 --cache FILE keeps each answer under a digest of what decides it (the file, the kernel, its
