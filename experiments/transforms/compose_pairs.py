@@ -30,7 +30,7 @@ def params_of(tforge, path, kernel):
         if m:
             transform = m.group(1)
             continue
-        m = re.match(r"    (\w+)\s{2,}(.+?)\s+\((rewrite|launch option)\)", line)
+        m = re.match(r"    (\w+)\s{2,}(.+?)\s+\((rewrite|launch option)(?:: [\w-]+)?\)", line)
         if m and transform:
             params.append((transform, m.group(1), [v.strip() for v in m.group(2).split(",")]))
     return params

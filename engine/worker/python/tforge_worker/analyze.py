@@ -106,7 +106,16 @@ or v * E. Such a bound holds in every iteration that ends by B, all but the last
 form, v, B, E, the loop, the stop argument, the body (from col 0 of its first line, which must
 not be the loop's) and the cuts that take the bounds out: a bound among several `&`-joined
 terms with its `&` and the parentheses around it alone, or a mask that is only bounds with its
-`other` (each cut from the end of the argument before it). A mask with two bounds among other
+`other` (each cut from the end of the argument before it). A mask given as a name (maybe indexed
+`[:, None]`) is read through its one assignment in the kernel or the one a statement of the body
+makes before the access; a bound may be indexed after the compare, `(Y < B)[:, None]`. Held
+drops: a bound that is one of several `&`-joined (or `and`-joined: Triton's elementwise and)
+terms of a mask held in a name, `mask = (rows < N) & (cols < K)` (set by a statement of the
+body, read in the loop only after it and only as the mask of loads and stores, `mask=` or in its
+place, or as where conditions, and nowhere else that could see that value),
+or of a where condition itself, is cut from that expression, when each use broadcasts the mask
+to a shape at least as wide as its own (the load's pointer, the where's values): then the
+elements each use sees are the same where the bound holds. A mask with two bounds among other
 terms keeps them; each cut is checked by parsing the call with it applied. The loop variable may
 be rebound by `v = tl.multiple_of(v, ..)` (or max_contiguous) alone. `trues`: the conditions of
 tl.where calls in the loop (themselves, or the value of a name the body sets before and uses only
@@ -119,13 +128,15 @@ condition with the same first row L = X * B (recorded as the size, its names bou
 the body): attention's causal mask, true wherever v + E <= L; no drops.
 
 `scale_folds`, per kernel: scores scaled at one statement of a for loop's body, `X = tl.dot(A,
-B) * S` (or `S * tl.dot(A, B)`; the dot without an accumulator), or in place, `X *= S` or `X = X
+B) * S` (or `S * tl.dot(A, B)`, or `tl.dot(A, B) * s * c`, S then the factors after the dot;
+the dot without an accumulator), or in place, `X *= S` or `X = X
 * S` (either order; alone on its line; X made earlier in the same iteration by an assignment
 that does not read it, before any read of X in the body); X a name, S a scalar (shape ()) made
 of names the loop never binds, numbers and arithmetic, and a product or quotient of positive
 numbers and scalar parameters, directly or through names assigned once outside the loop
-(`qk_scale = sm_scale * 1.44269504`): S > 0 whenever those parameters are. X appears nowhere
-outside the loop, and in the body after the scaling statement only as the first argument of
+(`qk_scale = sm_scale * 1.44269504`): S > 0 whenever those parameters are. X is read outside
+the loop only where no value the loop made can reach (a block after the loop that assigns X
+afresh before the read, as a tail block `if remainder: qk = tl.dot(..)` does), and in the body after the scaling statement only as the first argument of
 `tl.max(X, ..)`, as the left operand of `X - ..`, and in `X = tl.where(C, X, -inf)` (C without
 X). Recorded: X, S, the parameters, the statement, the cut that takes S out (` * S` after the
 dot's call, with parentheses around the call alone, or `S * ` before it; the in-place
@@ -593,6 +604,9 @@ class _Kernel:
     def _call_shape(self, e, seen):
         name = self.f.tl_attr(e.func)
         method = e.func.attr if isinstance(e.func, ast.Attribute) and name is None else None
+        if method and isinstance(e.func.value, ast.Name) and e.func.value.id not in self.names \
+                and e.func.value.id not in self.assigns:
+            method = None  # a module's function (`libdevice.exp`, a program id wrapper), no method
         if name == "arange" and len(e.args) == 2:
             start = self.text(e.args[0])
             stop = self.text(e.args[1])
@@ -1709,7 +1723,11 @@ class _Kernel:
         for n in ast.walk(self.fn):
             if not (isinstance(n, ast.Name) and n.id == x):
                 continue
-            if not self._within(n, loop) or n is loop.target:
+            if n is loop.target:
+                return None
+            if not self._within(n, loop):
+                if self._unseen(n, loop, x):
+                    continue
                 return None
             i = next(j for j, b in enumerate(loop.body) if self._within(n, b))
             if i < made:  # read before this iteration makes it: the last iteration's value
@@ -1731,9 +1749,35 @@ class _Kernel:
                 "stmt": _span(st), "cut": cut, "maxes": sorted(maxes, key=order),
                 "subs": sorted(subs, key=order), "loop": _span(loop)}
 
+    def _unseen(self, n, loop, x):
+        """Whether X's occurrence `n` outside the loop cannot see a value the loop made: a
+        write, or a read whose block (or a block holding it) assigns X afresh (from a value
+        that does not read it) in a statement after the loop and before the read's, as a tail
+        block after the loop does (`if remainder: qk = tl.dot(..); qk *= s`)."""
+        if isinstance(n.ctx, ast.Store):
+            return True
+        node = n
+        while node is not self.fn:
+            parent = self.parents.get(node)
+            for block in (getattr(parent, f, None) for f in ("body", "orelse")):
+                if not (isinstance(block, list) and node in block):
+                    continue
+                for st in reversed(block[:block.index(node)]):
+                    if self._within(loop, st):
+                        return False
+                    if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                            _is_name(st.targets[0], x) and \
+                            not any(_is_name(m, x) for m in ast.walk(st.value)):
+                        return True
+            if isinstance(parent, (ast.For, ast.While)) or parent is None:
+                return False  # a loop around the read: its next iteration may see the value
+            node = parent
+        return False
+
     def _scaling(self, st):
         """(X, S, the cut, whether the dot's product) for `X = tl.dot(A, B) * S`, `X *= S` or
-        `X = X * S` (either order of each product), else None; the cut is None for an in-place
+        `X = X * S` (either order of each product; S may be a product of several factors after
+        the dot, `tl.dot(A, B) * s * c`, read as S = s * c), else None; the cut is None for an in-place
         statement that does not stand alone on its line."""
         if isinstance(st, ast.AugAssign) and isinstance(st.op, ast.Mult) and \
                 isinstance(st.target, ast.Name):
@@ -1743,17 +1787,32 @@ class _Kernel:
                 isinstance(st.value.op, ast.Mult)):
             return None
         x, e = st.targets[0].id, st.value
+        factors = _product(e)
+        if len(factors) > 2 and self._plain_dot(factors[0]) and \
+                not any(_is_name(n, x) for f in factors[1:] for n in ast.walk(f)):
+            # `tl.dot(q, k) * scale * RCP_LN2`: S is the product after the dot
+            scale = factors[1]
+            for f in factors[2:]:
+                scale = ast.copy_location(ast.BinOp(left=scale, op=ast.Mult(), right=f), f)
+                scale.end_lineno, scale.end_col_offset = f.end_lineno, f.end_col_offset
+            scale.lineno, scale.col_offset = factors[1].lineno, factors[1].col_offset
+            cut = self._span_of(self._paren_extent(factors[0])[1], self._at(e, True))
+            return x, scale, cut, True
         for side, scale in ((e.left, e.right), (e.right, e.left)):
             if _is_name(side, x) and not any(_is_name(n, x) for n in ast.walk(scale)):
                 return x, scale, self._whole_line(st), False
-            if isinstance(side, ast.Call) and self.f.tl_attr(side.func) == "dot" and \
-                    len(side.args) == 2 and not any(k.arg == "acc" for k in side.keywords):
+            if self._plain_dot(side):
                 if scale is e.right:
                     cut = self._span_of(self._paren_extent(side)[1], self._at(e, True))
                 else:
                     cut = self._span_of(self._at(e, False), self._paren_extent(side)[0])
                 return x, scale, cut, True
         return None
+
+    def _plain_dot(self, e):
+        """Whether `e` is `tl.dot(A, B)` without an accumulator."""
+        return isinstance(e, ast.Call) and self.f.tl_attr(e.func) == "dot" and \
+            len(e.args) == 2 and not any(k.arg == "acc" for k in e.keywords)
 
     def _whole_line(self, st):
         """The span of the lines holding statement `st` (from the first's start to the next
@@ -1818,6 +1877,8 @@ class _Kernel:
             if kind != "diagonal" and isinstance(c, ast.Call) and \
                     self.f.tl_attr(c.func) in ("load", "store"):
                 drops += self._tail_drops(loop, c, kind, var, size, block)
+        if kind != "diagonal":
+            drops += self._held_drops(loop, kind, var, size, block)
         for cond in self._where_conditions(loop):
             if (self._diagonal(loop, cond, var, block) == size if kind == "diagonal" else
                     self._bounds_tile(loop, cond, kind, var, size, block)):
@@ -2000,9 +2061,15 @@ class _Kernel:
             e = e.left
         terms.insert(0, e)
 
-        def value_of(t):  # `mask = offs < n; ...(mask=mask)`: the name's one value
-            values = self.assigns.get(t.id) if isinstance(t, ast.Name) else None
-            return values[0] if values and len(values) == 1 else t
+        def value_of(t):  # `mask = offs < n; ...(mask=mask)`: the name's one value, or the
+            if isinstance(_without_axis(t), ast.Name):  # one the loop's body gives it before
+                t = _without_axis(t)  # the call (`mask=m[:, None]`: the same bound, broadcast)
+            if not isinstance(t, ast.Name):
+                return t
+            values = self.assigns.get(t.id)
+            if values and len(values) == 1:
+                return values[0]
+            return self._set_before(loop, t.id, call) or t
         bound = [t for t in terms if self._bounds_tile(loop, value_of(t), kind, var, size, block)]
         if len(bound) == len(terms):
             gone = [k for k in call.keywords if k.arg in ("mask", "other")]
@@ -2012,25 +2079,36 @@ class _Kernel:
             cuts = [(self._at(nodes[nodes.index(k) - 1], True), self._at(k, True)) for k in gone]
             keywords = [k for k in call.keywords if k not in gone]
         elif len(bound) == 1:
-            i = terms.index(bound[0])
-            if i > 0:
-                cut = (self._paren_extent(terms[i - 1])[1], self._paren_extent(terms[i])[1])
-            else:
-                cut = (self._paren_extent(terms[0])[0], self._paren_extent(terms[1])[0])
-            cuts, rest = [cut], [t for t in terms if t is not bound[0]]
-            value = rest[0]
-            for t in rest[1:]:
-                value = ast.BinOp(left=value, op=ast.BitAnd(), right=t)
+            cut, value = self._term_cut(terms, terms.index(bound[0]))
+            cuts = [cut]
             keywords = [ast.keyword(arg=k.arg, value=value if k is mask else k.value)
                         for k in call.keywords]
         else:
             return []
-        start, end = self._at(call, False), self._at(call, True)
+        return self._checked(call, cuts, ast.Call(func=call.func, args=call.args,
+                                                  keywords=keywords))
+
+    def _term_cut(self, terms, i):
+        """(the cut taking term i out of the `&`-joined terms, with its `&` and the parentheses
+        around it alone; the expression of the other terms)."""
+        if i > 0:
+            cut = (self._paren_extent(terms[i - 1])[1], self._paren_extent(terms[i])[1])
+        else:
+            cut = (self._paren_extent(terms[0])[0], self._paren_extent(terms[1])[0])
+        rest = [t for j, t in enumerate(terms) if j != i]
+        value = rest[0]
+        for t in rest[1:]:
+            value = ast.BinOp(left=value, op=ast.BitAnd(), right=t)
+        return cut, value
+
+    def _checked(self, node, cuts, want):
+        """The spans of the cuts when the node's text with them applied parses as `want`;
+        else []."""
+        start, end = self._at(node, False), self._at(node, True)
         data, text, at = self._file_bytes()[0], b"", start
         for a, b in sorted(cuts):
             text, at = text + data[at:a], b
         text += data[at:end]
-        want = ast.Call(func=call.func, args=call.args, keywords=keywords)
         try:
             got = ast.parse(text.decode("utf-8"), mode="eval").body
         except SyntaxError:
@@ -2038,6 +2116,91 @@ class _Kernel:
         if ast.dump(got) != ast.dump(want):
             return []
         return [self._span_of(a, b) for a, b in cuts]
+
+    def _held_drops(self, loop, kind, var, size, block):
+        """The cuts of a bound along the loop (`_bounds_tile`) that is one of several
+        `&`-joined terms of a mask held in a name or of a where condition: `mask = (rows < M) &
+        (cols < N - v)` set by a statement of the body, the name's one assignment in the loop,
+        read nowhere but in the loop, after it, as the `mask=` of a tl.load or tl.store or as a
+        where condition; or `tl.where((cols < N - v) & c, x, y)` itself. Where the bound holds,
+        the mask without it has the same elements, and every use broadcasts it to a shape at
+        least as wide as the mask's (a load's pointer, the where's values), so nothing but the
+        bound's compare changes."""
+        holders = []  # (mask expression, the calls that use it)
+        for st in loop.body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                    isinstance(st.targets[0], ast.Name) and st.targets[0].id not in self.names:
+                uses = self._mask_uses(loop, st.targets[0].id, st.value)
+                if uses:
+                    holders.append((st.value, uses))
+        for c in ast.walk(loop):
+            if isinstance(c, ast.Call) and self.f.tl_attr(c.func) == "where" and \
+                    len(c.args) == 3 and not isinstance(c.args[0], ast.Name):
+                holders.append((c.args[0], [c]))
+        out = []
+        for expr, uses in holders:
+            logical = isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.And)
+            terms, e = (list(expr.values), None) if logical else ([], expr)
+            while isinstance(e, ast.BinOp) and isinstance(e.op, ast.BitAnd):
+                terms.insert(0, e.right)
+                e = e.left
+            if e is not None:
+                terms.insert(0, e)
+            bound = [t for t in terms if self._bounds_tile(loop, t, kind, var, size, block)]
+            if len(terms) < 2 or len(bound) != 1 or \
+                    not all(self._covers(u, expr) for u in uses):
+                continue
+            cut, rest = self._term_cut(terms, terms.index(bound[0]))
+            if logical and len(terms) > 2:  # `a and b and c`, Triton's elementwise and
+                rest = ast.BoolOp(op=ast.And(), values=[t for t in terms if t is not bound[0]])
+            out += self._checked(expr, [cut], rest)
+        return out
+
+    def _mask_uses(self, loop, name, value):
+        """The tl.load, tl.store and tl.where calls reading `name` (as `mask=` or the
+        condition) in the loop, when those are its only reads there, each with `value` (its one
+        assignment there, by a statement of the body before theirs), and no read elsewhere can
+        see that value: each is before a loop that no loop holds, or in another loop whose body
+        sets the name before it; else []."""
+        calls = []
+        for n in ast.walk(self.fn):
+            if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+                continue
+            if not self._within(n, loop):
+                other = self.parents.get(n)
+                while other is not None and not isinstance(other, (ast.For, ast.While)):
+                    other = self.parents.get(other)
+                before = n.lineno < loop.lineno and not any(
+                    isinstance(a, (ast.For, ast.While)) and self._within(loop, a)
+                    for a in ast.walk(self.fn) if a is not loop)
+                if not (before or (other is not None and
+                                   self._set_before(other, name, n) is not None)):
+                    return []
+                continue
+            up = self.parents.get(n)
+            call = self.parents.get(up) if isinstance(up, ast.keyword) and up.arg == "mask" \
+                else up
+            op = self.f.tl_attr(call.func) if isinstance(call, ast.Call) else None
+            at = {"load": 1, "store": 2}.get(op)  # the mask's place when given positionally
+            masks = at is not None and (isinstance(up, ast.keyword) or
+                                        (len(call.args) > at and call.args[at] is n))
+            condition = op == "where" and call.args and call.args[0] is n
+            if not (masks or condition) or self._set_before(loop, name, n) is not value:
+                return []
+            calls.append(call)
+        return calls
+
+    def _covers(self, call, mask):
+        """Whether the call broadcasts `mask` to a shape it already has: a load or store's
+        pointer, a where's values, as wide as the mask."""
+        if self.f.tl_attr(call.func) == "where":
+            wide = _broadcast(self.shape(call.args[1]), self.shape(call.args[2]))
+        else:
+            pointer = call.args[0] if call.args else \
+                next((k.value for k in call.keywords if k.arg == "pointer"), None)
+            wide = self.shape(pointer) if pointer is not None else None
+        have = self.shape(mask)
+        return wide is not None and have is not None and _broadcast(wide, have) == wide
 
     def _bounds_tile(self, loop, t, kind, var, size, block):
         """Whether the mask term `t` is `X < B - O` with X tl.arange(0, E) (through names and
@@ -2052,6 +2215,7 @@ class _Kernel:
             return len(f) == 2 and all(isinstance(x, ast.Name) for x in f) and \
                 sorted(x.id for x in f) == sorted((var, block))
 
+        t = _without_axis(t)  # `(Y < B)[:, None]`: the same bound, broadcast
         if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Lt)):
             return False
         x, b = t.left, t.comparators[0]
