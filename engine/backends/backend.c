@@ -35,6 +35,9 @@ int tforge_backend_evaluate(tforge_backend *b, const tforge_candidate *candidate
 {
     for (size_t i = 0; i < n; i++)
         tforge_measurement_init(&out[i]);
+    if (n && b->elsewhere.evaluate)
+        return b->elsewhere.evaluate(b->elsewhere.context, b->elsewhere.space, candidates, n,
+                                     out);
     return n ? b->type->evaluate(b->state, candidates, n, out) : 0;
 }
 

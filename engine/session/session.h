@@ -105,10 +105,15 @@ typedef struct tforge_tune_options {
     /* [caller's thread] told of each step as it happens; may be NULL */
     void (*on_event)(void *user, const tforge_tune_event *event);
     void *user;
+    /* Where the candidates are evaluated (a sweep's ranks: backend.h); zero: here. */
+    tforge_backend_elsewhere elsewhere;
+    /* May be NULL: what each stored evaluation's row holds beyond its measurement (the device
+     * it ran on), as loop.h's tforge_run_record.extras, called with elsewhere.context. */
+    int (*extras)(void *context, const tforge_candidate *candidate, char **json);
 } tforge_tune_options;
 #define TFORGE_TUNE_OPTIONS_INIT                                                                  \
     {TFORGE_TUNE_OPTIONS_VERSION, NULL, NULL, "auto", NULL, 0, NULL, NULL, "bottleneck", 1, NULL, \
-     0, "all", NULL, 50, 0, 0, 1, 0, 0, 1, 0, 0, NULL, 0, 0, NULL, NULL}
+     0, "all", NULL, 50, 0, 0, 1, 0, 0, 1, 0, 0, NULL, 0, 0, NULL, NULL, {NULL, NULL, NULL}, NULL}
 
 /* The backend type `text` names ("auto" names cuda, decided once a worker has looked for a GPU),
  * `*replay_file` the file of "replay:FILE" (else NULL); NULL for a name no backend has. */
@@ -121,5 +126,18 @@ const tforge_backend_type *tforge_tune_backend(const char *text, const char **re
  * shape that fails for its input (TFORGE_EINPUT, TFORGE_ENOTFOUND, TFORGE_EABI) stops the
  * session: the task is wrong. */
 int tforge_tune_run(const tforge_tune_options *options, tforge_tune_outcome *out);
+
+/* What evaluates one shape's candidates as that shape's tune would (a sweep's rank): the task
+ * loaded, `options->shape` selected, the transforms opened and the backend opened with the
+ * arguments the tune's own has, so that a point means the same variant. Nothing is stored. */
+typedef struct tforge_tune_evaluator tforge_tune_evaluator;
+int tforge_tune_evaluator_open(tforge_tune_evaluator **out, const tforge_tune_options *options);
+const tforge_space *tforge_tune_evaluator_space(const tforge_tune_evaluator *evaluator);
+/* The GPU's name as its worker saw it, or "cpu". */
+const char *tforge_tune_evaluator_device(const tforge_tune_evaluator *evaluator);
+/* Identifies the candidates (their variants made here) and evaluates them into `out`. */
+int tforge_tune_evaluator_evaluate(tforge_tune_evaluator *evaluator, tforge_candidate *candidates,
+                                   size_t n, tforge_measurement *out);
+void tforge_tune_evaluator_close(tforge_tune_evaluator *evaluator);
 
 #endif
