@@ -305,6 +305,7 @@ typedef struct session {
     char *shape_json, error[1024];
     /* the batch evaluated last, for the store's rows: each candidate's device */
     const tforge_candidate *last;
+    const tforge_measurement *last_out;
     size_t n_last;
     char (*last_device)[DEVICE_SIZE];
 } session;
@@ -399,19 +400,28 @@ static int evaluate_elsewhere(void *context, const tforge_space *space,
     free(jobs);
     free(s->last_device);
     s->last = c;
+    s->last_out = out;
     s->n_last = rc ? 0 : n;
     s->last_device = b.device;
     return rc;
 }
 
-/* [session thread] A stored row's extras: the device that evaluated it. */
+/* [session thread] A stored row's extras: its measurement's metrics (as the store keeps them
+ * without extras) and the device that evaluated it. The loop records a batch right after its
+ * evaluate, so the batch is the one evaluated last. */
 static int device_extras(void *context, const tforge_candidate *c, char **json)
 {
     session *s = context;
     *json = NULL;
     for (size_t i = 0; i < s->n_last; i++)
         if (&s->last[i] == c) {
-            cJSON *o = cJSON_CreateObject();
+            char metrics[4096] = "{}";
+            tforge_measurement_metrics_json(&s->last_out[i], metrics, sizeof metrics);
+            cJSON *o = cJSON_Parse(metrics);
+            if (!cJSON_IsObject(o)) {
+                cJSON_Delete(o);
+                o = cJSON_CreateObject();
+            }
             cJSON_AddStringToObject(o, "device", s->last_device[i]);
             *json = cJSON_PrintUnformatted(o);
             cJSON_Delete(o);
@@ -735,6 +745,8 @@ static int dispatch(sweep *sw)
             pthread_cond_timedwait(&sw->changed, &sw->lock, &until);
         }
     }
+    if (sw->o->progress)
+        show_progress(sw, running);
     pthread_mutex_unlock(&sw->lock);
     if (sw->o->progress && isatty(STDERR_FILENO))
         fputc('\n', stderr);
