@@ -18,7 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { DEVICE_SIZE = 200, CACHED_EVALUATORS = 2 };
+/* A rank keeps the evaluators of its last few tasks open: with two, 64 simulated ranks spent
+ * half their time opening tasks (experiments/NOTES.md, "sweep scaling"). */
+enum { DEVICE_SIZE = 200, CACHED_EVALUATORS = 4 };
 
 /* ---- the messages: a job (candidates of one (task, shape)) and its result ---- */
 
@@ -321,7 +323,7 @@ struct sweep {
     long next_id;
     int slots;     /* ranks (rank 0 included, idle when it does not evaluate) */
     job **running; /* per rank: the job it evaluates, or NULL */
-    size_t *last_entry; /* per rank: the entry it evaluated last (its evaluator is open) */
+    size_t *open; /* per rank, CACHED_EVALUATORS entries: those it has open, latest first */
     /* rank 0's own evaluator thread */
     pthread_t local;
     int local_started, local_quit;
@@ -520,32 +522,63 @@ static void deliver(sweep *sw, int rank, const char *text)
         pthread_cond_broadcast(&sw->finished);
 }
 
-/* [dispatcher, lock held] Queued jobs to idle ranks, a rank that has the job's entry open first.
- * Returns how many were sent; a send's failure in `*rc`. */
+/* [dispatcher, lock held] Whether rank `r` has entry `e`'s evaluator open (as its cache keeps
+ * them: the last few entries it was sent). */
+static int has_open(const sweep *sw, int r, size_t e)
+{
+    for (size_t k = 0; k < CACHED_EVALUATORS; k++)
+        if (sw->open[(size_t)r * CACHED_EVALUATORS + k] == e)
+            return 1;
+    return 0;
+}
+
+static void opened(sweep *sw, int r, size_t e)
+{
+    size_t *slots = sw->open + (size_t)r * CACHED_EVALUATORS, k = 0;
+    while (k + 1 < CACHED_EVALUATORS && slots[k] != e)
+        k++;
+    memmove(slots + 1, slots, k * sizeof *slots); /* most recent first, the oldest dropped */
+    slots[0] = e;
+}
+
+/* [dispatcher, lock held] Queued jobs to idle ranks: each takes the first job of an entry it has
+ * open, else the first of an entry no rank has open, else the first (opening its entry there):
+ * opening a task costs a rank seconds, so an entry's jobs stay with the ranks that have it
+ * (experiments/NOTES.md, "sweep scaling"). Returns how many were sent; a send's failure in
+ * `*rc`. */
 static int assign(sweep *sw, int *rc)
 {
     int sent = 0;
-    while (sw->head && !*rc) {
-        job *j = sw->head;
-        int to = -1;
-        for (int pass = 0; pass < 2 && to < 0; pass++)
-            for (int r = 0; r < sw->slots && to < 0; r++)
-                if (!sw->running[r] && (r > 0 || sw->o->rank0_evaluates) &&
-                    (pass || sw->last_entry[r] == j->entry))
-                    to = r;
-        if (to < 0)
-            break;
-        sw->head = j->next;
-        if (!sw->head)
-            sw->tail = NULL;
-        sw->running[to] = j;
-        sw->last_entry[to] = j->entry;
+    for (int r = 0; r < sw->slots && sw->head && !*rc; r++) {
+        if (sw->running[r] || (r == 0 && !sw->o->rank0_evaluates))
+            continue;
+        job *pick = NULL, *fresh = NULL;
+        for (job *j = sw->head; j && !pick; j = j->next) {
+            int anywhere = 0;
+            for (int q = 0; q < sw->slots && !anywhere && !fresh; q++)
+                anywhere = has_open(sw, q, j->entry);
+            if (has_open(sw, r, j->entry))
+                pick = j;
+            else if (!anywhere && !fresh)
+                fresh = j;
+        }
+        pick = pick ? pick : fresh ? fresh : sw->head;
+        job **link = &sw->head, *before = NULL;
+        while (*link != pick) {
+            before = *link;
+            link = &(*link)->next;
+        }
+        *link = pick->next;
+        if (sw->tail == pick)
+            sw->tail = before;
+        sw->running[r] = pick;
+        opened(sw, r, pick->entry);
         if (sw->first_sent == 0)
             sw->first_sent = tforge_clock_s();
-        if (to == 0)
+        if (r == 0)
             pthread_cond_signal(&sw->local_cv);
         else
-            *rc = sw->o->transport->send(sw->o->transport->context, to, j->text);
+            *rc = sw->o->transport->send(sw->o->transport->context, r, pick->text);
         sent++;
     }
     return sent;
@@ -796,13 +829,13 @@ int tforge_sweep_run(const tforge_sweep_options *o, tforge_sweep_outcome *out)
     out->n = manifest.n;
     sw.sessions = calloc(manifest.n, sizeof *sw.sessions);
     sw.running = calloc((size_t)sw.slots, sizeof *sw.running);
-    sw.last_entry = calloc((size_t)sw.slots, sizeof *sw.last_entry);
-    if (!sw.sessions || !sw.running || !sw.last_entry || !(out->dir = strdup(sw.dir)))
+    sw.open = malloc((size_t)sw.slots * CACHED_EVALUATORS * sizeof *sw.open);
+    if (!sw.sessions || !sw.running || !sw.open || !(out->dir = strdup(sw.dir)))
         rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < manifest.n; i++)
         sw.sessions[i] = (session){.sw = &sw, .entry = i};
-    for (int r = 0; !rc && r < sw.slots; r++)
-        sw.last_entry[r] = SIZE_MAX;
+    for (size_t k = 0; !rc && k < (size_t)sw.slots * CACHED_EVALUATORS; k++)
+        sw.open[k] = SIZE_MAX;
     if (!rc && !o->rank0_evaluates && sw.slots < 2)
         rc = tforge_error_set(TFORGE_EINPUT, "sweep: rank 0 does not evaluate and there is no "
                               "other rank: run it under mpirun -n 2 or more");
@@ -855,7 +888,7 @@ int tforge_sweep_run(const tforge_sweep_options *o, tforge_sweep_outcome *out)
     out->evaluating_seconds = sw.first_sent > 0 ? sw.last_back - sw.first_sent : 0;
     free(sw.sessions);
     free(sw.running);
-    free(sw.last_entry);
+    free(sw.open);
     pthread_mutex_destroy(&sw.lock);
     pthread_cond_destroy(&sw.changed);
     pthread_cond_destroy(&sw.finished);
