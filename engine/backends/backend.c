@@ -19,8 +19,7 @@ const tforge_backend_type *tforge_backend_find(const char *name)
 int tforge_backend_open(tforge_backend *out, const tforge_backend_type *type,
                         const tforge_backend_args *args)
 {
-    out->type = NULL;
-    out->state = NULL;
+    *out = (tforge_backend){0}; /* evaluating here until told otherwise */
     if (args->version != TFORGE_BACKEND_ARGS_VERSION || !args->space)
         return tforge_error_set(TFORGE_EINPUT, "backend %s: bad arguments (version %u, or no "
                                 "space)", type->name, args->version);
