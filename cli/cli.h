@@ -123,6 +123,7 @@ extern const cli_command cli_cmd_replay;
 extern const cli_command cli_cmd_transform;
 extern const cli_command cli_cmd_tune;
 extern const cli_command cli_cmd_store;
+extern const cli_command cli_cmd_sweep;
 
 int tforge_cli_main(int argc, char **argv);
 

@@ -19,7 +19,7 @@ const tforge_backend_type *tforge_backend_find(const char *name)
 int tforge_backend_open(tforge_backend *out, const tforge_backend_type *type,
                         const tforge_backend_args *args)
 {
-    memset(out, 0, sizeof *out);
+    *out = (tforge_backend){0}; /* evaluating here until told otherwise */
     if (args->version != TFORGE_BACKEND_ARGS_VERSION || !args->space)
         return tforge_error_set(TFORGE_EINPUT, "backend %s: bad arguments (version %u, or no "
                                 "space)", type->name, args->version);
@@ -43,7 +43,11 @@ int tforge_backend_evaluate(tforge_backend *b, const tforge_candidate *candidate
 {
     for (size_t i = 0; i < n; i++)
         tforge_measurement_init(&out[i]);
-    int rc = n ? b->type->evaluate(b->state, candidates, n, out) : 0;
+    int rc = 0;
+    if (n && b->elsewhere.evaluate) /* measured elsewhere, scored here */
+        rc = b->elsewhere.evaluate(b->elsewhere.context, b->elsewhere.space, candidates, n, out);
+    else if (n)
+        rc = b->type->evaluate(b->state, candidates, n, out);
     for (size_t i = 0; !rc && i < n; i++)
         rc = score(b, &out[i]);
     return rc;

@@ -113,11 +113,25 @@ extern const tforge_backend_type tforge_backend_replay;
 /* The shipped type of that name, or NULL. */
 const tforge_backend_type *tforge_backend_find(const char *name);
 
-/* An open backend: its type, its state and the objective that scores its measurements. */
+/* Where an open backend's evaluations run instead of its own evaluate: a sweep's other MPI
+ * ranks, each with a backend of the same task, shape and settings. The candidates come
+ * identified; identify, prepare, retime and profile stay with the backend here (so a winner is
+ * re-timed with its baseline on one device). */
+typedef struct tforge_backend_elsewhere {
+    /* [loop thread] NULL: evaluate here; `space` is the one the points are of */
+    int (*evaluate)(void *context, const tforge_space *space, const tforge_candidate *candidates,
+                    size_t n, tforge_measurement *out);
+    void *context;
+    const tforge_space *space; /* set by whoever opens the backend */
+} tforge_backend_elsewhere;
+
+/* An open backend: its type, its state, the objective that scores its measurements, and where
+ * it evaluates (zero: here). */
 typedef struct tforge_backend {
     const tforge_backend_type *type;
     void *state;
     tforge_costmodel *objective; /* lent; NULL: none */
+    tforge_backend_elsewhere elsewhere;
 } tforge_backend;
 
 int tforge_backend_open(tforge_backend *out, const tforge_backend_type *type,

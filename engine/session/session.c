@@ -782,6 +782,41 @@ static void find_device_file(settings *s)
     }
 }
 
+/* The shape's backend decided ("auto"), the transforms it allows opened, its recording read:
+ * what a tune's shape and a sweep's rank evaluating it both do, so that a point means the same
+ * variant on both. */
+static int shape_backend(settings *s, const tforge_registry *reg, tforge_task *task,
+                         const char *env, char *recorded, size_t size, tforge_recording **rec)
+{
+    choose_backend(s, task, strstr(env, "\"gpu\"") != NULL, recorded, size);
+    /* a recording holds rewrites only when it was made with them: named transforms alone */
+    if ((s->backend != &tforge_backend_replay || strcmp(s->transforms, "all") != 0) &&
+        use_transforms(s, reg, task))
+        return TFORGE_ERROR;
+    if (s->n_constraints && tforge_task_add_constraints(task, s->constraints))
+        return TFORGE_ERROR;
+    return s->replay_file ? tforge_recording_read_space(rec, s->replay_file) : 0;
+}
+
+static tforge_backend_args backend_args(const settings *s, const tforge_task *task,
+                                        const tforge_recording *rec)
+{
+    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
+    args.objective = s->model;
+    args.task = task;
+    args.space = task->space;
+    args.recording = rec;
+    args.check = s->check;
+    args.noise_seed = s->seed;
+    args.compile_workers = s->workers;
+    args.shape = s->shape;
+    args.profiler_options = s->n_profiler_options ? s->profiler_options : NULL;
+    if (s->timeout)
+        args.compile_timeout_ms = args.check_timeout_ms = args.time_timeout_ms =
+            timeout_ms(s->timeout);
+    return args;
+}
+
 /* Tunes the task's selected shape into `dir`, s.current; 0, or the failure's code (told). */
 static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task, const char *env,
                       const char *dir)
@@ -802,7 +837,8 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     int rc = 0, lock = -1;
 
     char recorded[4096];
-    choose_backend(&s, task, strstr(env, "\"gpu\"") != NULL, recorded, sizeof recorded);
+    if (shape_backend(&s, reg, task, env, recorded, sizeof recorded, &rec))
+        goto failed;
     if (!s.strategy)
         s.strategy = default_strategy(&s, reg);
     int steered;
@@ -812,34 +848,14 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     if (!s.batch)
         s.batch = s.backend == &tforge_backend_replay ? 1 : s.workers < 4 ? s.workers : 4;
     s.lookahead = s.lookahead && s.backend->prepare; /* nothing to start ahead otherwise */
-    /* a recording holds rewrites only when it was made with them: named transforms alone */
-    if ((s.backend != &tforge_backend_replay || strcmp(s.transforms, "all") != 0) &&
-        use_transforms(&s, reg, task))
-        goto failed;
-    if (s.n_constraints && tforge_task_add_constraints(task, s.constraints))
-        goto failed;
     hold_rewrites(&s, task, strategy_plugin);
     find_device_file(&s);
     if (!(set = settings_json(&s)))
         goto failed;
     snprintf(db, sizeof db, "%s/tforge.db", dir);
-    if (s.replay_file && tforge_recording_read_space(&rec, s.replay_file))
-        goto failed;
     if (tforge_costmodel_open(&s.model, reg, s.objective))
         goto failed;
-    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
-    args.objective = s.model;
-    args.task = task;
-    args.space = task->space;
-    args.recording = rec;
-    args.check = s.check;
-    args.noise_seed = s.seed;
-    args.compile_workers = s.workers;
-    args.shape = s.shape;
-    args.profiler_options = s.n_profiler_options ? s.profiler_options : NULL;
-    if (s.timeout)
-        args.compile_timeout_ms = args.check_timeout_ms = args.time_timeout_ms =
-            timeout_ms(s.timeout);
+    tforge_backend_args args = backend_args(&s, task, rec);
     tforge_run_record record = {NULL, 0, NULL, NULL, NULL};
     double setup_start = tforge_clock_s(), loop_end = 0;
     seconds_split split = {s.load_s, 0, 0, &outcome.split};
@@ -851,6 +867,10 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
                               s.backend == &tforge_backend_cuda, SOL_MARGIN, s.sol_stop,
                               s.timeout ? timeout_ms(s.timeout) : 300000))
         goto failed;
+    backend.elsewhere = s.given->elsewhere;
+    backend.elsewhere.space = task->space;
+    record.extras = s.given->extras;
+    record.extras_context = s.given->elsewhere.context;
     tforge_forge_options fo = TFORGE_FORGE_OPTIONS_INIT;
     fo.heuristic = s.heuristic;
     fo.record = &record;
@@ -1012,6 +1032,28 @@ static int input_error(int rc)
     return rc == TFORGE_EINPUT || rc == TFORGE_ENOTFOUND || rc == TFORGE_EABI;
 }
 
+/* The task loaded by a worker (`*loader`, kept for the environment) and the shape checked. */
+static int load(const settings *s, tforge_worker **loader, tforge_task **task,
+                const char *backend_text)
+{
+    static const char *const interpreting[] = {"TRITON_INTERPRET=1", NULL};
+    static const char *const compiling[] = {"TRITON_INTERPRET=0", NULL};
+    tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
+    wo.name = "task";
+    wo.env = s->backend == &tforge_backend_cuda ? compiling : interpreting;
+    if (!s->backend)
+        return tforge_error_set(TFORGE_EINPUT, "backend '%s': expected auto, cuda, interpret, "
+                                "compile or replay:FILE", backend_text);
+    int rc = tforge_worker_start(loader, &wo);
+    if (!rc)
+        rc = tforge_task_load(task, *loader, s->task,
+                              s->timeout ? timeout_ms(s->timeout) : TFORGE_TASK_LOAD_TIMEOUT_MS);
+    if (!rc && s->shape >= (*task)->n_tune)
+        rc = tforge_error_set(TFORGE_EINPUT, "--shape %u: the task has %zu tuning shapes",
+                              s->shape, (*task)->n_tune);
+    return rc;
+}
+
 int tforge_tune_run(const tforge_tune_options *options, tforge_tune_outcome *out)
 {
     *out = (tforge_tune_outcome){.geomean_speedup = NAN};
@@ -1027,27 +1069,10 @@ int tforge_tune_run(const tforge_tune_options *options, tforge_tune_outcome *out
     char *env = NULL, dir[4096];
     int rc = 0;
 
-    static const char *const interpreting[] = {"TRITON_INTERPRET=1", NULL};
-    static const char *const compiling[] = {"TRITON_INTERPRET=0", NULL};
-    tforge_worker_options wo = TFORGE_WORKER_OPTIONS_INIT;
-    wo.name = "task";
-    wo.env = s.backend == &tforge_backend_cuda ? compiling : interpreting;
     double load_start = tforge_clock_s();
-    if (!s.backend) {
-        tforge_error_set(TFORGE_EINPUT, "backend '%s': expected auto, cuda, interpret, compile "
-                         "or replay:FILE", options->backend);
-        goto failed;
-    }
-    if (tforge_worker_start(&loader, &wo) ||
-        tforge_task_load(&task, loader, s.task, s.timeout ? timeout_ms(s.timeout)
-                                                      : TFORGE_TASK_LOAD_TIMEOUT_MS))
+    if (load(&s, &loader, &task, options->backend))
         goto failed;
     s.load_s = tforge_clock_s() - load_start;
-    if (s.shape >= task->n_tune) {
-        tforge_error_set(TFORGE_EINPUT, "--shape %u: the task has %zu tuning shapes", s.shape,
-                         task->n_tune);
-        goto failed;
-    }
     for (size_t i = 0; i < task->n_dropped; i++)
         tforge_log(TFORGE_LOG_INFO, "%s", task->dropped[i]);
     for (size_t i = 0; i < task->n_warnings; i++)
@@ -1117,4 +1142,82 @@ void tforge_tune_outcome_dispose(tforge_tune_outcome *o)
     free(o->dir);
     free(o->summary_json);
     *o = (tforge_tune_outcome){0};
+}
+
+struct tforge_tune_evaluator {
+    settings s;
+    tforge_task *task;
+    tforge_recording *rec;
+    tforge_backend backend;
+    char recorded[4096], device[256];
+};
+
+int tforge_tune_evaluator_open(tforge_tune_evaluator **out, const tforge_tune_options *options)
+{
+    *out = NULL;
+    if (options->version != TFORGE_TUNE_OPTIONS_VERSION)
+        return tforge_error_set(TFORGE_EINPUT, "tune options version %u, expected %u",
+                                options->version, TFORGE_TUNE_OPTIONS_VERSION);
+    tforge_tune_evaluator *e = calloc(1, sizeof *e);
+    if (!e)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    settings_of(&e->s, options);
+    tforge_worker *loader = NULL;
+    char *env = NULL;
+    int rc = load(&e->s, &loader, &e->task, options->backend);
+    if (!rc && !(env = environment(loader, &e->s)))
+        rc = TFORGE_ERROR;
+    tforge_worker_free(loader);
+    if (!rc)
+        rc = tforge_task_select(e->task, e->s.shape);
+    if (!rc)
+        rc = shape_backend(&e->s, options->registry, e->task, env, e->recorded,
+                           sizeof e->recorded, &e->rec);
+    if (!rc) {
+        tforge_backend_args args = backend_args(&e->s, e->task, e->rec);
+        rc = tforge_backend_open(&e->backend, e->s.backend, &args);
+    }
+    cJSON *parsed = env ? cJSON_Parse(env) : NULL, *gpu = cJSON_GetObjectItem(parsed, "gpu");
+    snprintf(e->device, sizeof e->device, "%s", cJSON_IsString(gpu) ? gpu->valuestring : "cpu");
+    cJSON_Delete(parsed);
+    free(env);
+    if (rc) {
+        tforge_tune_evaluator_close(e);
+        return rc;
+    }
+    *out = e;
+    return 0;
+}
+
+const tforge_space *tforge_tune_evaluator_space(const tforge_tune_evaluator *e)
+{
+    return e->task->space;
+}
+
+const char *tforge_tune_evaluator_device(const tforge_tune_evaluator *e)
+{
+    return e->device;
+}
+
+int tforge_tune_evaluator_evaluate(tforge_tune_evaluator *e, tforge_candidate *c, size_t n,
+                                   tforge_measurement *out)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = tforge_backend_identify(&e->backend, &c[i]);
+    if (!rc)
+        rc = tforge_backend_evaluate(&e->backend, c, n, out);
+    for (size_t i = 0; i < n; i++)
+        tforge_candidate_forget(&c[i]);
+    return rc;
+}
+
+void tforge_tune_evaluator_close(tforge_tune_evaluator *e)
+{
+    if (!e)
+        return;
+    tforge_backend_close(&e->backend);
+    tforge_recording_free(e->rec);
+    tforge_task_free(e->task);
+    free(e);
 }

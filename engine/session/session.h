@@ -115,6 +115,11 @@ typedef struct tforge_tune_options {
     /* since 2: the cost model minimised, an id of the registry ("energy", "edp"); NULL: the
      * built-in latency */
     const char *objective;
+    /* Where the candidates are evaluated (a sweep's ranks: backend.h); zero: here. */
+    tforge_backend_elsewhere elsewhere;
+    /* May be NULL: what each stored evaluation's row holds beyond its measurement (the device
+     * it ran on), as loop.h's tforge_run_record.extras, called with elsewhere.context. */
+    int (*extras)(void *context, const tforge_candidate *candidate, char **json);
 } tforge_tune_options;
 /* Every field not named here is 0 or NULL. */
 #define TFORGE_TUNE_OPTIONS_INIT                                                                  \
@@ -132,5 +137,18 @@ const tforge_backend_type *tforge_tune_backend(const char *text, const char **re
  * shape that fails for its input (TFORGE_EINPUT, TFORGE_ENOTFOUND, TFORGE_EABI) stops the
  * session: the task is wrong. */
 int tforge_tune_run(const tforge_tune_options *options, tforge_tune_outcome *out);
+
+/* What evaluates one shape's candidates as that shape's tune would (a sweep's rank): the task
+ * loaded, `options->shape` selected, the transforms opened and the backend opened with the
+ * arguments the tune's own has, so that a point means the same variant. Nothing is stored. */
+typedef struct tforge_tune_evaluator tforge_tune_evaluator;
+int tforge_tune_evaluator_open(tforge_tune_evaluator **out, const tforge_tune_options *options);
+const tforge_space *tforge_tune_evaluator_space(const tforge_tune_evaluator *evaluator);
+/* The GPU's name as its worker saw it, or "cpu". */
+const char *tforge_tune_evaluator_device(const tforge_tune_evaluator *evaluator);
+/* Identifies the candidates (their variants made here) and evaluates them into `out`. */
+int tforge_tune_evaluator_evaluate(tforge_tune_evaluator *evaluator, tforge_candidate *candidates,
+                                   size_t n, tforge_measurement *out);
+void tforge_tune_evaluator_close(tforge_tune_evaluator *evaluator);
 
 #endif
