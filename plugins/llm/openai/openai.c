@@ -58,6 +58,7 @@ typedef struct openai_state {
     tforge_llm_answer *answers;
     char **texts;
     uint32_t n_answers;
+    tforge_llm_answer refused; /* the one answer of a call that could not ask */
 } openai_state;
 
 /* One HTTP request and what came back, tried up to 1 + retries times. */
@@ -161,7 +162,7 @@ static int create(void **state, const tforge_host *host, const tforge_options_vi
 
 static void forget_answers(openai_state *s)
 {
-    for (uint32_t i = 0; i < s->n_answers; i++)
+    for (uint32_t i = 0; i < 2 * s->n_answers; i++) /* each answer's content and error */
         free(s->texts[i]);
     free(s->texts);
     free(s->answers);
@@ -335,9 +336,6 @@ static int run_transfers(transfer *ts, uint32_t n, const openai_state *s,
     if (!multi)
         return -1;
     uint32_t left = n, active = 0;
-    double start = now();
-    for (uint32_t i = 0; i < n; i++)
-        ts[i].started = start;
     while (left) {
         double t_now = now(), next_wake = t_now + 0.1;
         for (uint32_t i = 0; i < n && active < s->parallel; i++) {
@@ -352,6 +350,8 @@ static int run_transfers(transfer *ts, uint32_t n, const openai_state *s,
                 curl_multi_cleanup(multi);
                 return -1;
             }
+            if (t->tries == 0) /* an answer's seconds: from its first try, not from the queue */
+                t->started = t_now;
             t->active = 1;
             t->tries++;
             active++;
@@ -514,19 +514,18 @@ static int complete(void *state, const tforge_llm_request *request,
                     const tforge_llm_answer **out, uint32_t *n)
 {
     openai_state *s = state;
-    static tforge_llm_answer refused;
     forget_answers(s);
     *out = NULL;
     *n = 0;
     const char *key = s->key_env[0] ? getenv(s->key_env) : NULL;
     if (!s->endpoint[0] || (s->key_env[0] && !key)) {
-        refused.error = !s->endpoint[0]
+        s->refused.error = !s->endpoint[0]
                             ? "no endpoint: give --llm-option endpoint=URL (the server's base "
                               "URL, http://127.0.0.1:8080/v1)"
                             : "the key's variable (option key_env) is not set in the environment";
-        *out = &refused;
+        *out = &s->refused;
         *n = 1;
-        return fail(s->host, TFORGE_PLUGIN_EINPUT, "%s", refused.error);
+        return fail(s->host, TFORGE_PLUGIN_EINPUT, "%s", s->refused.error);
     }
     uint32_t wanted = request->answers ? request->answers : 1;
     uint32_t seed = (s->has_seed ? s->seed : (uint32_t)request->seed) & SEED_MASK;
