@@ -218,6 +218,16 @@ check(len(doc["answers"]) == 3 and stats["requests"] == 3 and took < 2.8,
       f"parallel: {stats['requests']} requests in {took} s")
 check(all(s["n"] == 1 for s in stats["seen"]), "parallel: each request asks one answer")
 
+# Usage: the verb, a replay without its store, the help.
+for args, status, words in ((["llm"], 2, "expected ask"),
+                            (["llm", "ask", "--llm-replay", "--prompt-file", "x"], 2, "--store"),
+                            (["llm", "ask", "--llm", "nosuch", "--prompt-file", server_py], 2,
+                             "no such model plugin"),
+                            (["llm", "ask", "--help"], 0, "usage: tforge llm ask")):
+    p = subprocess.run([tforge] + args, capture_output=True, text=True)
+    check(p.returncode == status and words in p.stdout + p.stderr,
+          f"{args}: exit {p.returncode}: {p.stdout} {p.stderr}")
+
 # The options are listed, the texts as text.
 p = subprocess.run([tforge, "plugins", "--options", "--plugin-dir", plugin_dir],
                    capture_output=True, text=True)
