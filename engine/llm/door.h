@@ -9,6 +9,7 @@
 #ifndef TFORGE_ENGINE_LLM_DOOR_H
 #define TFORGE_ENGINE_LLM_DOOR_H
 
+#include "digest.h"
 #include "store.h"
 #include "tforge/plugin/llm.h"
 
@@ -47,7 +48,8 @@ tforge_llm_usage tforge_llm_door_usage(const tforge_llm_door *door);
 /* The digest a request is stored by ("fnv1a64:" and 16 hex digits: base/digest.h), over the
  * model, the messages, the answers asked for and the seed, each field length-prefixed so that
  * no two requests share a text. */
-int tforge_llm_request_digest(char out[25], const char *model, const tforge_llm_request *request);
+int tforge_llm_request_digest(char out[TFORGE_DIGEST_SIZE], const char *model,
+                              const tforge_llm_request *request);
 
 /* NULL is allowed. */
 void tforge_llm_door_close(tforge_llm_door *door);
