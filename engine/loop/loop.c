@@ -88,7 +88,9 @@ static int seen_add(seen_set *s, const tforge_level *p)
 /* ---- the loop ---- */
 
 typedef struct loop {
-    const tforge_space *space;
+    const tforge_space *space; /* the grow hook may replace it */
+    const tforge_registry *registry;
+    tforge_space_view view; /* the strategies' view of the space: it lives as long as they do */
     tforge_backend *backend;
     const tforge_loop_options *o;
     tforge_loop_outcome *out;
@@ -542,6 +544,61 @@ static int propose_batch(loop *l, uint32_t want, proposal *p, const proposal *un
     return rc;
 }
 
+/* Opens the strategy (and the companion) over the loop's space, `budget` candidates theirs. */
+static int open_strategies(loop *l, uint32_t budget)
+{
+    const tforge_loop_options *o = l->o;
+    l->view = tforge_space_get_view(l->space);
+    int rc = tforge_strategy_open(&l->strategy, l->registry, o->strategy, &l->view, o->seed,
+                                  budget, o->strategy_options);
+    if (!rc && o->companion)
+        rc = tforge_strategy_open(&l->companion, l->registry, o->companion, &l->view,
+                                  o->seed * 2654435761u + 1, budget, o->companion_options);
+    return rc;
+}
+
+/* Asks the grow hook for a larger space; when it gives one, the strategies start again over it
+ * and are told every evaluation so far, in order (a point once: the seen set is made again). */
+static int grow(loop *l, uint32_t budget, int *grown)
+{
+    const tforge_space *space = NULL;
+    double began = tforge_clock_s();
+    int rc = l->o->grow->grow(l->o->grow->context, l->out, l->incumbent, &space);
+    l->out->split.steer_s += tforge_clock_s() - began;
+    *grown = !rc && space;
+    if (!*grown)
+        return rc;
+    if (tforge_space_dims(space) != l->dims)
+        return tforge_error_set(TFORGE_ERROR, "the space grew from %u dimensions to %u: it may "
+                                "only gain levels", l->dims, tforge_space_dims(space));
+    l->space = space;
+    tforge_strategy_close(l->strategy);
+    tforge_strategy_close(l->companion);
+    l->strategy = l->companion = NULL;
+    free(l->seen.slots);
+    free(l->seen.used);
+    l->seen = (seen_set){.dims = l->dims};
+    tforge_loop_outcome *out = l->out;
+    tforge_observation *told = malloc((out->n_evals + 1) * sizeof *told);
+    uint32_t n_told = 0;
+    rc = told ? open_strategies(l, budget) : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < out->n_evals; i++) {
+        const tforge_level *p = out->evals[i].point;
+        if (p && tforge_space_is_valid(space, p) && !seen_has(&l->seen, p)) {
+            told[n_told++] = observe(p, &out->evals[i].m);
+            rc = seen_add(&l->seen, p);
+        }
+    }
+    if (!rc && n_told)
+        rc = tell(l, told, n_told);
+    free(told);
+    l->since_incumbent = 0;
+    l->lead = 1.0;
+    l->owed = 0;
+    l->incumbent_changed = l->incumbent >= 0; /* the new strategies hear of it */
+    return rc ? rc : steer(l, out->n_evals);
+}
+
 static int candidates_loop(loop *l)
 {
     const tforge_loop_options *o = l->o;
@@ -558,8 +615,17 @@ static int candidates_loop(loop *l)
                  : tforge_error_set(TFORGE_ENOMEM, "out of memory");
     l->search_start = tforge_clock_s();
     while (!rc && n < o->budget &&
-           (o->time_limit_s <= 0 || n == 0 || tforge_clock_s() - l->search_start < o->time_limit_s) &&
-           (o->patience == 0 || l->since_incumbent < o->patience)) {
+           (o->time_limit_s <= 0 || n == 0 || tforge_clock_s() - l->search_start < o->time_limit_s)) {
+        if (o->patience && l->since_incumbent >= o->patience) {
+            int grown = 0;
+            if (o->grow && proposed > n) { /* the batch proposed ahead was the old space's */
+                forget(now.c, now.got);
+                now.got = 0;
+                proposed = n;
+            }
+            if (!o->grow || (rc = grow(l, o->budget - n, &grown)) || !grown)
+                break;
+        }
         if ((l->out->sol_stopped = at_speed_of_light(l)))
             break;
         size_t before = l->out->n_evals;
@@ -707,16 +773,11 @@ int tforge_loop_run(tforge_loop_outcome *out, const tforge_registry *registry,
     if (o->version != TFORGE_LOOP_OPTIONS_VERSION)
         return tforge_error_set(TFORGE_EINPUT, "loop: options of version %u, expected %u",
                                 o->version, TFORGE_LOOP_OPTIONS_VERSION);
-    loop l = {.space = space, .backend = backend, .o = o, .out = out,
+    loop l = {.space = space, .registry = registry, .backend = backend, .o = o, .out = out,
               .dims = tforge_space_dims(space), .start = tforge_clock_s(), .best = NAN,
               .best_noise = 0.0, .best_plain = NAN, .incumbent = -1, .lead = 1.0};
     l.seen.dims = l.dims;
-    tforge_space_view view = tforge_space_get_view(space);
-    int rc = tforge_strategy_open(&l.strategy, registry, o->strategy, &view, o->seed, o->budget,
-                                  o->strategy_options);
-    if (!rc && o->companion)
-        rc = tforge_strategy_open(&l.companion, registry, o->companion, &view,
-                                  o->seed * 2654435761u + 1, o->budget, o->companion_options);
+    int rc = open_strategies(&l, o->budget);
     if (!rc)
         rc = baselines(&l);
     if (!rc)
