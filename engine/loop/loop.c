@@ -106,6 +106,8 @@ typedef struct loop {
     double incumbent_noise;
     int incumbent_changed;   /* since the steer was last told */
     uint32_t since_incumbent; /* candidates evaluated since it last changed */
+    tforge_level *first;      /* after the space grew: the incumbent at the new level, to be
+                                 evaluated before the strategy is asked; NULL: none */
 } loop;
 
 int tforge_loop_key(char **key, char **params, const tforge_space *space,
@@ -531,8 +533,18 @@ typedef struct proposal {
 static int propose_batch(loop *l, uint32_t want, proposal *p, const proposal *untold, size_t at)
 {
     double began = tforge_clock_s();
-    int rc = propose(l, want, p->points, &p->got, &p->companions,
-                     untold ? untold->points : NULL, untold ? untold->got : 0);
+    int rc = 0;
+    if (l->first && !untold) { /* the grown level at the incumbent's knobs, on its own */
+        memcpy(p->points, l->first, l->dims * sizeof *l->first);
+        p->got = 1;
+        p->companions = 0;
+        free(l->first);
+        l->first = NULL;
+        rc = seen_add(&l->seen, p->points);
+    } else {
+        rc = propose(l, want, p->points, &p->got, &p->companions, untold ? untold->points : NULL,
+                     untold ? untold->got : 0);
+    }
     l->out->split.search_s += tforge_clock_s() - began;
     for (uint32_t i = 0; i < p->got; i++)
         p->c[i] = (tforge_candidate){.point = p->points + (size_t)i * l->dims};
@@ -557,20 +569,51 @@ static int open_strategies(loop *l, uint32_t budget)
     return rc;
 }
 
+/* The incumbent's point with the dimension that gained a level (levels `before` had, per
+ * dimension) at its new last level, into l->first, when it is valid and new: the new level is
+ * first measured where the search stands. */
+static int first_at_new_level(loop *l, const uint32_t *before)
+{
+    if (l->incumbent < 0 || !l->out->evals[l->incumbent].point)
+        return 0;
+    tforge_level *p = malloc(l->dims * sizeof *p);
+    if (!p)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    memcpy(p, l->out->evals[l->incumbent].point, l->dims * sizeof *p);
+    int grew = 0;
+    for (uint32_t d = 0; d < l->dims; d++)
+        if (tforge_space_levels(l->space, d) > before[d]) {
+            p[d] = tforge_space_levels(l->space, d) - 1;
+            grew = 1;
+        }
+    if (grew && tforge_space_is_valid(l->space, p) && !seen_has(&l->seen, p))
+        l->first = p;
+    else
+        free(p);
+    return 0;
+}
+
 /* Asks the grow hook for a larger space; when it gives one, the strategies start again over it
  * and are told every evaluation so far, in order (a point once: the seen set is made again). */
 static int grow(loop *l, uint32_t budget, int *grown)
 {
     const tforge_space *space = NULL;
+    uint32_t *before = malloc(l->dims * sizeof *before); /* read now: the hook may free it */
+    if (!before)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (uint32_t d = 0; d < l->dims; d++)
+        before[d] = tforge_space_levels(l->space, d);
     double began = tforge_clock_s();
     int rc = l->o->grow->grow(l->o->grow->context, l->out, l->incumbent, &space);
     l->out->split.steer_s += tforge_clock_s() - began;
     *grown = !rc && space;
-    if (!*grown)
+    if (*grown && tforge_space_dims(space) != l->dims)
+        rc = tforge_error_set(TFORGE_ERROR, "the space grew from %u dimensions to %u: it may "
+                              "only gain levels", l->dims, tforge_space_dims(space));
+    if (rc || !*grown) {
+        free(before);
         return rc;
-    if (tforge_space_dims(space) != l->dims)
-        return tforge_error_set(TFORGE_ERROR, "the space grew from %u dimensions to %u: it may "
-                                "only gain levels", l->dims, tforge_space_dims(space));
+    }
     l->space = space;
     tforge_strategy_close(l->strategy);
     tforge_strategy_close(l->companion);
@@ -596,6 +639,9 @@ static int grow(loop *l, uint32_t budget, int *grown)
     l->lead = 1.0;
     l->owed = 0;
     l->incumbent_changed = l->incumbent >= 0; /* the new strategies hear of it */
+    if (!rc)
+        rc = first_at_new_level(l, before);
+    free(before);
     return rc ? rc : steer(l, out->n_evals);
 }
 
@@ -792,6 +838,7 @@ int tforge_loop_run(tforge_loop_outcome *out, const tforge_registry *registry,
     out->run_id = o->record ? o->record->run_id : 0;
     tforge_strategy_close(l.strategy);
     tforge_strategy_close(l.companion);
+    free(l.first);
     free(l.seen.slots);
     free(l.seen.used);
     return rc;

@@ -146,7 +146,8 @@ typedef struct tforge_loop_bound {
  * dimension with a level more), or to NULL to let the search end. The space the loop ran over
  * may be freed by then: the loop uses only the new one. The strategies are then opened again
  * over it (the rest of the budget theirs), told every evaluation so far (none evaluated again),
- * the count towards patience starts again and the search goes on. A resumed run grows where the
+ * the count towards patience starts again and the search goes on: first with the incumbent's
+ * point at the new level (where it is valid), on its own, then with the strategies' proposals. A resumed run grows where the
  * stored one did, so that it proposes the same points. */
 typedef struct tforge_loop_grow {
     void *context;

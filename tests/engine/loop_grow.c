@@ -1,7 +1,8 @@
 /* The loop's space grown during a run (tforge_loop_grow), as a model's accepted proposal grows
  * the task's `variant`: with a fake backend whose times depend on the variant's level, the
- * search that stalls over the file's level gains a level, its strategy starts again over the
- * new space told every earlier evaluation (none evaluated again), and the proposal's points win;
+ * search that stalls over the file's level gains a level, which is first measured at the
+ * incumbent's knobs; its strategy starts again over the new space told every earlier evaluation
+ * (none evaluated again), and the proposal's points win;
  * a run resumed from the first one's evaluations grows at the same place and proposes the same
  * points, evaluating none. */
 #include "backend.h"
@@ -150,14 +151,17 @@ static void a_stalled_search_grows_and_the_proposal_wins(void **state)
     assert_int_equal(g.asked_at, 5); /* asked where the plain run stopped */
     assert_int_equal(g.incumbent, 1);
     assert_int_equal(g.asked, 2); /* and again at the next stall, which ends the search */
-    /* the strategy over the grown space proposed only the proposal's points, BLOCK 0 first,
-     * until BLOCK 1 there had been the incumbent for 3 more */
-    assert_int_equal(out.n_evals, 5 + 5);
+    /* the new level first at the incumbent's knobs (BLOCK 1), then the strategy over the grown
+     * space proposed only the proposal's points it had not been told, BLOCK 0 first, until
+     * BLOCK 1 there had been the incumbent for 3 more */
+    static const tforge_level after[] = {1, 0, 2, 3};
+    assert_int_equal(out.n_evals, 5 + 4);
     assert_int_equal(evaluated, out.n_evals); /* none evaluated twice */
     for (size_t i = 5; i < out.n_evals; i++) {
-        assert_int_equal(out.evals[i].point[0], i - 5);
+        assert_int_equal(out.evals[i].point[0], after[i - 5]);
         assert_int_equal(out.evals[i].point[1], 1);
     }
+    assert_int_equal(out.best, 5);
     assert_int_equal(out.evals[out.best].point[0], 1);
     assert_int_equal(out.evals[out.best].point[1], 1);
     assert_float_equal(out.best_ms, 1.0, 1e-12);
