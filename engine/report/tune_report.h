@@ -36,6 +36,7 @@ typedef struct tforge_report_tune {
                                  or NULL */
     const char *take_home;    /* report.md's lines on that run (markdown), or NULL */
     const char *speed_of_light; /* report.md's line on the bound (markdown), or NULL */
+    const char *model;        /* report.md's section on a model's proposals (markdown), or NULL */
 } tforge_report_tune;
 
 /* Writes best_config.py, best_variant.py (and best_variant.diff when the winner rewrites the

@@ -753,6 +753,65 @@ static void add_llm_results(cJSON *r, const settings *s, const tforge_task *t,
     }
 }
 
+/* report.md's section on the model, from result.json's "llm" (so that both say the same):
+ * what asking cost, then each proposal as it ended. Allocated; NULL without a model. */
+static char *llm_markdown(const cJSON *llm)
+{
+    if (!llm)
+        return NULL;
+    size_t size = 0;
+    char *text = NULL;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
+        return NULL;
+#define NUM(o, k) cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, k))
+#define STR(o, k) cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k))
+    const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(llm, "prompt");
+    fprintf(f, "Model `%s`%s: %.0f requests (%.0f from the store), %.0f prompt and %.0f "
+            "completion tokens, %.3g s; asked %.0f of at most %.0f times. Prompt template `%s` "
+            "revision %.0f (%s).\n\n",
+            STR(llm, "model"), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(llm, "replay"))
+                                   ? " (replayed from the store)" : "",
+            NUM(llm, "requests"), NUM(llm, "replayed"), NUM(llm, "prompt_tokens"),
+            NUM(llm, "completion_tokens"), NUM(llm, "seconds"), NUM(llm, "asked"),
+            NUM(llm, "budget"), STR(prompt, "name"), NUM(prompt, "revision"),
+            STR(prompt, "digest"));
+    const cJSON *p;
+    int i = 0;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(llm, "proposals"))
+    {
+        const char *state = STR(p, "state"), *reason = STR(p, "reason");
+        fprintf(f, "%d. after %.0f evaluations: **%s**", ++i, NUM(p, "asked_after"), state);
+        if (strcmp(state, "accepted") != 0) {
+            fprintf(f, ": %s\n", reason ? reason : "");
+            continue;
+        }
+        fprintf(f, " as `variant` level %.0f (%s)%s", NUM(p, "level"), STR(p, "digest"),
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "from_store"))
+                    ? ", taken from the stored run" : "");
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "verification");
+        fprintf(f, "; %.0f evaluations", NUM(p, "evaluations"));
+        if (v)
+            fprintf(f, ", the first %s%s%s", STR(v, "status"), *STR(v, "reason") ? ": " : "",
+                    STR(v, "reason"));
+        if (STR(p, "best_knobs"))
+            fprintf(f, "; best knobs %s", STR(p, "best_knobs"));
+        if (cJSON_GetObjectItemCaseSensitive(p, "best_ms"))
+            fprintf(f, " at %.4g ms", NUM(p, "best_ms"));
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "won")))
+            fprintf(f, ", **the winner**");
+        fprintf(f, "\n");
+        if (*STR(p, "diagnosis"))
+            fprintf(f, "   The model: %s\n", STR(p, "diagnosis"));
+        if (STR(p, "diff"))
+            fprintf(f, "\n```diff\n%s```\n\n", STR(p, "diff"));
+    }
+#undef NUM
+#undef STR
+    fclose(f);
+    return text;
+}
+
 /* Writes every file of the results folder, the take-home verdict so far included; returns
  * result.json's document, or NULL with the error set. */
 static cJSON *write_results(const settings *s, const tforge_registry *reg, const tforge_task *task,
@@ -776,13 +835,16 @@ static cJSON *write_results(const settings *s, const tforge_registry *reg, const
         cJSON_AddItemToObject(result, "take_home", cJSON_Duplicate(th->result, 1));
     add_llm_results(result, s, task, o);
     char *result_text = cJSON_Print(result);
+    char *model = llm_markdown(cJSON_GetObjectItemCaseSensitive(result, "llm"));
     tforge_report_tune report = {s->task,      s->backend_text, backend_note(s), s->strategy,
                                  s->seed,      task->kernel,    task->path,      task->source,
                                  o,            result_text,     task->transforms, w->rewrites,
                                  w->variant,   w->diff,         w->ablation,     w->n_ablation,
                                  forge,        task->space,     th->hook,        th->hook_at,
-                                 th->dropped,  th->report,       sol_text};
+                                 th->dropped,  th->report,       sol_text,
+                                 model};
     int rc = tforge_report_write_tune(dir, &report);
+    free(model);
     free(result_text);
     if (rc) {
         cJSON_Delete(result);
