@@ -681,8 +681,12 @@ static int candidates_loop(loop *l)
                 break;
             proposed += now.got;
         }
-        if (now.got == 0)
+        if (now.got == 0) { /* the strategy has nothing left: a stall too */
+            int grown = 0;
+            if (o->grow && !(rc = grow(l, o->budget - n, &grown)) && grown)
+                continue;
             break;
+        }
         if (o->lookahead && proposed < o->budget) {
             uint32_t want = o->budget - proposed < batch ? o->budget - proposed : batch;
             if ((rc = propose_batch(l, want, &next, &now, before + now.got)))

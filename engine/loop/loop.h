@@ -143,7 +143,8 @@ typedef struct tforge_loop_bound {
 /* The space grows during the run (a model's proposal, a new level of the task's `variant`):
  * asked when patience is reached with budget left, instead of stopping. It sets `*space` to the
  * space grown (the same dimensions, every earlier point at the same levels: a categorical
- * dimension with a level more), or to NULL to let the search end. The space the loop ran over
+ * dimension with a level more), or to NULL to let the search end. A strategy that has nothing
+ * left to propose is a stall too. The space the loop ran over
  * may be freed by then: the loop uses only the new one. The strategies are then opened again
  * over it (the rest of the budget theirs), told every evaluation so far (none evaluated again),
  * the count towards patience starts again and the search goes on: first with the incumbent's

@@ -77,6 +77,7 @@ static int take_stored(tforge_llm_grow *g, const char *digest, size_t at)
         rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
     if (!rc)
         rc = keep(g, &p);
+    g->asked++; /* the stored run asked for it: its budget spent as there */
     return rc;
 }
 
@@ -126,7 +127,8 @@ static int ask(tforge_llm_grow *g, const tforge_loop_outcome *out, long incumben
         tforge_proposal *a = &answers[i];
         tforge_llm_proposed p = {.state = a->state, .at = out->n_evals};
         if (a->state == TFORGE_PROPOSAL_ACCEPTED &&
-            (rc = tforge_task_add_proposal(g->task, a->source, &p.level)))
+            ((rc = tforge_task_add_proposal(g->task, a->source, &p.level)) ||
+             (g->store && (rc = tforge_store_keep_source(g->store, a->digest, a->source)))))
             break;
         *grew |= a->state == TFORGE_PROPOSAL_ACCEPTED;
         memcpy(p.digest, a->digest, sizeof p.digest);

@@ -1,7 +1,9 @@
 /* A tune's model (tune --llm): the loop's grow hook (loop.h) that asks the model for a rewrite
  * of the kernel when the incumbent stalls, at most `budget` times a run, and adds each accepted
  * proposal as the next level of the task's `variant` (tforge_task_add_proposal), so that the
- * search goes on over the grown space and re-tunes the proposal's knobs. A refused answer, or
+ * search goes on over the grown space and re-tunes the proposal's knobs; its source is kept in
+ * the store by its digest as it is accepted. A strategy with nothing left to propose is a stall
+ * too. A refused answer, or
  * none, is kept with its reason and told in the next prompt. A resumed run does not ask where
  * the stored run grew: it adds the level the stored evaluations name, its source read from the
  * store by digest, so that it proposes the same points. */

@@ -551,10 +551,10 @@ static int winner_variant(won *w, tforge_backend *b, const tforge_task *t,
     const tforge_level *point = o->best >= 0 ? o->evals[o->best].point : NULL;
     if (!point || tforge_task_variant(&w->variant, t, point, SIZE_MAX) || !w->variant)
         return 0;
-    if (!(w->diff = diff_of(t->ir->path, w->variant)))
+    if (!(w->diff = diff_of(t->source, w->variant)))
         return TFORGE_ERROR;
-    if (!ablate)
-        return 0;
+    if (!ablate || !t->transforms || tforge_task_variant_level(t, point))
+        return 0; /* at a model's proposal no transform applies */
     tell(s, TFORGE_TUNE_ABLATING);
     return tforge_ablate(&w->ablation, &w->n_ablation, b, t, point, 5);
 }
@@ -1060,7 +1060,7 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
         }
         cJSON_Delete(result);
         result = NULL;
-        if ((task->transforms &&
+        if (((task->transforms || task->n_proposals) &&
              winner_variant(&won, &backend, task, &outcome, &s, pass == 0)) ||
             tforge_takehome_hook(&th, task, &outcome, won.variant) ||
             !(result = write_results(&s, reg, task, &outcome, &won, forge, fo.counters, busy,

@@ -736,6 +736,18 @@ int tforge_store_record(int64_t *sequence, tforge_store *store, int64_t run_id,
     return end(store, rc);
 }
 
+int tforge_store_keep_source(tforge_store *store, const char *digest, const char *text)
+{
+    int rc = begin(store);
+    if (!rc) {
+        sqlite3_stmt *st = statement(store, ST_SOURCE_INSERT);
+        bind_text(st, 1, digest);
+        bind_text(st, 2, text);
+        rc = step_done(store, ST_SOURCE_INSERT, "keep a variant's source");
+    }
+    return end(store, rc);
+}
+
 int tforge_store_source(char **text, tforge_store *store, const char *digest)
 {
     *text = NULL;

@@ -107,6 +107,11 @@ int tforge_store_claim(tforge_store *store, int64_t run_id);
 int tforge_store_record(int64_t *sequence, tforge_store *store, int64_t run_id,
                         const tforge_store_measurement *measurement);
 
+/* Keeps `text`, a variant's source, by its `digest` (once: kept already, nothing changes), in a
+ * transaction of its own: a model's proposal, kept as it is accepted, so that a resumed run
+ * finds it whatever was evaluated of it. */
+int tforge_store_keep_source(tforge_store *store, const char *digest, const char *text);
+
 /* The text of the variant source of `digest`, allocated (the caller frees it);
  * TFORGE_ENOTFOUND when the store has none. */
 int tforge_store_source(char **text, tforge_store *store, const char *digest);
