@@ -55,7 +55,7 @@ Write a Triton kernel `add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr)
 vectors of n floats, each program handling BLOCK elements with a mask.
 EOF
 rm -f "$work/llm.db"
-# llama.cpp's server ignores `n`: the second answer is asked by a request of its own
+# two answers in one request (`n`); a server that ignores it is asked again for the rest
 ask=("$tforge" llm ask --llm openai --llm-option "endpoint=http://127.0.0.1:$port/v1"
      --llm-option model=smollm2-135m --llm-option temperature=0.7 --llm-option max_tokens=200
      --llm-option seed=1 --prompt-file "$work/prompt.txt" --system-file "$work/system.txt"
