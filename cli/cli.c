@@ -62,7 +62,7 @@ static const cli_command *const commands[] = {
     &cli_cmd_analyze, &cli_cmd_capture, &cli_cmd_init,      &cli_cmd_check,
     &cli_cmd_transform, &cli_cmd_tune,  &cli_cmd_replay,    &cli_cmd_store,
     &cli_cmd_plugins, &cmd_bench_proposer, &cli_cmd_profile,
-    &cli_cmd_dispatch, &cli_cmd_sweep};
+    &cli_cmd_dispatch, &cli_cmd_sweep, &cli_cmd_llm};
 enum { N_COMMANDS = sizeof commands / sizeof *commands };
 
 static void print_main_help(FILE *out)

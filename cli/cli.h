@@ -117,6 +117,7 @@ extern const cli_command cli_cmd_capture;
 extern const cli_command cli_cmd_check;
 extern const cli_command cli_cmd_dispatch;
 extern const cli_command cli_cmd_init;
+extern const cli_command cli_cmd_llm;
 extern const cli_command cli_cmd_plugins;
 extern const cli_command cli_cmd_profile;
 extern const cli_command cli_cmd_replay;

@@ -25,6 +25,7 @@ static const char *type_name(uint32_t type)
 {
     return type == TFORGE_OPTION_INTEGER  ? "integer"
            : type == TFORGE_OPTION_CHOICE ? "choice"
+           : type == TFORGE_OPTION_TEXT   ? "text"
                                           : "number";
 }
 
@@ -41,7 +42,7 @@ static cJSON *options_json(const tforge_plugin_record *r)
         cJSON_AddStringToObject(item, "default", o->default_value);
         if (o->type == TFORGE_OPTION_CHOICE) {
             cJSON_AddStringToObject(item, "choices", o->choices ? o->choices : "");
-        } else {
+        } else if (o->type != TFORGE_OPTION_TEXT) {
             cJSON_AddNumberToObject(item, "min", o->min);
             cJSON_AddNumberToObject(item, "max", o->max);
         }
@@ -60,6 +61,8 @@ static void print_options(const tforge_plugin_record *r)
         char range[96];
         if (o->type == TFORGE_OPTION_CHOICE)
             snprintf(range, sizeof range, "%s", o->choices ? o->choices : "");
+        else if (o->type == TFORGE_OPTION_TEXT)
+            snprintf(range, sizeof range, "text");
         else
             snprintf(range, sizeof range, "%s in [%g, %g]", type_name(o->type), o->min, o->max);
         printf("    %-14s %-10s %-30s %s\n", o->name, o->default_value[0] ? o->default_value

@@ -70,6 +70,14 @@ static const char help[] =
     "  --constraint EXPR  a constraint over any dimension of the space, the transforms'\n"
     "                     parameters included (`tforge transform` names them), in the task's\n"
     "                     constraint language (repeatable): \"split_k <= 4\", \"not tma_subtile\"\n"
+    "  --llm ID           ask the language model plugin ID (`tforge plugins`) for a rewrite\n"
+    "                     of the kernel when the incumbent stalls (--patience, default 10);\n"
+    "                     each accepted one is a level of the `variant` dimension, its knobs\n"
+    "                     re-tuned; every request is kept in the results folder's store\n"
+    "  --llm-option K=V   an option of the model's plugin (repeatable)\n"
+    "  --llm-budget N     ask the model at most N times a run (default 3)\n"
+    "  --llm-replay       the model's answers from the results folder's store only: no model\n"
+    "                     is asked (with --llm, its plugin only names the model)\n"
     "  --option K=V       a setting of the strategy (repeatable)\n"
     "  --budget N         candidates to evaluate, baselines not counted (default 50)\n"
     "  --time T           stop the search after T (90s, 5m, 1h) even if the budget is not\n"
@@ -97,8 +105,8 @@ static const char help[] =
 enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_BATCH,
        OPT_WORKERS, OPT_SHAPE, OPT_OUT, OPT_RESUME, OPT_CHECK, OPT_TIMEOUT, OPT_TRANSFORMS,
        OPT_TRANSFORM_OPTION, OPT_CONSTRAINT, OPT_HEURISTIC, OPT_PATIENCE, OPT_NO_COUNTERS,
-       OPT_SOL_STOP, OPT_DEVICE, OPT_OBJECTIVE, OPT_PROFILER_OPTION, OPT_PROFILE_ALL,
-       OPT_NO_LOOKAHEAD };
+       OPT_SOL_STOP, OPT_DEVICE, OPT_OBJECTIVE, OPT_PROFILER_OPTION, OPT_PROFILE_ALL, OPT_LLM,
+       OPT_LLM_OPTION, OPT_LLM_BUDGET, OPT_LLM_REPLAY, OPT_NO_LOOKAHEAD };
 
 
 /* The session's options and the lists they point to. */
@@ -112,6 +120,8 @@ typedef struct args {
     size_t n_transform_options;
     const char *constraints[65];
     size_t n_constraints;
+    const char *llm_options[65];
+    size_t n_llm_options;
     int heuristic_given; /* --heuristic named: checked whatever the strategy */
 } args;
 
@@ -183,6 +193,10 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
         {"profiler-option", required_argument, NULL, OPT_PROFILER_OPTION},
         {"sol-stop", required_argument, NULL, OPT_SOL_STOP},
         {"device", required_argument, NULL, OPT_DEVICE},
+        {"llm", required_argument, NULL, OPT_LLM},
+        {"llm-option", required_argument, NULL, OPT_LLM_OPTION},
+        {"llm-budget", required_argument, NULL, OPT_LLM_BUDGET},
+        {"llm-replay", no_argument, NULL, OPT_LLM_REPLAY},
         CLI_COMMON_LONG_OPTIONS,
         {0, 0, 0, 0}};
     *s = (args){.o = TFORGE_TUNE_OPTIONS_INIT};
@@ -195,7 +209,7 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
         int rc = 0;
         if (at >= 0 && opt <= OPT_NO_LOOKAHEAD && options[at].has_arg && opt != OPT_OPTION &&
             opt != OPT_PROFILER_OPTION && opt != OPT_TRANSFORM_OPTION && opt != OPT_CONSTRAINT &&
-            (rc = cli_once(c, &given[opt], options[at].name, optarg)))
+            opt != OPT_LLM_OPTION && (rc = cli_once(c, &given[opt], options[at].name, optarg)))
             return rc;
         switch (opt) {
         case OPT_BACKEND: o->backend = optarg; break;
@@ -269,6 +283,18 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
                 return cli_usage_error(c, "too many --transform-option settings (at most 64)");
             s->transform_options[s->n_transform_options++] = optarg;
             break;
+        case OPT_LLM: o->llm = optarg; break;
+        case OPT_LLM_OPTION:
+            if (!strchr(optarg, '='))
+                return cli_usage_error(c, "--llm-option expects KEY=VALUE, not '%s'", optarg);
+            if (s->n_llm_options == 64)
+                return cli_usage_error(c, "too many --llm-option settings (at most 64)");
+            s->llm_options[s->n_llm_options++] = optarg;
+            break;
+        case OPT_LLM_BUDGET:
+            rc = parse_uint(c, "--llm-budget", optarg, &o->llm_budget, 1);
+            break;
+        case OPT_LLM_REPLAY: o->llm_replay = 1; break;
         case OPT_CONSTRAINT:
             if (s->n_constraints == 64)
                 return cli_usage_error(c, "too many --constraint settings (at most 64)");
@@ -289,6 +315,11 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
     o->profiler_options = s->profiler_options;
     o->transform_options = s->transform_options;
     o->constraints = s->constraints;
+    o->llm_options = s->llm_options;
+    if (s->n_llm_options && !o->llm)
+        return cli_usage_error(c, "--llm-option needs --llm ID");
+    if (given[OPT_LLM_BUDGET] && !o->llm && !o->llm_replay)
+        return cli_usage_error(c, "--llm-budget needs --llm ID or --llm-replay");
     const char *replay_file;
     const tforge_backend_type *backend = tforge_tune_backend(o->backend, &replay_file);
     if (!backend)

@@ -88,7 +88,9 @@ static int seen_add(seen_set *s, const tforge_level *p)
 /* ---- the loop ---- */
 
 typedef struct loop {
-    const tforge_space *space;
+    const tforge_space *space; /* the grow hook may replace it */
+    const tforge_registry *registry;
+    tforge_space_view view; /* the strategies' view of the space: it lives as long as they do */
     tforge_backend *backend;
     const tforge_loop_options *o;
     tforge_loop_outcome *out;
@@ -104,6 +106,8 @@ typedef struct loop {
     double incumbent_noise;
     int incumbent_changed;   /* since the steer was last told */
     uint32_t since_incumbent; /* candidates evaluated since it last changed */
+    tforge_level *first;      /* after the space grew: the incumbent at the new level, to be
+                                 evaluated before the strategy is asked; NULL: none */
 } loop;
 
 int tforge_loop_key(char **key, char **params, const tforge_space *space,
@@ -529,8 +533,18 @@ typedef struct proposal {
 static int propose_batch(loop *l, uint32_t want, proposal *p, const proposal *untold, size_t at)
 {
     double began = tforge_clock_s();
-    int rc = propose(l, want, p->points, &p->got, &p->companions,
-                     untold ? untold->points : NULL, untold ? untold->got : 0);
+    int rc = 0;
+    if (l->first && !untold) { /* the grown level at the incumbent's knobs, on its own */
+        memcpy(p->points, l->first, l->dims * sizeof *l->first);
+        p->got = 1;
+        p->companions = 0;
+        free(l->first);
+        l->first = NULL;
+        rc = seen_add(&l->seen, p->points);
+    } else {
+        rc = propose(l, want, p->points, &p->got, &p->companions, untold ? untold->points : NULL,
+                     untold ? untold->got : 0);
+    }
     l->out->split.search_s += tforge_clock_s() - began;
     for (uint32_t i = 0; i < p->got; i++)
         p->c[i] = (tforge_candidate){.point = p->points + (size_t)i * l->dims};
@@ -540,6 +554,95 @@ static int propose_batch(loop *l, uint32_t want, proposal *p, const proposal *un
     if (!rc && l->o->lookahead && skip < p->got)
         rc = tforge_backend_prepare(l->backend, p->c + skip, p->got - skip);
     return rc;
+}
+
+/* Opens the strategy (and the companion) over the loop's space, `budget` candidates theirs. */
+static int open_strategies(loop *l, uint32_t budget)
+{
+    const tforge_loop_options *o = l->o;
+    l->view = tforge_space_get_view(l->space);
+    int rc = tforge_strategy_open(&l->strategy, l->registry, o->strategy, &l->view, o->seed,
+                                  budget, o->strategy_options);
+    if (!rc && o->companion)
+        rc = tforge_strategy_open(&l->companion, l->registry, o->companion, &l->view,
+                                  o->seed * 2654435761u + 1, budget, o->companion_options);
+    return rc;
+}
+
+/* The incumbent's point with the dimension that gained a level (levels `before` had, per
+ * dimension) at its new last level, into l->first, when it is valid and new: the new level is
+ * first measured where the search stands. */
+static int first_at_new_level(loop *l, const uint32_t *before)
+{
+    if (l->incumbent < 0 || !l->out->evals[l->incumbent].point)
+        return 0;
+    tforge_level *p = malloc(l->dims * sizeof *p);
+    if (!p)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    memcpy(p, l->out->evals[l->incumbent].point, l->dims * sizeof *p);
+    int grew = 0;
+    for (uint32_t d = 0; d < l->dims; d++)
+        if (tforge_space_levels(l->space, d) > before[d]) {
+            p[d] = tforge_space_levels(l->space, d) - 1;
+            grew = 1;
+        }
+    if (grew && tforge_space_is_valid(l->space, p) && !seen_has(&l->seen, p))
+        l->first = p;
+    else
+        free(p);
+    return 0;
+}
+
+/* Asks the grow hook for a larger space; when it gives one, the strategies start again over it
+ * and are told every evaluation so far, in order (a point once: the seen set is made again). */
+static int grow(loop *l, uint32_t budget, int *grown)
+{
+    const tforge_space *space = NULL;
+    uint32_t *before = malloc(l->dims * sizeof *before); /* read now: the hook may free it */
+    if (!before)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (uint32_t d = 0; d < l->dims; d++)
+        before[d] = tforge_space_levels(l->space, d);
+    double began = tforge_clock_s();
+    int rc = l->o->grow->grow(l->o->grow->context, l->out, l->incumbent, &space);
+    l->out->split.steer_s += tforge_clock_s() - began;
+    *grown = !rc && space;
+    if (*grown && tforge_space_dims(space) != l->dims)
+        rc = tforge_error_set(TFORGE_ERROR, "the space grew from %u dimensions to %u: it may "
+                              "only gain levels", l->dims, tforge_space_dims(space));
+    if (rc || !*grown) {
+        free(before);
+        return rc;
+    }
+    l->space = space;
+    tforge_strategy_close(l->strategy);
+    tforge_strategy_close(l->companion);
+    l->strategy = l->companion = NULL;
+    free(l->seen.slots);
+    free(l->seen.used);
+    l->seen = (seen_set){.dims = l->dims};
+    tforge_loop_outcome *out = l->out;
+    tforge_observation *told = malloc((out->n_evals + 1) * sizeof *told);
+    uint32_t n_told = 0;
+    rc = told ? open_strategies(l, budget) : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < out->n_evals; i++) {
+        const tforge_level *p = out->evals[i].point;
+        if (p && tforge_space_is_valid(space, p) && !seen_has(&l->seen, p)) {
+            told[n_told++] = observe(p, &out->evals[i].m);
+            rc = seen_add(&l->seen, p);
+        }
+    }
+    if (!rc && n_told)
+        rc = tell(l, told, n_told);
+    free(told);
+    l->since_incumbent = 0;
+    l->lead = 1.0;
+    l->owed = 0;
+    l->incumbent_changed = l->incumbent >= 0; /* the new strategies hear of it */
+    if (!rc)
+        rc = first_at_new_level(l, before);
+    free(before);
+    return rc ? rc : steer(l, out->n_evals);
 }
 
 static int candidates_loop(loop *l)
@@ -558,8 +661,17 @@ static int candidates_loop(loop *l)
                  : tforge_error_set(TFORGE_ENOMEM, "out of memory");
     l->search_start = tforge_clock_s();
     while (!rc && n < o->budget &&
-           (o->time_limit_s <= 0 || n == 0 || tforge_clock_s() - l->search_start < o->time_limit_s) &&
-           (o->patience == 0 || l->since_incumbent < o->patience)) {
+           (o->time_limit_s <= 0 || n == 0 || tforge_clock_s() - l->search_start < o->time_limit_s)) {
+        if (o->patience && l->since_incumbent >= o->patience) {
+            int grown = 0;
+            if (o->grow && proposed > n) { /* the batch proposed ahead was the old space's */
+                forget(now.c, now.got);
+                now.got = 0;
+                proposed = n;
+            }
+            if (!o->grow || (rc = grow(l, o->budget - n, &grown)) || !grown)
+                break;
+        }
         if ((l->out->sol_stopped = at_speed_of_light(l)))
             break;
         size_t before = l->out->n_evals;
@@ -569,8 +681,12 @@ static int candidates_loop(loop *l)
                 break;
             proposed += now.got;
         }
-        if (now.got == 0)
+        if (now.got == 0) { /* the strategy has nothing left: a stall too */
+            int grown = 0;
+            if (o->grow && !(rc = grow(l, o->budget - n, &grown)) && grown)
+                continue;
             break;
+        }
         if (o->lookahead && proposed < o->budget) {
             uint32_t want = o->budget - proposed < batch ? o->budget - proposed : batch;
             if ((rc = propose_batch(l, want, &next, &now, before + now.got)))
@@ -707,16 +823,11 @@ int tforge_loop_run(tforge_loop_outcome *out, const tforge_registry *registry,
     if (o->version != TFORGE_LOOP_OPTIONS_VERSION)
         return tforge_error_set(TFORGE_EINPUT, "loop: options of version %u, expected %u",
                                 o->version, TFORGE_LOOP_OPTIONS_VERSION);
-    loop l = {.space = space, .backend = backend, .o = o, .out = out,
+    loop l = {.space = space, .registry = registry, .backend = backend, .o = o, .out = out,
               .dims = tforge_space_dims(space), .start = tforge_clock_s(), .best = NAN,
               .best_noise = 0.0, .best_plain = NAN, .incumbent = -1, .lead = 1.0};
     l.seen.dims = l.dims;
-    tforge_space_view view = tforge_space_get_view(space);
-    int rc = tforge_strategy_open(&l.strategy, registry, o->strategy, &view, o->seed, o->budget,
-                                  o->strategy_options);
-    if (!rc && o->companion)
-        rc = tforge_strategy_open(&l.companion, registry, o->companion, &view,
-                                  o->seed * 2654435761u + 1, o->budget, o->companion_options);
+    int rc = open_strategies(&l, o->budget);
     if (!rc)
         rc = baselines(&l);
     if (!rc)
@@ -731,6 +842,7 @@ int tforge_loop_run(tforge_loop_outcome *out, const tforge_registry *registry,
     out->run_id = o->record ? o->record->run_id : 0;
     tforge_strategy_close(l.strategy);
     tforge_strategy_close(l.companion);
+    free(l.first);
     free(l.seen.slots);
     free(l.seen.used);
     return rc;

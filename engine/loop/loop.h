@@ -140,7 +140,24 @@ typedef struct tforge_loop_bound {
     double stop_percent;
 } tforge_loop_bound;
 
-#define TFORGE_LOOP_OPTIONS_VERSION 4
+/* The space grows during the run (a model's proposal, a new level of the task's `variant`):
+ * asked when patience is reached with budget left, instead of stopping. It sets `*space` to the
+ * space grown (the same dimensions, every earlier point at the same levels: a categorical
+ * dimension with a level more), or to NULL to let the search end. A strategy that has nothing
+ * left to propose is a stall too. The space the loop ran over
+ * may be freed by then: the loop uses only the new one. The strategies are then opened again
+ * over it (the rest of the budget theirs), told every evaluation so far (none evaluated again),
+ * the count towards patience starts again and the search goes on: first with the incumbent's
+ * point at the new level (where it is valid), on its own, then with the strategies' proposals. A resumed run grows where the
+ * stored one did, so that it proposes the same points. */
+typedef struct tforge_loop_grow {
+    void *context;
+    /* `incumbent` indexes out->evals, -1 when there is none. */
+    int (*grow)(void *context, const tforge_loop_outcome *out, long incumbent,
+                const tforge_space **space);
+} tforge_loop_grow;
+
+#define TFORGE_LOOP_OPTIONS_VERSION 5
 typedef struct tforge_loop_options {
     unsigned version;
     const char *strategy;
@@ -172,10 +189,11 @@ typedef struct tforge_loop_options {
      * only on what was told, so a resumed run proposes the same points. */
     int lookahead;
     const tforge_loop_bound *bound; /* NULL: no bound (nothing pruned, no stop at it) */
+    const tforge_loop_grow *grow;   /* NULL: patience ends the search */
 } tforge_loop_options;
 #define TFORGE_LOOP_OPTIONS_INIT                                                                  \
     {TFORGE_LOOP_OPTIONS_VERSION, "random", NULL, 1, 50, 0, 1, 3, 5, NULL, 0, NULL, NULL, 0,      \
-     NULL, 0, NULL, NULL, 0, 0, NULL}
+     NULL, 0, NULL, NULL, 0, 0, NULL, NULL}
 
 /* Runs the loop over `space` with `backend`. A strategy that proposes an invalid or an already
  * evaluated point is an error that names it; so is a failed final re-timing. */

@@ -443,6 +443,8 @@ static int check_value(const tforge_plugin_record *r, const tforge_option_spec *
                        const char *text)
 {
     const char *id = r->descriptor->id, *kind = r->kind;
+    if (o->type == TFORGE_OPTION_TEXT)
+        return 0;
     if (o->type == TFORGE_OPTION_CHOICE) {
         if (is_choice(o->choices, text))
             return 0;

@@ -418,6 +418,8 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
         fputs("![best so far](convergence.svg)\n\n", f);
     if (r->take_home)
         fprintf(f, "## The take-home files, run as you run them\n\n%s\n", r->take_home);
+    if (r->model)
+        fprintf(f, "## The model's proposals\n\n%s\n", r->model);
     write_transforms(f, r);
     write_profile(f, r);
     size_t counts[6] = {0};

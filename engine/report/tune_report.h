@@ -40,6 +40,7 @@ typedef struct tforge_report_tune {
     /* the objective compared (the cost model's name and unit: "energy", "J"); NULL: latency's
      * median in ms */
     const char *objective, *unit;
+    const char *model;        /* report.md's section on a model's proposals (markdown), or NULL */
 } tforge_report_tune;
 
 /* Writes best_config.py, best_variant.py (and best_variant.diff when the winner rewrites the

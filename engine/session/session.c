@@ -10,6 +10,9 @@
 #include "forge.h"
 #include "profile.h"
 #include "sol_bound.h"
+#include "llm_backend.h"
+#include "llm_grow.h"
+#include "door.h"
 #include "loop.h"
 #include "rpc.h"
 #include "labels.h"
@@ -62,6 +65,13 @@ typedef struct settings {
     char device_path[PATH_MAX];
     double sol_stop;        /* percent of the speed of light that ends the search; 0: never */
     double load_s; /* seconds spent loading the task (its worker, the analysis, the space) */
+    const char *llm;            /* --llm: the model's plugin, or NULL */
+    const char *llm_options[65];
+    size_t n_llm_options;
+    uint32_t llm_budget;
+    int llm_replay;
+    const tforge_llm_grow *llm_grow;  /* the model's proposals and what asking cost, or NULL */
+    const tforge_llm_door *llm_door;
     const tforge_tune_options *given; /* the caller's: its events */
     tforge_tune_outcome *outcome;     /* the session's so far */
     tforge_tune_shape *current;       /* the shape running, or NULL */
@@ -107,6 +117,12 @@ static size_t copy_list(const char **to, const char *const *from)
     return n;
 }
 
+/* Whether the run may grow by a model's proposals (tune --llm, or its replay). */
+static int asks_model(const settings *s)
+{
+    return s->llm || s->llm_replay;
+}
+
 static void settings_of(settings *s, const tforge_tune_options *o)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -130,6 +146,12 @@ static void settings_of(settings *s, const tforge_tune_options *o)
     s->n_profiler_options = copy_list(s->profiler_options, o->profiler_options);
     s->n_transform_options = copy_list(s->transform_options, o->transform_options);
     s->n_constraints = copy_list(s->constraints, o->constraints);
+    s->llm = o->llm;
+    s->llm_replay = o->llm_replay;
+    s->llm_budget = o->llm_budget;
+    s->n_llm_options = copy_list(s->llm_options, o->llm_options);
+    if (asks_model(s) && !s->patience) /* a model is asked when the incumbent stalls */
+        s->patience = TFORGE_TUNE_LLM_PATIENCE;
 }
 
 static int timeout_ms(uint32_t seconds)
@@ -233,6 +255,12 @@ static char *settings_json(const settings *s)
         cJSON_AddNumberToObject(o, "sol_stop", s->sol_stop);
     if (s->objective) /* likewise: latency's runs stored before it still resume */
         cJSON_AddStringToObject(o, "objective", s->objective);
+    if (asks_model(s)) { /* a replay reproduces the run with the plugin: not a setting */
+        cJSON_AddStringToObject(o, "llm", s->llm ? s->llm : "(replay)");
+        cJSON_AddItemToObject(o, "llm_options",
+                              cJSON_CreateStringArray(s->llm_options, (int)s->n_llm_options));
+        cJSON_AddNumberToObject(o, "llm_budget", s->llm_budget);
+    }
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return text;
@@ -557,10 +585,10 @@ static int winner_variant(won *w, tforge_backend *b, const tforge_task *t,
     const tforge_level *point = o->best >= 0 ? o->evals[o->best].point : NULL;
     if (!point || tforge_task_variant(&w->variant, t, point, SIZE_MAX) || !w->variant)
         return 0;
-    if (!(w->diff = diff_of(t->ir->path, w->variant)))
+    if (!(w->diff = diff_of(t->source, w->variant)))
         return TFORGE_ERROR;
-    if (!ablate)
-        return 0;
+    if (!ablate || !t->transforms || tforge_task_variant_level(t, point))
+        return 0; /* at a model's proposal no transform applies */
     tell(s, TFORGE_TUNE_ABLATING);
     return tforge_ablate(&w->ablation, &w->n_ablation, b, t, point, 5);
 }
@@ -682,6 +710,142 @@ static const char *default_strategy(const settings *s, const tforge_registry *re
     return "bo";
 }
 
+/* result.json's "llm": the model, what asking it cost, the prompt's version, and each proposal
+ * with its verification (the first evaluation at its level: the checks in both orders) and its
+ * best re-tuned knobs. */
+static void add_llm_results(cJSON *r, const settings *s, const tforge_task *t,
+                            const tforge_loop_outcome *o)
+{
+    const tforge_llm_grow *g = s->llm_grow;
+    if (!g || !s->llm_door)
+        return;
+    cJSON *x = cJSON_AddObjectToObject(r, "llm");
+    const tforge_llm_interface *door;
+    void *door_state;
+    tforge_llm_door_interface((tforge_llm_door *)s->llm_door, &door, &door_state);
+    cJSON_AddStringToObject(x, "model", door->model(door_state));
+    cJSON_AddBoolToObject(x, "replay", s->llm_replay);
+    tforge_llm_usage u = tforge_llm_door_usage(s->llm_door);
+    cJSON_AddNumberToObject(x, "requests", (double)u.requests);
+    cJSON_AddNumberToObject(x, "replayed", (double)u.replayed);
+    cJSON_AddNumberToObject(x, "prompt_tokens", (double)u.prompt_tokens);
+    cJSON_AddNumberToObject(x, "completion_tokens", (double)u.completion_tokens);
+    cJSON_AddNumberToObject(x, "seconds", u.seconds);
+    cJSON_AddNumberToObject(x, "budget", g->budget);
+    cJSON_AddNumberToObject(x, "asked", g->asked);
+    cJSON *prompt = cJSON_AddObjectToObject(x, "prompt");
+    cJSON_AddStringToObject(prompt, "name", g->prompt.name);
+    cJSON_AddNumberToObject(prompt, "revision", g->prompt.revision);
+    cJSON_AddStringToObject(prompt, "digest", g->prompt.digest);
+    cJSON *list = cJSON_AddArrayToObject(x, "proposals");
+    for (size_t i = 0; i < g->n_proposed; i++) {
+        const tforge_llm_proposed *p = &g->proposed[i];
+        cJSON *one = cJSON_CreateObject();
+        cJSON_AddItemToArray(list, one);
+        cJSON_AddStringToObject(one, "state", p->state == TFORGE_PROPOSAL_ACCEPTED ? "accepted"
+                                              : p->state == TFORGE_PROPOSAL_REFUSED
+                                                  ? "refused"
+                                                  : "no answer");
+        cJSON_AddNumberToObject(one, "asked_after", (double)p->at);
+        cJSON_AddBoolToObject(one, "from_store", p->stored);
+        cJSON_AddStringToObject(one, "diagnosis", p->diagnosis ? p->diagnosis : "");
+        if (p->reason)
+            cJSON_AddStringToObject(one, "reason", p->reason);
+        if (p->state != TFORGE_PROPOSAL_ACCEPTED)
+            continue;
+        cJSON_AddStringToObject(one, "digest", p->digest);
+        cJSON_AddNumberToObject(one, "level", p->level);
+        if (p->diff)
+            cJSON_AddStringToObject(one, "diff", p->diff);
+        long first = -1, best = -1;
+        size_t n = 0;
+        for (size_t e = 0; e < o->n_evals; e++) {
+            const tforge_loop_eval *ev = &o->evals[e];
+            if (!ev->point || tforge_task_variant_level(t, ev->point) != p->level)
+                continue;
+            n++;
+            first = first < 0 ? (long)e : first;
+            if (ev->m.status == TFORGE_STATUS_OK &&
+                (best < 0 || ev->m.value < o->evals[best].m.value))
+                best = (long)e;
+        }
+        cJSON_AddNumberToObject(one, "evaluations", (double)n);
+        if (first >= 0) {
+            cJSON *v = cJSON_AddObjectToObject(one, "verification");
+            cJSON_AddStringToObject(v, "status", tforge_status_name(o->evals[first].m.status));
+            cJSON_AddStringToObject(v, "reason", o->evals[first].m.message);
+        }
+        if (best >= 0) {
+            char *knobs = NULL;
+            tforge_space_format(&knobs, t->space, o->evals[best].point, NULL);
+            cJSON_AddStringToObject(one, "best_knobs", knobs ? knobs : "?");
+            free(knobs);
+            if (s->backend->timed)
+                cJSON_AddNumberToObject(one, "best_ms", o->evals[best].m.value);
+            cJSON_AddBoolToObject(one, "won", best == o->best);
+        }
+    }
+}
+
+/* report.md's section on the model, from result.json's "llm" (so that both say the same):
+ * what asking cost, then each proposal as it ended. Allocated; NULL without a model. */
+static char *llm_markdown(const cJSON *llm)
+{
+    if (!llm)
+        return NULL;
+    size_t size = 0;
+    char *text = NULL;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
+        return NULL;
+#define NUM(o, k) cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, k))
+#define STR(o, k) cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k))
+    const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(llm, "prompt");
+    fprintf(f, "Model `%s`%s: %.0f requests (%.0f from the store), %.0f prompt and %.0f "
+            "completion tokens, %.3g s; asked %.0f of at most %.0f times. Prompt template `%s` "
+            "revision %.0f (%s).\n\n",
+            STR(llm, "model"), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(llm, "replay"))
+                                   ? " (replayed from the store)" : "",
+            NUM(llm, "requests"), NUM(llm, "replayed"), NUM(llm, "prompt_tokens"),
+            NUM(llm, "completion_tokens"), NUM(llm, "seconds"), NUM(llm, "asked"),
+            NUM(llm, "budget"), STR(prompt, "name"), NUM(prompt, "revision"),
+            STR(prompt, "digest"));
+    const cJSON *p;
+    int i = 0;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(llm, "proposals"))
+    {
+        const char *state = STR(p, "state"), *reason = STR(p, "reason");
+        fprintf(f, "%d. after %.0f evaluations: **%s**", ++i, NUM(p, "asked_after"), state);
+        if (strcmp(state, "accepted") != 0) {
+            fprintf(f, ": %s\n", reason ? reason : "");
+            continue;
+        }
+        fprintf(f, " as `variant` level %.0f (%s)%s", NUM(p, "level"), STR(p, "digest"),
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "from_store"))
+                    ? ", taken from the stored run" : "");
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "verification");
+        fprintf(f, "; %.0f evaluations", NUM(p, "evaluations"));
+        if (v)
+            fprintf(f, ", the first %s%s%s", STR(v, "status"), *STR(v, "reason") ? ": " : "",
+                    STR(v, "reason"));
+        if (STR(p, "best_knobs"))
+            fprintf(f, "; best knobs %s", STR(p, "best_knobs"));
+        if (cJSON_GetObjectItemCaseSensitive(p, "best_ms"))
+            fprintf(f, " at %.4g ms", NUM(p, "best_ms"));
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "won")))
+            fprintf(f, ", **the winner**");
+        fprintf(f, "\n");
+        if (*STR(p, "diagnosis"))
+            fprintf(f, "   The model: %s\n", STR(p, "diagnosis"));
+        if (STR(p, "diff"))
+            fprintf(f, "\n```diff\n%s```\n\n", STR(p, "diff"));
+    }
+#undef NUM
+#undef STR
+    fclose(f);
+    return text;
+}
+
 /* Writes every file of the results folder, the take-home verdict so far included; returns
  * result.json's document, or NULL with the error set. */
 static cJSON *write_results(const settings *s, const tforge_registry *reg, const tforge_task *task,
@@ -703,7 +867,9 @@ static cJSON *write_results(const settings *s, const tforge_registry *reg, const
         add_profile_results(result, forge, task, o, counters);
     if (th->result)
         cJSON_AddItemToObject(result, "take_home", cJSON_Duplicate(th->result, 1));
+    add_llm_results(result, s, task, o);
     char *result_text = cJSON_Print(result);
+    char *model = llm_markdown(cJSON_GetObjectItemCaseSensitive(result, "llm"));
     tforge_report_tune report = {s->task,      s->backend_text, backend_note(s), s->strategy,
                                  s->seed,      task->kernel,    task->path,      task->source,
                                  o,            result_text,     task->transforms, w->rewrites,
@@ -711,8 +877,10 @@ static cJSON *write_results(const settings *s, const tforge_registry *reg, const
                                  forge,        task->space,     th->hook,        th->hook_at,
                                  th->dropped,  th->report,       sol_text,
                                  tforge_costmodel_objective(s->model),
-                                 tforge_costmodel_unit(s->model)};
+                                 tforge_costmodel_unit(s->model),
+                                 model};
     int rc = tforge_report_write_tune(dir, &report);
+    free(model);
     free(result_text);
     if (rc) {
         cJSON_Delete(result);
@@ -832,6 +1000,9 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     won won = {0};
     tforge_takehome th = {0};
     tforge_sol_bound sol = {0};
+    tforge_llm_backend model = {0};
+    tforge_llm_door *door = NULL;
+    tforge_llm_grow llm = {0};
     char *set = NULL, db[4200];
     cJSON *result = NULL;
     int rc = 0, lock = -1;
@@ -848,6 +1019,16 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     if (!s.batch)
         s.batch = s.backend == &tforge_backend_replay ? 1 : s.workers < 4 ? s.workers : 4;
     s.lookahead = s.lookahead && s.backend->prepare; /* nothing to start ahead otherwise */
+    if (asks_model(&s) && (steered || s.profile_all)) {
+        /* forge keeps the space's levels per dimension: it is not carried over a grown space */
+        tforge_error_set(TFORGE_EINPUT, "tune --llm: the strategy %s is steered by profiles, "
+                         "which do not follow a space that grows; use --strategy bo",
+                         s.strategy);
+        goto failed;
+    }
+    if (asks_model(&s) && tforge_llm_grow_open(&llm, task, NULL, s.llm_budget, s.seed,
+                                                s.timeout ? timeout_ms(s.timeout) : 120000))
+        goto failed;
     hold_rewrites(&s, task, strategy_plugin);
     find_device_file(&s);
     if (!(set = settings_json(&s)))
@@ -861,6 +1042,9 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     seconds_split split = {s.load_s, 0, 0, &outcome.split};
     if (make_dir(dir) || lock_dir(&lock, dir) || tforge_store_open(&store, db) ||
         open_run(&record, &history, store, task, &s, set, env, &described) ||
+        (s.llm && tforge_llm_backend_open(&model, reg, s.llm, s.llm_options, s.n_llm_options)) ||
+        (asks_model(&s) &&
+         tforge_llm_door_open(&door, store, model.interface, model.state, s.llm_replay)) ||
         tforge_backend_open(&backend, s.backend, &args) ||
         task_baselines(&baselines, task) ||
         tforge_sol_bound_open(&sol, reg, s.device_path[0] ? s.device_path : NULL, task,
@@ -899,6 +1083,12 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     /* the bound is a time: it prunes and stops only what is compared in ms */
     if (strcmp(tforge_costmodel_unit(s.model), "ms") == 0)
         lo.bound = tforge_sol_bound_loop(&sol);
+    if (door) {
+        const tforge_llm_interface *ask;
+        void *ask_state;
+        tforge_llm_door_interface(door, &ask, &ask_state);
+        lo.grow = tforge_llm_grow_hook(&llm, store, &history, ask, ask_state);
+    }
     if (!s.backend->timed)
         lo.final_rounds = 0; /* nothing to re-time */
     split.setup = tforge_clock_s() - setup_start;
@@ -906,6 +1096,13 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
         name_configs(&outcome, task))
         goto failed;
     loop_end = tforge_clock_s();
+    for (size_t i = 0; i < llm.n_proposed; i++) /* each accepted proposal's diff, once */
+        if (llm.proposed[i].level &&
+            !(llm.proposed[i].diff = diff_of(task->source,
+                                             task->proposals[llm.proposed[i].level - 1])))
+            goto failed;
+    s.llm_grow = door ? &llm : NULL;
+    s.llm_door = door;
     /* the winner's profile for the report, when it was never an incumbent profiled */
     if (forge && outcome.best >= 0 &&
         tforge_forge_profile_eval(forge, &outcome, (size_t)outcome.best, NULL))
@@ -924,7 +1121,7 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
         }
         cJSON_Delete(result);
         result = NULL;
-        if ((task->transforms &&
+        if (((task->transforms || task->n_proposals) &&
              winner_variant(&won, &backend, task, &outcome, &s, pass == 0)) ||
             tforge_takehome_hook(&th, task, &outcome, won.variant) ||
             !(result = write_results(&s, reg, task, &outcome, &won, forge, fo.counters, busy,
@@ -962,6 +1159,9 @@ cleanup:
     won_dispose(&won, outcome.n_evals);
     tforge_forge_free(forge);
     tforge_sol_bound_close(&sol);
+    tforge_llm_door_close(door);
+    tforge_llm_backend_close(&model);
+    tforge_llm_grow_close(&llm);
     tforge_loop_outcome_dispose(&outcome);
     tforge_backend_close(&backend);
     tforge_costmodel_close(s.model);

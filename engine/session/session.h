@@ -72,7 +72,7 @@ typedef struct tforge_tune_event {
     const char *backend, *replay_file;  /* TFORGE_TUNE_BACKEND_CHOSEN */
 } tforge_tune_event;
 
-#define TFORGE_TUNE_OPTIONS_VERSION 2
+#define TFORGE_TUNE_OPTIONS_VERSION 3
 typedef struct tforge_tune_options {
     unsigned version;
     const char *task;                  /* the task file */
@@ -120,11 +120,22 @@ typedef struct tforge_tune_options {
     /* May be NULL: what each stored evaluation's row holds beyond its measurement (the device
      * it ran on), as loop.h's tforge_run_record.extras, called with elsewhere.context. */
     int (*extras)(void *context, const tforge_candidate *candidate, char **json);
+    /* A language model's rewrites (engine/session/llm_grow.h): the "tforge.llm/1" plugin `llm`
+     * with its "KEY=VALUE" options, asked when the incumbent stalls for `patience` candidates
+     * (TFORGE_TUNE_LLM_PATIENCE when 0), at most `llm_budget` times; each request stored by its
+     * digest. `llm_replay`: the answers from the store alone (`llm` NULL: no plugin at all).
+     * NULL and 0: nothing changes. */
+    const char *llm;
+    const char *const *llm_options;
+    uint32_t llm_budget;
+    int llm_replay;
 } tforge_tune_options;
+#define TFORGE_TUNE_LLM_PATIENCE 10
 /* Every field not named here is 0 or NULL. */
 #define TFORGE_TUNE_OPTIONS_INIT                                                                  \
     {.version = TFORGE_TUNE_OPTIONS_VERSION, .backend = "auto", .heuristic = "bottleneck",        \
-     .counters = 1, .transforms = "all", .budget = 50, .seed = 1, .lookahead = 1, .sol_stop = 95}
+     .counters = 1, .transforms = "all", .budget = 50, .seed = 1, .lookahead = 1, .sol_stop = 95,  \
+     .llm_budget = 3}
 
 /* The backend type `text` names ("auto" names cuda, decided once a worker has looked for a GPU),
  * `*replay_file` the file of "replay:FILE" (else NULL); NULL for a name no backend has. */

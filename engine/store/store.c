@@ -15,7 +15,26 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 4
+#define SCHEMA_VERSION 5
+
+/* Version 5: every request asked of a language model (by its digest and the how-manieth time the
+ * same request was asked, so that a replay serves a run's repeated requests in order) and its
+ * answers, a failure's reason among them. */
+#define LLM_TABLES                                                                                 \
+    "CREATE TABLE llm_requests ("                                                                  \
+    " id INTEGER PRIMARY KEY,"                                                                     \
+    " digest TEXT NOT NULL,"                                                                       \
+    " occurrence INTEGER NOT NULL,"                                                                \
+    " model TEXT NOT NULL, system TEXT, user TEXT NOT NULL,"                                       \
+    " answers INTEGER NOT NULL, seed INTEGER NOT NULL, seconds REAL,"                              \
+    " timestamp TEXT NOT NULL,"                                                                    \
+    " UNIQUE (digest, occurrence));"                                                               \
+    "CREATE TABLE llm_answers ("                                                                   \
+    " request_id INTEGER NOT NULL REFERENCES llm_requests(id) ON DELETE CASCADE,"                  \
+    " idx INTEGER NOT NULL,"                                                                       \
+    " text TEXT, error TEXT CHECK ((text IS NULL) <> (error IS NULL)),"                            \
+    " prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, seconds REAL,"           \
+    " PRIMARY KEY (request_id, idx));"
 
 /* Version 4: each variant's source text once, by its digest, and the digest of each
  * configuration's variant (NULL where unknown: a replay, a store of an older version). */
@@ -70,7 +89,7 @@ static const char *const schema =
     " timestamp TEXT,"
     " UNIQUE (run_id, seq));"
     "CREATE INDEX measurements_configuration ON measurements(configuration_id);"
-    PROFILES_TABLE SOURCES_TABLE;
+    PROFILES_TABLE SOURCES_TABLE LLM_TABLES;
 
 
 /* Prepared once, kept for the store's life. */
@@ -98,6 +117,12 @@ enum {
     ST_PROFILES,
     ST_SOURCE_INSERT,
     ST_SOURCE_FIND,
+    ST_LLM_FORGET,
+    ST_LLM_REQUEST_INSERT,
+    ST_LLM_ANSWER_INSERT,
+    ST_LLM_REQUEST_FIND,
+    ST_LLM_ANSWERS,
+    ST_LLM_LATEST_MODEL,
     N_STATEMENTS
 };
 
@@ -151,6 +176,19 @@ static const char *const statement_sql[N_STATEMENTS] = {
                     " WHERE p.run_id = ?1 ORDER BY p.id",
     [ST_SOURCE_INSERT] = "INSERT OR IGNORE INTO sources (digest, text) VALUES (?1, ?2)",
     [ST_SOURCE_FIND] = "SELECT text FROM sources WHERE digest = ?1",
+    [ST_LLM_FORGET] = "DELETE FROM llm_requests WHERE digest = ?1 AND occurrence = ?2",
+    [ST_LLM_REQUEST_INSERT] =
+        "INSERT INTO llm_requests (digest, occurrence, model, system, user, answers, seed,"
+        " seconds, timestamp) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+        " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+    [ST_LLM_ANSWER_INSERT] =
+        "INSERT INTO llm_answers (request_id, idx, text, error, prompt_tokens, completion_tokens,"
+        " seconds) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [ST_LLM_REQUEST_FIND] = "SELECT id, model, system, user, answers, seed, seconds"
+                            " FROM llm_requests WHERE digest = ?1 AND occurrence = ?2",
+    [ST_LLM_ANSWERS] = "SELECT text, error, prompt_tokens, completion_tokens, seconds"
+                       " FROM llm_answers WHERE request_id = ?1 ORDER BY idx",
+    [ST_LLM_LATEST_MODEL] = "SELECT model FROM llm_requests ORDER BY id DESC LIMIT 1",
 };
 
 struct tforge_store {
@@ -287,7 +325,7 @@ static int check_schema(tforge_store *store)
     else if (version == 0) {
         rc = create_schema(store);
         if (!rc)
-            rc = exec(store, "PRAGMA user_version = 4", "set the schema version");
+            rc = exec(store, "PRAGMA user_version = 5", "set the schema version");
     } else if (version < SCHEMA_VERSION) {
         if (version == 1) /* version 2 adds the runs' input digests and writer lease */
             rc = exec(store, "ALTER TABLE runs ADD COLUMN inputs TEXT;"
@@ -297,10 +335,13 @@ static int check_schema(tforge_store *store)
         if (!rc && version < 3) /* version 3 adds the profiles */
             rc = exec(store, PROFILES_TABLE " PRAGMA user_version = 3",
                       "upgrade the schema to version 3");
-        if (!rc) /* version 4 adds the variants' sources */
+        if (!rc && version < 4) /* version 4 adds the variants' sources */
             rc = exec(store, SOURCES_TABLE " ALTER TABLE configurations ADD COLUMN "
                       CONFIGURATION_DIGEST "; PRAGMA user_version = 4",
                       "upgrade the schema to version 4");
+        if (!rc) /* version 5 adds the language model's requests and answers */
+            rc = exec(store, LLM_TABLES " PRAGMA user_version = 5",
+                      "upgrade the schema to version 5");
     }
 cleanup:
     if (store->read_only)
@@ -695,6 +736,18 @@ int tforge_store_record(int64_t *sequence, tforge_store *store, int64_t run_id,
     return end(store, rc);
 }
 
+int tforge_store_keep_source(tforge_store *store, const char *digest, const char *text)
+{
+    int rc = begin(store);
+    if (!rc) {
+        sqlite3_stmt *st = statement(store, ST_SOURCE_INSERT);
+        bind_text(st, 1, digest);
+        bind_text(st, 2, text);
+        rc = step_done(store, ST_SOURCE_INSERT, "keep a variant's source");
+    }
+    return end(store, rc);
+}
+
 int tforge_store_source(char **text, tforge_store *store, const char *digest)
 {
     *text = NULL;
@@ -837,6 +890,134 @@ int tforge_store_each_profile(tforge_store *store, int64_t run_id,
     }
     if (rc == 0 && step != SQLITE_DONE)
         rc = db_error(store, "list profiles");
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* ---- a language model's requests and answers ---- */
+
+int tforge_store_record_llm(tforge_store *store, const tforge_store_llm_exchange *x)
+{
+    int rc = begin(store);
+    if (rc < 0)
+        return rc;
+    /* the same request asked again in a later run: its latest answers are the ones kept */
+    sqlite3_stmt *st = statement(store, ST_LLM_FORGET);
+    bind_text(st, 1, x->digest);
+    sqlite3_bind_int64(st, 2, x->occurrence);
+    rc = step_done(store, ST_LLM_FORGET, "forget an earlier request");
+    if (!rc) {
+        st = statement(store, ST_LLM_REQUEST_INSERT);
+        bind_text(st, 1, x->digest);
+        sqlite3_bind_int64(st, 2, x->occurrence);
+        bind_text(st, 3, x->model);
+        bind_text(st, 4, x->system);
+        bind_text(st, 5, x->user);
+        sqlite3_bind_int64(st, 6, x->asked);
+        sqlite3_bind_int64(st, 7, (int64_t)x->seed); /* reads back bit for bit */
+        bind_number(st, 8, x->seconds);
+        rc = step_done(store, ST_LLM_REQUEST_INSERT, "record a model's request");
+    }
+    int64_t request_id = rc ? 0 : sqlite3_last_insert_rowid(store->db);
+    for (uint32_t i = 0; !rc && i < x->n; i++) {
+        const tforge_llm_answer *a = &x->answers[i];
+        st = statement(store, ST_LLM_ANSWER_INSERT);
+        sqlite3_bind_int64(st, 1, request_id);
+        sqlite3_bind_int64(st, 2, i);
+        bind_text(st, 3, a->text);
+        /* an answer is text or why there is none: a plugin that gave neither said nothing */
+        bind_text(st, 4, a->text ? NULL : a->error ? a->error : "no answer and no reason given");
+        sqlite3_bind_int64(st, 5, (int64_t)a->prompt_tokens);
+        sqlite3_bind_int64(st, 6, (int64_t)a->completion_tokens);
+        bind_number(st, 7, a->seconds);
+        rc = step_done(store, ST_LLM_ANSWER_INSERT, "record a model's answer");
+    }
+    return end(store, rc);
+}
+
+static int copy_text(const char **slot, sqlite3_stmt *st, int index)
+{
+    return copy_column((char **)slot, st, index);
+}
+
+int tforge_store_find_llm(tforge_store_llm_exchange *x, tforge_store *store, const char *digest,
+                          uint32_t occurrence)
+{
+    memset(x, 0, sizeof *x);
+    sqlite3_stmt *st = statement(store, ST_LLM_REQUEST_FIND);
+    bind_text(st, 1, digest);
+    sqlite3_bind_int64(st, 2, occurrence);
+    int step = sqlite3_step(st), rc = 0;
+    int64_t request_id = 0;
+    if (step == SQLITE_DONE)
+        rc = tforge_error_set(TFORGE_ENOTFOUND, "%s: no model request %s (asked %u times before)",
+                              store->path, digest, occurrence);
+    else if (step != SQLITE_ROW)
+        rc = db_error(store, "find a model's request");
+    if (!rc) {
+        request_id = sqlite3_column_int64(st, 0);
+        x->occurrence = occurrence;
+        x->asked = (uint32_t)sqlite3_column_int64(st, 4);
+        x->seed = (uint64_t)sqlite3_column_int64(st, 5);
+        x->seconds = column_number(st, 6);
+        x->digest = strdup(digest);
+        rc = x->digest ? 0 : tforge_error_set(TFORGE_ENOMEM, "store: out of memory");
+        for (int i = 1; i <= 3 && !rc; i++)
+            rc = copy_text(i == 1 ? &x->model : i == 2 ? &x->system : &x->user, st, i);
+    }
+    sqlite3_reset(st);
+    if (!rc) {
+        st = statement(store, ST_LLM_ANSWERS);
+        sqlite3_bind_int64(st, 1, request_id);
+        while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+            tforge_llm_answer *grown = realloc((void *)x->answers, (x->n + 1) * sizeof *grown);
+            if (!grown) {
+                rc = tforge_error_set(TFORGE_ENOMEM, "store: out of memory");
+                break;
+            }
+            x->answers = grown;
+            tforge_llm_answer *a = &grown[x->n++];
+            *a = (tforge_llm_answer){NULL, NULL, (uint64_t)sqlite3_column_int64(st, 2),
+                                     (uint64_t)sqlite3_column_int64(st, 3), column_number(st, 4)};
+            rc = copy_text(&a->text, st, 0);
+            if (!rc)
+                rc = copy_text(&a->error, st, 1);
+        }
+        if (!rc && step != SQLITE_DONE)
+            rc = db_error(store, "read a model's answers");
+        sqlite3_reset(st);
+    }
+    if (rc < 0)
+        tforge_store_llm_dispose(x);
+    return rc;
+}
+
+void tforge_store_llm_dispose(tforge_store_llm_exchange *x)
+{
+    for (uint32_t i = 0; x->answers && i < x->n; i++) {
+        free((void *)x->answers[i].text);
+        free((void *)x->answers[i].error);
+    }
+    free((void *)x->answers);
+    free((void *)x->digest);
+    free((void *)x->model);
+    free((void *)x->system);
+    free((void *)x->user);
+    memset(x, 0, sizeof *x);
+}
+
+int tforge_store_llm_latest_model(char **model, tforge_store *store)
+{
+    *model = NULL;
+    sqlite3_stmt *st = statement(store, ST_LLM_LATEST_MODEL);
+    int step = sqlite3_step(st), rc = 0;
+    if (step == SQLITE_ROW)
+        rc = copy_column(model, st, 0);
+    else if (step == SQLITE_DONE)
+        rc = tforge_error_set(TFORGE_ENOTFOUND, "%s: no model was asked anything in this store",
+                              store->path);
+    else
+        rc = db_error(store, "find the latest model");
     sqlite3_reset(st);
     return rc;
 }

@@ -6,7 +6,7 @@
  * may open the same file; writers wait for each other (busy timeout). A store object serves
  * one thread at a time, and is not carried across fork().
  *
- * Schema, version 2 (PRAGMA user_version; a newer file is refused, a version 1 file upgraded):
+ * Schema, version 5 (PRAGMA user_version; a newer file is refused, an older one upgraded):
  *   runs            id, created (UTC, ISO 8601), source (task or file), space (JSON), strategy,
  *                   settings (JSON), seed, budget, environment (JSON: GPU, driver, clocks,
  *                   versions, host; written as given, never interpreted), inputs (digests
@@ -16,12 +16,21 @@
  *   measurements    id, run_id, configuration_id, seq (1, 2, ... per run), status (one of
  *                   TFORGE_STATUS_NAMES), median, min, spread,
  *                   repeats, compile_ms, wall_ms, metrics (JSON), timestamp
+ *   profiles        each candidate profiled (the baseline, each new incumbent) after a measurement
+ *   sources         each variant's source text once, by its digest
+ *   llm_requests    id, digest (of the request: engine/llm/door.h), occurrence (0, 1, ... for
+ *                   the same request asked again), model, system, user, answers asked, seed,
+ *                   seconds (the wall time of asking), timestamp; unique per digest and
+ *                   occurrence
+ *   llm_answers     request_id, idx, text or error (exactly one), prompt_tokens,
+ *                   completion_tokens, seconds
  * JSON columns are checked with json_valid(). SQLite is used in store.c only. */
 #ifndef TFORGE_ENGINE_STORE_H
 #define TFORGE_ENGINE_STORE_H
 
 #include "recording.h"
 #include "tforge/measurement.h"
+#include "tforge/plugin/llm.h"
 
 #include <stdint.h>
 
@@ -98,6 +107,11 @@ int tforge_store_claim(tforge_store *store, int64_t run_id);
 int tforge_store_record(int64_t *sequence, tforge_store *store, int64_t run_id,
                         const tforge_store_measurement *measurement);
 
+/* Keeps `text`, a variant's source, by its `digest` (once: kept already, nothing changes), in a
+ * transaction of its own: a model's proposal, kept as it is accepted, so that a resumed run
+ * finds it whatever was evaluated of it. */
+int tforge_store_keep_source(tforge_store *store, const char *digest, const char *text);
+
 /* The text of the variant source of `digest`, allocated (the caller frees it);
  * TFORGE_ENOTFOUND when the store has none. */
 int tforge_store_source(char **text, tforge_store *store, const char *digest);
@@ -130,6 +144,32 @@ int tforge_store_record_profile(tforge_store *store, int64_t run_id,
 /* Visits a run's profiles in the order recorded. */
 int tforge_store_each_profile(tforge_store *store, int64_t run_id,
                               tforge_store_profile_visit visit, void *context);
+
+/* One request asked of a language model and its answers, as the store keeps them (not tied to
+ * a run: a replay serves any run's requests). Recording copies everything; read back, the
+ * strings and answers are owned by the struct until tforge_store_llm_dispose. */
+typedef struct tforge_store_llm_exchange {
+    const char *digest;   /* the request's digest */
+    uint32_t occurrence;  /* 0 the first time this request was asked, 1 the second, ... */
+    const char *model;
+    const char *system;   /* or NULL */
+    const char *user;
+    uint32_t asked;       /* answers asked for */
+    uint64_t seed;
+    double seconds;       /* the wall time of asking */
+    uint32_t n;           /* answers given */
+    const tforge_llm_answer *answers;
+} tforge_store_llm_exchange;
+
+/* Records one exchange in one transaction, committed at once; one of the same digest and
+ * occurrence recorded before is replaced (a live run asked it again). */
+int tforge_store_record_llm(tforge_store *store, const tforge_store_llm_exchange *exchange);
+/* The exchange of `digest` asked for the `occurrence`th time (0 first), or TFORGE_ENOTFOUND. */
+int tforge_store_find_llm(tforge_store_llm_exchange *exchange, tforge_store *store,
+                          const char *digest, uint32_t occurrence);
+void tforge_store_llm_dispose(tforge_store_llm_exchange *exchange);
+/* The model of the latest request recorded (the caller frees it), or TFORGE_ENOTFOUND. */
+int tforge_store_llm_latest_model(char **model, tforge_store *store);
 
 /* Imports a recording as a new run, in one transaction. `run` gives source, strategy, settings,
  * seed, budget and environment (NULL: source is the kernel name, strategy "import"); the space

@@ -215,7 +215,7 @@ static int build_space(tforge_task *t, size_t shape, const cJSON *plan)
             rc = tforge_error_prefix("%s: space.params.%s", t->path, p->string);
     if (!rc && t->transforms)
         rc = tforge_transforms_add_to_space(t->transforms, t->space);
-    if (!rc && t->n_proposals)
+    if (!rc && (t->n_proposals || t->variant_declared))
         rc = add_variant(t);
     const cJSON *constraints = cJSON_GetObjectItemCaseSensitive(space, "constraints");
     for (const cJSON *c = constraints ? constraints->child : NULL; !rc && c; c = c->next)
@@ -503,6 +503,22 @@ int tforge_task_add_proposal(tforge_task *t, const char *source, uint32_t *level
         return again ? again : rc;
     }
     *level = (uint32_t)n;
+    return 0;
+}
+
+int tforge_task_declare_variant(tforge_task *t)
+{
+    if (t->variant_declared)
+        return 0;
+    t->variant_declared = 1;
+    int rc = tforge_task_check_spaces(t);
+    if (!rc)
+        rc = tforge_task_select(t, t->shape);
+    if (rc) { /* the space as it was */
+        t->variant_declared = 0;
+        int again = tforge_task_select(t, t->shape);
+        return again ? again : rc;
+    }
     return 0;
 }
 

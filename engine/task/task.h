@@ -47,6 +47,7 @@ typedef struct tforge_task {
     char **proposals;
     char (*proposal_digests)[TFORGE_DIGEST_SIZE];
     size_t n_proposals;
+    int variant_declared;  /* the space has `variant` before any proposal (tune --llm) */
 } tforge_task;
 
 /* Asks `worker` to load and validate the task file, then builds its space. Errors that the
@@ -116,6 +117,11 @@ int tforge_task_variant(char **out, const tforge_task *task, const tforge_level 
  * source that is a level already is that level, nothing added. A space that has a dimension of
  * that name already is TFORGE_EINPUT naming it. */
 int tforge_task_add_proposal(tforge_task *task, const char *source, uint32_t *level);
+
+/* Declares the `variant` dimension with its "file" level alone before any proposal (a run that
+ * may ask a model: its store keys then stay the same as the space grows), and builds every
+ * shape's space again. Declared already: nothing done. */
+int tforge_task_declare_variant(tforge_task *task);
 
 /* The level of the `variant` dimension (the rewrite dimension the model owns) at `point`
  * (NULL is allowed): 0, the file, where the space has none. */

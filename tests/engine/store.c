@@ -84,9 +84,9 @@ static void creates_schema_in_wal_mode(void **state)
     (void)state;
     const char *path = fresh("schema.db");
     tforge_store_close(open_ok(path));
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 4);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 5);
     assert_int_equal(sql_int(path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
-    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 5);
+    assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 7);
     tforge_store_close(open_ok(path)); /* and opens again */
 }
 
@@ -98,11 +98,11 @@ static void refuses_newer_and_foreign_files(void **state)
 
     const char *path = fresh("newer.db");
     tforge_store_close(open_ok(path));
-    sql_exec(path, "PRAGMA user_version = 5");
+    sql_exec(path, "PRAGMA user_version = 6");
     assert_int_equal(tforge_store_open(&store, path), TFORGE_EINPUT);
     assert_null(store);
     snprintf(expected, sizeof expected,
-             "%s: the store's schema is version 5, newer than this tforge knows (4); use a "
+             "%s: the store's schema is version 6, newer than this tforge knows (5); use a "
              "newer tforge",
              path);
     assert_string_equal(tforge_error_last()->message, expected);
@@ -344,19 +344,21 @@ static void one_writer_per_run(void **state)
     assert_int_equal(sql_int(path, "SELECT writer IS NULL FROM runs"), 1); /* released */
 }
 
-/* Stores of schema versions 1 to 3 are upgraded in place, their runs kept, by the reading door
+/* Stores of schema versions 1 to 4 are upgraded in place, their runs kept, by the reading door
  * (an export's) too. */
 static void upgrades_older_versions(void **state)
 {
     (void)state;
-    static const char *const names[] = {"", "v1.db", "v2.db", "v3.db"};
-    for (int version = 1; version <= 3; version++) {
+    static const char *const names[] = {"", "v1.db", "v2.db", "v3.db", "v4.db"};
+    for (int version = 1; version <= 4; version++) {
         const char *path = fresh(names[version]);
         tforge_store *store = open_ok(path);
         begin_ok(store, "old");
         tforge_store_close(store);
-        sql_exec(path, "DROP TABLE sources; ALTER TABLE configurations DROP COLUMN digest;"
-                       " PRAGMA user_version = 3");
+        sql_exec(path, "DROP TABLE llm_answers; DROP TABLE llm_requests; PRAGMA user_version = 4");
+        if (version <= 3)
+            sql_exec(path, "DROP TABLE sources; ALTER TABLE configurations DROP COLUMN digest;"
+                           " PRAGMA user_version = 3");
         if (version <= 2)
             sql_exec(path, "DROP TABLE profiles; PRAGMA user_version = 2");
         if (version == 1)
@@ -372,7 +374,9 @@ static void upgrades_older_versions(void **state)
                                        " ('profiles', 'sources')"), 2);
         assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM pragma_table_info('configurations')"
                                        " WHERE name = 'digest'"), 1);
-        assert_int_equal(sql_int(path, "PRAGMA user_version"), 4);
+        assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE name IN"
+                                       " ('llm_requests', 'llm_answers')"), 2);
+        assert_int_equal(sql_int(path, "PRAGMA user_version"), 5);
         assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM runs"), 1);
         tforge_store_close(store);
     }

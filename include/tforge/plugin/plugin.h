@@ -95,7 +95,10 @@ typedef struct tforge_host {
 typedef enum tforge_option_type {
     TFORGE_OPTION_NUMBER = 1,  /* a finite number in [min, max] */
     TFORGE_OPTION_INTEGER = 2, /* an integer in [min, max] */
-    TFORGE_OPTION_CHOICE = 3   /* one of the words of `choices` */
+    TFORGE_OPTION_CHOICE = 3,  /* one of the words of `choices` */
+    /* any text, `choices` unused: an endpoint's address, a model's name (since 1.3, for llm/1;
+     * an older host refuses the option as not a number, never passes it unchecked) */
+    TFORGE_OPTION_TEXT = 4
 } tforge_option_type;
 
 /* The options a factory is created with, "key" = "value" texts in the order given (checked by
