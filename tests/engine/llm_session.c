@@ -57,7 +57,7 @@ static int fake_retime(void *state, const tforge_candidate *c, uint64_t seed,
                        tforge_measurement *out)
 {
     (void)seed;
-    out->value = value_of(state, c);
+    out->value = out->median_ms = value_of(state, c); /* the objective scores the median */
     return 0;
 }
 
