@@ -623,7 +623,11 @@ void pool_time(pool *e, const pool_job *job, tforge_measurement *r)
 {
     tforge_rpc_candidate c = candidate_of(e, job, e->task->tune_shapes[e->o.shape], e->runner);
     tforge_rpc_reply reply;
-    if (call(e, e->runner, tforge_rpc_time(&c), job, e->o.time_timeout_ms, r, &reply)) {
+    /* the energy batch costs the GPU a window of the counter's updates per candidate: run it
+     * only for an objective that reads it (latency, the default, does not) */
+    int energy = e->o.objective &&
+                 strcmp(tforge_costmodel_objective(e->o.objective), "latency") != 0;
+    if (call(e, e->runner, tforge_rpc_time(&c, energy), job, e->o.time_timeout_ms, r, &reply)) {
         tforge_rpc_timed t = tforge_rpc_timed_of(&reply);
         r->median_ms = t.median_ms;
         r->min_ms = t.min_ms;

@@ -162,9 +162,12 @@ char *tforge_rpc_run_check(const tforge_rpc_candidate *c, uint64_t seed, int bot
     return request("tforge_worker", "run_check", args);
 }
 
-char *tforge_rpc_time(const tforge_rpc_candidate *c)
+char *tforge_rpc_time(const tforge_rpc_candidate *c, int energy)
 {
-    return request("tforge_worker", "time", candidate_args(c));
+    cJSON *args = candidate_args(c);
+    if (!energy)
+        cJSON_AddFalseToObject(args, "energy");
+    return request("tforge_worker", "time", args);
 }
 
 char *tforge_rpc_profile(const tforge_rpc_candidate *c, int counters, const char *profiler,

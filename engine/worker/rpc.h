@@ -54,8 +54,9 @@ char *tforge_rpc_compile(const tforge_rpc_candidate *c, const char *const *also,
 /* run_check(...): run once on fresh inputs drawn from `seed`, compared with the reference; with
  * `both_orders` (a model's proposal) again on other fresh inputs, the candidate run first. */
 char *tforge_rpc_run_check(const tforge_rpc_candidate *c, uint64_t seed, int both_orders);
-/* time(...): timed on the GPU. */
-char *tforge_rpc_time(const tforge_rpc_candidate *c);
+/* time(...): timed on the GPU; with `energy`, then run back to back under the observers
+ * (NVML's energy counter), which costs the GPU a window of the counter's updates. */
+char *tforge_rpc_time(const tforge_rpc_candidate *c, int energy);
 /* profile(...): with the counters of profiler plugin `profiler` (options "KEY=VALUE",
  * NULL-terminated, may be NULL) when `counters`, and the launch's static facts. */
 char *tforge_rpc_profile(const tforge_rpc_candidate *c, int counters, const char *profiler,

@@ -52,7 +52,7 @@ static void each_builder_writes_its_method_with_the_tables_fields(void **state)
         {tforge_rpc_environment(), "tforge_worker", "environment"},
         {tforge_rpc_compile(&c, also, 2), "tforge_worker", "compile"},
         {tforge_rpc_run_check(&c, 7, 1), "tforge_worker", "run_check"},
-        {tforge_rpc_time(&c), "tforge_worker", "time"},
+        {tforge_rpc_time(&c, 1), "tforge_worker", "time"},
         {tforge_rpc_profile(&c, 1, "cupti", options), "tforge_worker", "profile"},
         {tforge_rpc_device(), "tforge_worker.worker", "device"},
         {tforge_rpc_check_task("task.json", config, "v"), "tforge_worker.worker", "check_task"},
@@ -103,7 +103,7 @@ static void a_request_outside_the_table_is_refused(void **state)
     assert_null(tforge_rpc_load_task(NULL));
     assert_non_null(strstr(tforge_error_last()->message, "field 'path' is missing"));
     tforge_rpc_candidate bad = {"task.json", "{not json", "{}", NULL, NULL};
-    assert_null(tforge_rpc_time(&bad));
+    assert_null(tforge_rpc_time(&bad, 1));
     assert_non_null(strstr(tforge_error_last()->message, "tforge_worker.time: field 'config'"));
 }
 
