@@ -23,8 +23,6 @@ extern const tforge_plugin_module tforge_static_exhaustive;
 
 enum { BLOCKS = 6 };
 
-static size_t evaluated; /* candidates the fake backend ran */
-
 /* The file's level: 2 ms at BLOCK level 1, slower around it; the proposal (level 1): half. */
 static double fake_ms(const tforge_level *p)
 {
@@ -32,40 +30,7 @@ static double fake_ms(const tforge_level *p)
     return p[1] == 1 ? file / 2 : file;
 }
 
-static int fake_open(void **state, const tforge_backend_args *args)
-{
-    (void)args;
-    *state = NULL;
-    return 0;
-}
-
-static int fake_evaluate(void *state, const tforge_candidate *c, size_t n, tforge_measurement *out)
-{
-    (void)state;
-    for (size_t i = 0; i < n; i++) {
-        evaluated++;
-        out[i].value = out[i].median_ms = fake_ms(c[i].point);
-        out[i].repeats = 10;
-    }
-    return 0;
-}
-
-static int fake_retime(void *state, const tforge_candidate *c, uint64_t seed,
-                       tforge_measurement *out)
-{
-    (void)state;
-    (void)seed;
-    out->value = fake_ms(c->point);
-    return 0;
-}
-
-static void fake_close(void *state)
-{
-    (void)state;
-}
-
-static const tforge_backend_type fake_type = {"fake", 1, fake_open, fake_evaluate, fake_retime,
-                                              NULL, NULL, fake_close, NULL, NULL};
+#include "support/fake_timed.h"
 
 /* BLOCK (BLOCKS values) and `variant` with `levels` levels: "file", then "p1". */
 static tforge_space *space_of(uint32_t levels)

@@ -20,48 +20,13 @@ extern const tforge_plugin_module tforge_static_exhaustive;
 
 enum { SIDE = 6, POINTS = SIDE * SIDE };
 
-static size_t evaluated; /* candidates the fake backend ran */
-
 /* A bowl with its floor at (2, 3): 1 ms there. */
-static double bowl(const tforge_level *p)
+static double fake_ms(const tforge_level *p)
 {
     return 1.0 + 0.25 * ((p[0] - 2.0) * (p[0] - 2.0) + (p[1] - 3.0) * (p[1] - 3.0));
 }
 
-static int fake_open(void **state, const tforge_backend_args *args)
-{
-    (void)args;
-    *state = NULL;
-    return 0;
-}
-
-static int fake_evaluate(void *state, const tforge_candidate *c, size_t n, tforge_measurement *out)
-{
-    (void)state;
-    for (size_t i = 0; i < n; i++) {
-        evaluated++;
-        out[i].value = out[i].median_ms = bowl(c[i].point);
-        out[i].repeats = 10;
-    }
-    return 0;
-}
-
-static int fake_retime(void *state, const tforge_candidate *c, uint64_t seed,
-                       tforge_measurement *out)
-{
-    (void)state;
-    (void)seed;
-    out->value = bowl(c->point);
-    return 0;
-}
-
-static void fake_close(void *state)
-{
-    (void)state;
-}
-
-static const tforge_backend_type fake_type = {"fake", 1, fake_open, fake_evaluate, fake_retime,
-                                              NULL, NULL, fake_close, NULL, NULL};
+#include "support/fake_timed.h"
 
 /* Row 5's bound is 10 ms, beyond every value of the bowl; the rest 0.5 ms, under all. */
 static double row5_cannot_win(void *context, const tforge_candidate *c)
