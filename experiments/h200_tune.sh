@@ -3,7 +3,8 @@
 # there first (incrementally in /tmp/b) from Debian packages carried in .deps: see
 # experiments/README.md.
 # Usage: experiments/h200_tune.sh OUT_DIR STEP...
-#   gpu-tests        the ctest label gpu (GPU_TESTS_TIMEOUT seconds, default 300)
+#   gpu-tests        the ctest label gpu (GPU_TESTS_TIMEOUT seconds, default 300; GPU_TESTS_JOBS
+#                    tests at once, default 1)
 #   tune:K[,K...]    tune those examples on the GPU (STRATEGY, default bo; BUDGET, default 40;
 #                    SEED, default 1)
 #   pool             240 matmul candidates compiled by 1 and by 16 workers, each from a cold cache
@@ -106,7 +107,7 @@ for step in "$@"; do
   echo "== $step ($(date +%T))" >> "$summary"
   case $step in
   gpu-tests)
-    (cd /tmp/b && timeout "${GPU_TESTS_TIMEOUT:-300}" ctest -L gpu --output-on-failure) > "$out/gpu_tests.log" 2>&1
+    (cd /tmp/b && timeout "${GPU_TESTS_TIMEOUT:-300}" ctest -L gpu -j "${GPU_TESTS_JOBS:-1}" --output-on-failure) > "$out/gpu_tests.log" 2>&1
     grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/gpu_tests.log" | tee -a "$summary" ;;
   capture:*)
     for k in $(echo "${step#capture:}" | tr , ' '); do

@@ -8,7 +8,7 @@ launches). The result is the community's recorded-space
 format, so `tforge replay` and every other tool that reads Kernel Tuner caches can replay it.
 
     python experiments/record_space.py experiments/kernels/softmax/task.json --shape 0 \
-        --out softmax_H200.json.gz [--jobs 16] [--warmup-ms 5] [--rep-ms 25]
+        --out softmax_H200.json.gz [--jobs 16] [--warmup-ms 5] [--rep-ms 25] [--energy]
 
 Failures are recorded as Kernel Tuner spells them: a configuration that does not compile (or
 exceeds the GPU's resources) is "CompilationFailedConfig"; one that fails at run time or computes
@@ -73,6 +73,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--warmup-ms", type=float, default=5.0)
     ap.add_argument("--rep-ms", type=float, default=25.0)
+    ap.add_argument("--energy", action="store_true",
+                    help="also each configuration's joules a launch and mean power (NVML's "
+                         "counter over a batch of about 2 s more a configuration)")
     args = ap.parse_args()
 
     task = tforge_worker.load_task(args.task)
@@ -140,7 +143,7 @@ def main():
         t0 = clock.perf_counter()
         # one input set for every timing: fresh inputs matter to the check, not to the clock
         timed = tforge_worker.time(args.task, config, shape, seed=0, warmup_ms=args.warmup_ms,
-                                   rep_ms=args.rep_ms, samples=True)
+                                   rep_ms=args.rep_ms, samples=True, energy=args.energy)
         entry["benchmark_time"] = 1e3 * (clock.perf_counter() - t0)
         if timed["status"] != "ok":
             entry.update(time="RuntimeFailedConfig", tforge_status=timed["status"],
@@ -149,6 +152,8 @@ def main():
             entry.update(time=timed["median_ms"], times=timed["samples_ms"],
                          tforge_status="ok", spread=timed["spread"],
                          sm_clock_mhz=timed.get("sm_clock_mhz_after"))
+            if "energy_j" in timed:  # Kernel Tuner's NVML observer's names: J a launch, W
+                entry.update(nvml_energy=timed["energy_j"], nvml_power=timed["power_w"])
         cache[key_of(config, names)] = entry
         if (i + 1) % 50 == 0:
             write(args.out, doc)

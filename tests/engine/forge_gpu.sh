@@ -16,12 +16,12 @@ fail() {
   failures=$((failures + 1))
 }
 task=experiments/kernels/softmax/task.json
-# check ROUND EXPECTED_COUNTERS [TUNE ARGS...]: tune, then read result.json
+# check ROUND EXPECTED_COUNTERS BUDGET [TUNE ARGS...]: tune, then read result.json
 check() {
-  round=$1 want=$2
-  shift 2
-  if ! "$tforge" tune "$task" --backend auto --transforms none --budget 8 --out "$tmp/$round" \
-      "$@" >"$tmp/$round.log" 2>&1; then
+  round=$1 want=$2 budget=$3
+  shift 3
+  if ! "$tforge" tune "$task" --backend auto --transforms none --budget "$budget" \
+      --out "$tmp/$round" "$@" >"$tmp/$round.log" 2>&1; then
     fail "tune $* exited non-zero: $(tail -3 "$tmp/$round.log")"
     return
   fi
@@ -49,11 +49,11 @@ print("%s: %d profiles, counters %s, labels %s" % (sys.argv[2], len(profiles),
       profiles[0]["profile"]["counters"], [l["label"] for p in profiles for l in p["labels"]]))
 EOF
 }
-check default "ok|refused"
-check refused "refused" --profiler-option refuse=1
-check static "none" --no-counters
+check default "ok|refused" 8
+check refused "refused" 8 --profiler-option refuse=1
+check static "none" 8 --no-counters
 # patience: at most 2 candidates after the last new incumbent
-check patience "ok|refused" --patience 2 --budget 40
+check patience "ok|refused" 40 --patience 2
 "$python" - "$tmp/patience/result.json" <<'EOF' || fail "patience did not end the run early"
 import json, sys
 r = json.load(open(sys.argv[1]))
