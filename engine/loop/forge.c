@@ -114,6 +114,34 @@ static int split_options(tforge_forge *f, const char *const *options)
 static int steer_incumbent(void *context, tforge_strategy *const *strategies, size_t n,
                            const tforge_loop_outcome *out, size_t incumbent);
 static int profile_batch(void *context, const tforge_loop_outcome *out, size_t first, size_t n);
+static int follow(void *context, const tforge_space *space);
+
+/* The space's levels, where each dimension's weights start, the scratch prior and each
+ * dimension's family: read again when the space grows. f->view is updated in place, since the
+ * heuristic holds a pointer to it. */
+static int read_space(tforge_forge *f, const tforge_space *space)
+{
+    f->space = space;
+    f->view = tforge_space_get_view(space);
+    f->dims = tforge_space_dims(space);
+    f->n_levels = 0;
+    free(f->offset);
+    free(f->weights);
+    free(f->families);
+    f->offset = malloc((f->dims ? f->dims : 1) * sizeof *f->offset);
+    f->families = malloc((f->dims ? f->dims : 1) * sizeof *f->families);
+    if (!f->offset || !f->families)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (uint32_t d = 0; d < f->dims; d++) {
+        f->offset[d] = (uint32_t)f->n_levels;
+        f->n_levels += tforge_space_levels(space, d);
+        f->families[d] = tforge_space_role(space, d) == TFORGE_DIM_KNOB
+                             ? ""
+                             : tforge_space_owner(space, d);
+    }
+    f->weights = malloc((f->n_levels + 1) * sizeof *f->weights);
+    return f->weights ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+}
 
 int tforge_forge_open(tforge_forge **out, const tforge_registry *registry,
                       const tforge_space *space, tforge_backend *backend,
@@ -126,28 +154,12 @@ int tforge_forge_open(tforge_forge **out, const tforge_registry *registry,
     tforge_forge *f = calloc(1, sizeof *f);
     if (!f)
         return tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    f->space = space;
-    f->view = tforge_space_get_view(space);
     f->backend = backend;
     f->o = *o;
     f->heuristic_id = o->heuristic ? o->heuristic : "bottleneck";
-    f->dims = tforge_space_dims(space);
     f->steer = (tforge_loop_steer){f, o->steer ? steer_incumbent : NULL,
-                                   o->profile_all ? profile_batch : NULL};
-    f->offset = malloc((f->dims ? f->dims : 1) * sizeof *f->offset);
-    int rc = f->offset ? 0 : tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    for (uint32_t d = 0; !rc && d < f->dims; d++) {
-        f->offset[d] = (uint32_t)f->n_levels;
-        f->n_levels += tforge_space_levels(space, d);
-    }
-    if (!rc && !(f->weights = malloc((f->n_levels + 1) * sizeof *f->weights)))
-        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    if (!rc && !(f->families = malloc((f->dims ? f->dims : 1) * sizeof *f->families)))
-        rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
-    for (uint32_t d = 0; !rc && d < f->dims; d++)
-        f->families[d] = tforge_space_role(space, d) == TFORGE_DIM_KNOB
-                             ? ""
-                             : tforge_space_owner(space, d);
+                                   o->profile_all ? profile_batch : NULL, follow};
+    int rc = read_space(f, space);
     const tforge_plugin_record *record =
         rc ? NULL : tforge_registry_find(registry, TFORGE_HEURISTIC_INTERFACE_ID, f->heuristic_id);
     if (!rc && !record && tforge_error_last()->code == TFORGE_ENOTFOUND)
@@ -507,4 +519,94 @@ int tforge_forge_profile_eval(tforge_forge *f, const tforge_loop_outcome *out, s
     if (profile)
         *profile = rc ? NULL : find(f, eval);
     return rc;
+}
+
+/* The steer's `grown`: the space gained levels; every profile's labels keep their moves (the
+ * dimensions are the same). */
+static int follow(void *context, const tforge_space *space)
+{
+    tforge_forge *f = context;
+    if (tforge_space_dims(space) != f->dims)
+        return tforge_error_set(TFORGE_ERROR, "forge: the space grew from %u dimensions to %u: "
+                                "it may only gain levels", f->dims, tforge_space_dims(space));
+    return read_space(f, space);
+}
+
+/* Whether `point` was evaluated already. */
+static int measured(const tforge_forge *f, const tforge_loop_outcome *out,
+                    const tforge_level *point)
+{
+    for (size_t i = 0; i < out->n_evals; i++)
+        if (out->evals[i].point &&
+            memcmp(out->evals[i].point, point, f->dims * sizeof *point) == 0)
+            return 1;
+    return 0;
+}
+
+/* The first move `f->weights` (one label's prior at `at`) opens: a level of one dimension that
+ * it weighs above the incumbent's, the rest at the incumbent's levels, valid and not evaluated
+ * yet; into `*dim` and `*level`. 0 when there is none. */
+static int open_move(const tforge_forge *f, const tforge_loop_outcome *out,
+                     const tforge_level *at, tforge_level *scratch, uint32_t *dim,
+                     tforge_level *level)
+{
+    for (uint32_t d = 0; d < f->dims; d++) {
+        const double *wd = f->weights + f->offset[d];
+        for (uint32_t l = 0; l < tforge_space_levels(f->space, d); l++) {
+            if (!(wd[l] > wd[at[d]] + 1e-12))
+                continue;
+            memcpy(scratch, at, f->dims * sizeof *scratch);
+            scratch[d] = l;
+            if (tforge_space_is_valid(f->space, scratch) && !measured(f, out, scratch)) {
+                *dim = d;
+                *level = l;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+int tforge_forge_unaddressed(int *named, char *why, size_t size, tforge_forge *f,
+                             const tforge_loop_outcome *out, size_t incumbent)
+{
+    *named = -1;
+    why[0] = '\0';
+    const tforge_forge_profile *p = find(f, incumbent);
+    const tforge_loop_eval *e = incumbent < out->n_evals ? &out->evals[incumbent] : NULL;
+    if (!e || !p || !e->point) {
+        snprintf(why, size, "%s", !e || !e->point ? "the incumbent lies outside the space"
+                                                  : "the incumbent was not profiled");
+        return 0;
+    }
+    if (p->n_labels == 0) {
+        snprintf(why, size, "%s", p->note[0] ? p->note : "No label");
+        return 0;
+    }
+    tforge_level *scratch = malloc(f->dims * sizeof *scratch);
+    if (!scratch)
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    int rc = 0;
+    uint32_t dim = 0, open_dim = 0;
+    tforge_level level = 0, open_level = 0;
+    for (size_t i = 0; !rc && i < p->n_labels && *named < 0; i++) {
+        const tforge_forge_label *k = &p->labels[i];
+        tforge_bottleneck one = {k->label, k->confidence, k->evidence, k->rule};
+        rc = prior_of(f, &one, 1, e->point);
+        if (!rc && !open_move(f, out, e->point, scratch, &dim, &level))
+            *named = (int)i;
+        else if (!rc && i == 0) /* the strongest label's open move, to say why not */
+            open_dim = dim, open_level = level;
+    }
+    free(scratch);
+    if (rc)
+        return rc;
+    if (*named >= 0)
+        snprintf(why, size, "%s (%s): no open move addresses it", p->labels[*named].label,
+                 p->labels[*named].evidence);
+    else
+        snprintf(why, size, "%s is still addressed by %s=%s, not measured yet",
+                 p->labels[0].label, tforge_space_name(f->space, open_dim),
+                 tforge_space_text(f->space, open_dim, open_level));
+    return 0;
 }

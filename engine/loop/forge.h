@@ -14,7 +14,8 @@
  * backend that cannot profile leaves the search unsteered (the note says so); refused counters
  * leave the static metrics (the profile's `counters` says which). With profile_all every
  * candidate that ran correctly is profiled and stored too (`tune --profile-all`: recordings
- * with counters), and with steer off no prior is handed at all. */
+ * with counters), and with steer off no prior is handed at all. The space may grow during the
+ * run (a model's proposal, loop.h's grow): the steer follows it. */
 #ifndef TFORGE_ENGINE_FORGE_H
 #define TFORGE_ENGINE_FORGE_H
 
@@ -125,6 +126,17 @@ double tforge_forge_agreement(const tforge_forge *forge, const double *w,
  * zero alone, a few points ranked by chance steered forge on attention and cost it evaluations
  * against bo (experiments/NOTES.md, session 23). 0 with fewer than two points. */
 int tforge_forge_borne_out(const tforge_forge *f, const double *w, const tforge_loop_outcome *out);
+/* Whether the incumbent's labels name a bottleneck that no open move addresses (when forge asks
+ * a model, issue 37): `*named` the index of the strongest such label among the incumbent's
+ * profile's (tforge_forge_find), -1 when every label is still addressed, there is none, or the
+ * incumbent was not profiled. A label opens a move where its prior alone, at the incumbent,
+ * weighs a level of some dimension (a knob or a transform's) above the incumbent's and the point
+ * moved there is valid and not measured yet; a label whose prior moves nothing, or only to
+ * points measured already (forge's rule moves tried them), is not addressed by anything left.
+ * `why` (`size` bytes) says which label and why, or why none is named. 0, or an error of the
+ * heuristic's prior. */
+int tforge_forge_unaddressed(int *named, char *why, size_t size, tforge_forge *forge,
+                             const tforge_loop_outcome *out, size_t incumbent);
 /* The family of a dimension: the transform that owns it (the space says which), "" for the
  * task's knobs; the heuristic's id; "up", "down" ... */
 const char *tforge_forge_family(const tforge_forge *forge, uint32_t dim);

@@ -223,6 +223,8 @@ static int append(loop *l, const tforge_candidate *c, int baseline, int resumed,
         }
     }
     l->since_incumbent += !baseline && !e->incumbent;
+    e->suspect = !isnan(tforge_measurement_metric(m, TFORGE_LOOP_SUSPECT_MS));
+    out->n_suspect += (size_t)e->suspect;
     e->baseline = baseline;
     e->resumed = resumed;
     e->m = *m;
@@ -269,8 +271,42 @@ static int prune(const loop *l, double lower, tforge_measurement *m)
     return 1;
 }
 
+/* A candidate timed under its bound (tforge_loop_bound): re-timed once; still under, `m`
+ * becomes a failure that says so and marks it. */
+static int distrust(loop *l, const tforge_candidate *c, double lower, tforge_measurement *m)
+{
+    const tforge_loop_bound *b = l->o->bound;
+    double floor = lower * (1.0 - (b ? b->margin : 0));
+    if (!b || m->status != TFORGE_STATUS_OK || !isfinite(lower) || !(m->value < floor))
+        return 0;
+    tforge_measurement again;
+    tforge_measurement_init(&again);
+    int rc = tforge_backend_retime(l->backend, c, l->o->seed * 7919u + l->out->n_evals, &again);
+    if (rc)
+        return tforge_error_prefix("re-timing a candidate faster than its speed-of-light bound");
+    if (again.status == TFORGE_STATUS_OK && !(again.value < floor)) { /* the first was a fluke */
+        m->value = again.value;
+        m->median_ms = again.median_ms;
+        m->min_ms = again.min_ms;
+        m->spread = again.spread;
+        return 0;
+    }
+    double first = m->value, retimed = again.status == TFORGE_STATUS_OK ? again.value : NAN;
+    tforge_measurement_fail(m, TFORGE_STATUS_WRONG, "suspect: faster than its speed-of-light "
+                            "bound %.4g: measured %.4g, re-timed %.4g (%s); never trusted",
+                            lower, first, retimed, tforge_status_name(again.status));
+    m->value = NAN;
+    /* the mark first: a full table keeps it rather than the times */
+    tforge_measurement_set_metric(m, TFORGE_LOOP_SUSPECT_MS, first);
+    tforge_measurement_set_metric(m, TFORGE_LOOP_SUSPECT_BOUND, lower);
+    tforge_measurement_set_metric(m, TFORGE_LOOP_SUSPECT_RETIMED_MS, retimed);
+    tforge_error_clear();
+    return 0;
+}
+
 /* Evaluates a batch of identified candidates (or takes its first part from the resumed run;
- * prunes new candidates that cannot win), records and appends it. */
+ * prunes new candidates that cannot win; distrusts those faster than their bound), records and
+ * appends it. */
 static int evaluate(loop *l, const tforge_candidate *c, size_t n, int baseline)
 {
     if (n == 0)
@@ -315,6 +351,8 @@ static int evaluate(loop *l, const tforge_candidate *c, size_t n, int baseline)
     for (size_t k = 0; !rc && k < n_run; k++) {
         m[run_at[k]] = run_m[k];
         l->out->split.compile_s += isnan(run_m[k].compile_ms) ? 0 : run_m[k].compile_ms / 1e3;
+        if (!baseline)
+            rc = distrust(l, &run[k], lower[run_at[k]], &m[run_at[k]]);
     }
     for (size_t i = 0; !rc && i < n; i++) {
         rc = append(l, &c[i], baseline, i < from_store, &m[i]);
@@ -595,18 +633,22 @@ static int first_at_new_level(loop *l, const uint32_t *before)
 
 /* Asks the grow hook for a larger space; when it gives one, the strategies start again over it
  * and are told every evaluation so far, in order (a point once: the seen set is made again). */
-static int grow(loop *l, uint32_t budget, int *grown)
+static int grow(loop *l, uint32_t budget, int *grown, int *go_on)
 {
     const tforge_space *space = NULL;
+    *go_on = 0;
     uint32_t *before = malloc(l->dims * sizeof *before); /* read now: the hook may free it */
     if (!before)
         return tforge_error_set(TFORGE_ENOMEM, "out of memory");
     for (uint32_t d = 0; d < l->dims; d++)
         before[d] = tforge_space_levels(l->space, d);
     double began = tforge_clock_s();
-    int rc = l->o->grow->grow(l->o->grow->context, l->out, l->incumbent, &space);
+    int rc = l->o->grow->grow(l->o->grow->context, l->out, l->incumbent, &space, go_on);
     l->out->split.steer_s += tforge_clock_s() - began;
     *grown = !rc && space;
+    *go_on = !rc && !space && *go_on;
+    if (*go_on)
+        l->since_incumbent = 0;
     if (*grown && tforge_space_dims(space) != l->dims)
         rc = tforge_error_set(TFORGE_ERROR, "the space grew from %u dimensions to %u: it may "
                               "only gain levels", l->dims, tforge_space_dims(space));
@@ -615,6 +657,11 @@ static int grow(loop *l, uint32_t budget, int *grown)
         return rc;
     }
     l->space = space;
+    const tforge_loop_steer *st = l->o->steer;
+    if (st && st->grown && (rc = st->grown(st->context, space))) {
+        free(before);
+        return rc;
+    }
     tforge_strategy_close(l->strategy);
     tforge_strategy_close(l->companion);
     l->strategy = l->companion = NULL;
@@ -663,14 +710,14 @@ static int candidates_loop(loop *l)
     while (!rc && n < o->budget &&
            (o->time_limit_s <= 0 || n == 0 || tforge_clock_s() - l->search_start < o->time_limit_s)) {
         if (o->patience && l->since_incumbent >= o->patience) {
-            int grown = 0;
-            if (o->grow && proposed > n) { /* the batch proposed ahead was the old space's */
+            int grown = 0, go_on = 0;
+            if (!o->grow || (rc = grow(l, o->budget - n, &grown, &go_on)) || !(grown || go_on))
+                break;
+            if (grown && proposed > n) { /* the batch proposed ahead was the old space's */
                 forget(now.c, now.got);
                 now.got = 0;
                 proposed = n;
             }
-            if (!o->grow || (rc = grow(l, o->budget - n, &grown)) || !grown)
-                break;
         }
         if ((l->out->sol_stopped = at_speed_of_light(l)))
             break;
@@ -682,8 +729,8 @@ static int candidates_loop(loop *l)
             proposed += now.got;
         }
         if (now.got == 0) { /* the strategy has nothing left: a stall too */
-            int grown = 0;
-            if (o->grow && !(rc = grow(l, o->budget - n, &grown)) && grown)
+            int grown = 0, go_on = 0;
+            if (o->grow && !(rc = grow(l, o->budget - n, &grown, &go_on)) && grown)
                 continue;
             break;
         }

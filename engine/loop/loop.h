@@ -84,6 +84,7 @@ typedef struct tforge_loop_eval {
     int incumbent;        /* 1 when it became the incumbent (see tforge_loop_steer) */
     double lower;         /* its speed-of-light bound (tforge_loop_bound), NAN when unknown */
     int pruned;           /* 1 when its bound could not beat the incumbent: it was not run */
+    int suspect;          /* 1 when it was timed under its bound twice (tforge_loop_bound) */
 } tforge_loop_eval;
 
 /* Where the loop's wall time went, each second in one phase: the baselines' evaluation, the
@@ -106,6 +107,7 @@ typedef struct tforge_loop_outcome {
     tforge_loop_seconds split;
     int64_t run_id; /* the stored run, 0 when nothing is stored */
     size_t n_pruned;  /* candidates this run did not run: their bound could not win */
+    size_t n_suspect; /* candidates timed under their bound twice: never trusted */
     int sol_stopped;  /* 1 when the search stopped at the speed of light (stop_percent) */
 } tforge_loop_outcome;
 void tforge_loop_outcome_dispose(tforge_loop_outcome *outcome);
@@ -124,6 +126,9 @@ typedef struct tforge_loop_steer {
                      const tforge_loop_outcome *out, size_t incumbent);
     /* The batch: out->evals[first .. first + n), resumed ones included (their `resumed` set). */
     int (*evaluated)(void *context, const tforge_loop_outcome *out, size_t first, size_t n);
+    /* The space grew (tforge_loop_grow): `space` is the one the points are of from now on (the
+     * old one may be freed), told before the strategies reopened over it hear of anything. */
+    int (*grown)(void *context, const tforge_space *space);
 } tforge_loop_steer;
 
 /* The speed-of-light bound on candidates (the roofline cost model over the device's measured
@@ -131,7 +136,20 @@ typedef struct tforge_loop_steer {
  * incumbent by more than `margin` (tforge_sol_prunes) is not run: it is recorded and told to the
  * strategies as refused by a constraint, with a message giving both, and counted; baselines and
  * a resumed run's evaluations are never pruned. The search stops once the incumbent reaches
- * `stop_percent` of its own bound's speed (tforge_sol_percent; 0: never). */
+ * `stop_percent` of its own bound's speed (tforge_sol_percent; 0: never).
+ * A candidate measured faster than its bound by more than `margin` is impossible (a kernel that
+ * skipped work the check did not look at, returned a cached output, or a lying timer): it is
+ * re-timed once, and the re-timed value kept if it is no longer under; still under, it is never
+ * trusted: status wrong, with a message giving the bound and both times and the metrics
+ * TFORGE_LOOP_SUSPECT_MS (the time first measured), TFORGE_LOOP_SUSPECT_BOUND and
+ * TFORGE_LOOP_SUSPECT_RETIMED_MS, which mark it in the store too (a resumed run's `suspect` is
+ * read from them); so it is never the incumbent nor the winner, and the strategies learn it as a
+ * failure. Baselines are not checked: the user's own kernel under its bound says the device
+ * file is wrong, not the kernel. */
+#define TFORGE_LOOP_SUSPECT_MS "suspect_ms"
+#define TFORGE_LOOP_SUSPECT_BOUND "suspect_bound"
+#define TFORGE_LOOP_SUSPECT_RETIMED_MS "suspect_retimed_ms"
+
 typedef struct tforge_loop_bound {
     void *context;
     /* The candidate's lower bound, NAN where unknown. [loop-thread] */
@@ -143,8 +161,10 @@ typedef struct tforge_loop_bound {
 /* The space grows during the run (a model's proposal, a new level of the task's `variant`):
  * asked when patience is reached with budget left, instead of stopping. It sets `*space` to the
  * space grown (the same dimensions, every earlier point at the same levels: a categorical
- * dimension with a level more), or to NULL to let the search end. A strategy that has nothing
- * left to propose is a stall too. The space the loop ran over
+ * dimension with a level more), or to NULL to let the search end; or, leaving `*space` NULL,
+ * sets `*go_on` to let the search go on as it is, the count towards patience started again (not
+ * now: forge's moves still address the incumbent's bottleneck). A strategy that has nothing
+ * left to propose is a stall too (there `go_on` ends the search: nothing is left to go on with). The space the loop ran over
  * may be freed by then: the loop uses only the new one. The strategies are then opened again
  * over it (the rest of the budget theirs), told every evaluation so far (none evaluated again),
  * the count towards patience starts again and the search goes on: first with the incumbent's
@@ -154,7 +174,7 @@ typedef struct tforge_loop_grow {
     void *context;
     /* `incumbent` indexes out->evals, -1 when there is none. */
     int (*grow)(void *context, const tforge_loop_outcome *out, long incumbent,
-                const tforge_space **space);
+                const tforge_space **space, int *go_on);
 } tforge_loop_grow;
 
 #define TFORGE_LOOP_OPTIONS_VERSION 5

@@ -6,6 +6,7 @@
 #include "tforge/error.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +67,8 @@ static int keep(tforge_llm_grow *g, const tforge_llm_proposed *p)
 static int take_stored(tforge_llm_grow *g, const char *digest, size_t at)
 {
     char *source = NULL;
-    tforge_llm_proposed p = {.state = TFORGE_PROPOSAL_ACCEPTED, .at = at, .stored = 1};
+    tforge_llm_proposed p = {.state = TFORGE_PROPOSAL_ACCEPTED, .at = at, .stored = 1,
+                             .incumbent = -1};
     int rc = tforge_store_source(&source, g->store, digest);
     if (rc)
         return tforge_error_prefix("resume: the proposal %s the stored run evaluated", digest);
@@ -97,8 +99,31 @@ static tforge_prompt_proposal *earlier(const tforge_llm_grow *g)
     return list;
 }
 
-/* Asks the model once; each accepted answer becomes a level. */
-static int ask(tforge_llm_grow *g, const tforge_loop_outcome *out, long incumbent, int *grew)
+/* The incumbent's profile and labels as forge took them, for the prompt (`labels` holds room
+ * for them, freed by the caller); nothing without forge or a profile. */
+static int incumbent_profile(tforge_prompt_profile *now, tforge_prompt_label **labels,
+                             const tforge_llm_grow *g, long incumbent)
+{
+    *labels = NULL;
+    const tforge_forge_profile *p =
+        g->forge && incumbent >= 0 ? tforge_forge_find(g->forge, (size_t)incumbent) : NULL;
+    if (!p)
+        return 0;
+    now->profile = &p->profile;
+    if (p->n_labels && !(*labels = calloc(p->n_labels, sizeof **labels)))
+        return tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < p->n_labels; i++)
+        (*labels)[i] = (tforge_prompt_label){p->labels[i].label, p->labels[i].evidence,
+                                             p->labels[i].confidence};
+    now->labels = *labels;
+    now->n_labels = p->n_labels;
+    return 0;
+}
+
+/* Asks the model once (`because`: forge's words for why, or NULL); each accepted answer becomes
+ * a level. */
+static int ask(tforge_llm_grow *g, const tforge_loop_outcome *out, long incumbent,
+               const char *because, int *grew)
 {
     const tforge_task *t = g->task;
     char *source = NULL, *system = NULL, *user = NULL;
@@ -106,11 +131,14 @@ static int ask(tforge_llm_grow *g, const tforge_loop_outcome *out, long incumben
     tforge_proposal *answers = NULL;
     size_t n = 0;
     tforge_prompt_profile now = {"the incumbent", NAN, NULL, NULL, 0};
+    tforge_prompt_label *labels = NULL;
     if (incumbent >= 0)
         now.time_ms = out->evals[incumbent].m.value;
     tforge_prompt_proposal *told = earlier(g);
-    int rc = told ? tforge_file_read(&source, &size, t->source)
+    int rc = told ? incumbent_profile(&now, &labels, g, incumbent)
                   : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+    if (!rc)
+        rc = tforge_file_read(&source, &size, t->source);
     if (!rc) {
         tforge_prompt_facts facts = {.path = t->source, .kernel = t->kernel, .source = source,
                                      .profiles = &now, .n_profiles = 1, .proposals = told,
@@ -125,7 +153,7 @@ static int ask(tforge_llm_grow *g, const tforge_loop_outcome *out, long incumben
     g->asked++;
     for (size_t i = 0; !rc && i < n; i++) {
         tforge_proposal *a = &answers[i];
-        tforge_llm_proposed p = {.state = a->state, .at = out->n_evals};
+        tforge_llm_proposed p = {.state = a->state, .at = out->n_evals, .incumbent = incumbent};
         if (a->state == TFORGE_PROPOSAL_ACCEPTED &&
             ((rc = tforge_task_add_proposal(g->task, a->source, &p.level)) ||
              (g->store && (rc = tforge_store_keep_source(g->store, a->digest, a->source)))))
@@ -133,15 +161,19 @@ static int ask(tforge_llm_grow *g, const tforge_loop_outcome *out, long incumben
         *grew |= a->state == TFORGE_PROPOSAL_ACCEPTED;
         memcpy(p.digest, a->digest, sizeof p.digest);
         p.diagnosis = tforge_proposal_diagnosis(a);
-        if (!p.diagnosis || (a->reason && !(p.reason = strdup(a->reason)))) {
+        if (!p.diagnosis || (a->reason && !(p.reason = strdup(a->reason))) ||
+            (because && !(p.because = strdup(because)))) {
             free(p.diagnosis);
+            free(p.reason);
             rc = tforge_error_set(TFORGE_ENOMEM, "out of memory");
         } else if ((rc = keep(g, &p))) {
             free(p.diagnosis);
             free(p.reason);
+            free(p.because);
         }
     }
     tforge_proposals_free(answers, n);
+    free(labels);
     free(told);
     free(source);
     free(system);
@@ -150,19 +182,31 @@ static int ask(tforge_llm_grow *g, const tforge_loop_outcome *out, long incumben
 }
 
 static int grow(void *context, const tforge_loop_outcome *out, long incumbent,
-                const tforge_space **space)
+                const tforge_space **space, int *go_on)
 {
     tforge_llm_grow *g = context;
     *space = NULL;
-    char digest[TFORGE_DIGEST_SIZE];
-    int rc = 0, grew = 0;
+    char digest[TFORGE_DIGEST_SIZE], because[sizeof g->why_not];
+    int rc = 0, grew = 0, named = -1;
+    /* under forge, only a bottleneck that no open move addresses is the model's: else forge's
+     * moves go on (a resumed run decides alike, so that it grows where the stored run did) */
+    if (g->forge && incumbent >= 0 &&
+        (rc = tforge_forge_unaddressed(&named, because, sizeof because, g->forge, out,
+                                       (size_t)incumbent)))
+        return rc;
+    if (g->forge && named < 0) {
+        snprintf(g->why_not, sizeof g->why_not, "%s", incumbent >= 0 ? because : "no incumbent");
+        g->not_asked++;
+        *go_on = 1;
+        return 0;
+    }
     if (g->history && g->history->n > out->n_evals) { /* resumed: the stored run went on */
         if (stored_level(g, out->n_evals, digest) && !(rc = take_stored(g, digest, out->n_evals)))
             *space = g->task->space;
         return rc;
     }
     while (!rc && !grew && g->asked < g->budget)
-        rc = ask(g, out, incumbent, &grew);
+        rc = ask(g, out, incumbent, g->forge ? because : NULL, &grew);
     if (!rc && grew)
         *space = g->task->space;
     return rc;
@@ -170,9 +214,11 @@ static int grow(void *context, const tforge_loop_outcome *out, long incumbent,
 
 const tforge_loop_grow *tforge_llm_grow_hook(tforge_llm_grow *g, tforge_store *store,
                                              const tforge_run_history *history,
-                                             const tforge_llm_interface *llm, void *llm_state)
+                                             const tforge_llm_interface *llm, void *llm_state,
+                                             tforge_forge *forge)
 {
     g->store = store;
+    g->forge = forge;
     g->history = history;
     g->llm = llm;
     g->llm_state = llm_state;
@@ -186,6 +232,7 @@ void tforge_llm_grow_close(tforge_llm_grow *g)
         free(g->proposed[i].reason);
         free(g->proposed[i].diagnosis);
         free(g->proposed[i].diff);
+        free(g->proposed[i].because);
     }
     free(g->proposed);
     tforge_prompt_dispose(&g->prompt);

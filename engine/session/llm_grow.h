@@ -1,5 +1,7 @@
 /* A tune's model (tune --llm): the loop's grow hook (loop.h) that asks the model for a rewrite
- * of the kernel when the incumbent stalls, at most `budget` times a run, and adds each accepted
+ * of the kernel when the incumbent stalls, at most `budget` times a run (under forge, only where
+ * the incumbent's labels also name a bottleneck that no open move addresses, and the model is
+ * shown that profile; otherwise the search goes on), and adds each accepted
  * proposal as the next level of the task's `variant` (tforge_task_add_proposal), so that the
  * search goes on over the grown space and re-tunes the proposal's knobs; its source is kept in
  * the store by its digest as it is accepted. A strategy with nothing left to propose is a stall
@@ -10,6 +12,7 @@
 #ifndef TFORGE_ENGINE_LLM_GROW_H
 #define TFORGE_ENGINE_LLM_GROW_H
 
+#include "forge.h"
 #include "loop.h"
 #include "prompt.h"
 #include "proposal.h"
@@ -23,6 +26,9 @@ typedef struct tforge_llm_proposed {
     char digest[TFORGE_DIGEST_SIZE]; /* accepted: its source's; else "" */
     uint32_t level;  /* accepted: its level of `variant`; else 0 */
     size_t at;       /* the evaluations there were when it was asked for (or taken) */
+    long incumbent;  /* the evaluation that was the incumbent then, -1 when none */
+    char *because;   /* under forge: the label that made it ask (tforge_forge_unaddressed's
+                        words); else NULL */
     int stored;      /* 1: taken from the stored run on resume, the model not asked */
     char *diff;      /* accepted: its unified diff against the file, once the caller made it */
 } tforge_llm_proposed;
@@ -33,6 +39,9 @@ typedef struct tforge_llm_grow {
     const tforge_run_history *history;  /* lent; the stored run's evaluations, or NULL */
     const tforge_llm_interface *llm;    /* lent with its state: the door */
     void *llm_state;
+    tforge_forge *forge;                /* lent, or NULL: asked at a stall alone (bo) */
+    char why_not[512];                  /* under forge: why it last did not ask, "" else */
+    uint32_t not_asked;                 /* under forge: stalls left to forge's moves */
     tforge_prompt prompt;
     uint32_t budget, asked;
     uint64_t seed;
@@ -47,10 +56,13 @@ typedef struct tforge_llm_grow {
 int tforge_llm_grow_open(tforge_llm_grow *grow, tforge_task *task, const char *prompt_path,
                          uint32_t budget, uint64_t seed, int timeout_ms);
 
-/* The hook for the loop's options, once the store, the history and the door are there. */
+/* The hook for the loop's options, once the store, the history and the door are there.
+ * `forge` (lent, may be NULL): the profile-guided loop's steer, whose labels decide when to ask
+ * and whose incumbent's profile the model is shown. */
 const tforge_loop_grow *tforge_llm_grow_hook(tforge_llm_grow *grow, tforge_store *store,
                                              const tforge_run_history *history,
-                                             const tforge_llm_interface *llm, void *llm_state);
+                                             const tforge_llm_interface *llm, void *llm_state,
+                                             tforge_forge *forge);
 
 /* Zeroed is allowed. */
 void tforge_llm_grow_close(tforge_llm_grow *grow);

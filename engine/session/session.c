@@ -348,6 +348,8 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
         add_measured(e, x, x->value, in_ms);
         if (x->message[0])
             cJSON_AddStringToObject(e, "message", x->message);
+        if (o->evals[i].suspect)
+            cJSON_AddBoolToObject(e, "suspect", 1);
         cJSON_AddItemToArray(list, e);
     }
     return r;
@@ -373,6 +375,24 @@ static void add_sol_results(cJSON *r, const tforge_sol_bound *b, const settings 
     cJSON_AddNumberToObject(x, "pruned", (double)o->n_pruned);
     cJSON_AddNumberToObject(x, "stop_percent", s->sol_stop);
     cJSON_AddBoolToObject(x, "stopped", o->sol_stopped);
+    /* timed under the bound twice: never trusted (loop.h) */
+    cJSON *suspects = cJSON_AddArrayToObject(x, "suspect");
+    for (size_t i = 0; i < o->n_evals; i++) {
+        const tforge_loop_eval *e = &o->evals[i];
+        if (!e->suspect)
+            continue;
+        cJSON *one = cJSON_CreateObject();
+        cJSON_AddNumberToObject(one, "evaluation", (double)i);
+        cJSON_AddItemToObject(one, "config", cJSON_Parse(e->config ? e->config : "null"));
+        cJSON_AddNumberToObject(one, "bound_ms",
+                                tforge_measurement_metric(&e->m, TFORGE_LOOP_SUSPECT_BOUND));
+        cJSON_AddNumberToObject(one, "measured_ms",
+                                tforge_measurement_metric(&e->m, TFORGE_LOOP_SUSPECT_MS));
+        double again = tforge_measurement_metric(&e->m, TFORGE_LOOP_SUSPECT_RETIMED_MS);
+        if (isfinite(again))
+            cJSON_AddNumberToObject(one, "retimed_ms", again);
+        cJSON_AddItemToArray(suspects, one);
+    }
 }
 
 /* report.md's line on it, into `line`. */
@@ -383,11 +403,19 @@ static void sol_line(char *line, size_t size, const tforge_sol_bound *b,
         snprintf(line, size, "Speed of light: %s.", b->note);
         return;
     }
-    snprintf(line, size, "Speed of light: %s. The baseline runs at %.0f%% of it, the winner at "
-             "%.0f%%; %zu candidates pruned (their bound could not win)%s.", b->note,
-             tforge_sol_percent(b->lower, o->baseline_ms),
-             tforge_sol_percent(b->lower, o->best_ms), o->n_pruned,
-             o->sol_stopped ? "; the search stopped at the bound" : "");
+    int n = snprintf(line, size, "Speed of light: %s. The baseline runs at %.0f%% of it, the "
+                     "winner at %.0f%%; %zu candidates pruned (their bound could not win)%s.",
+                     b->note, tforge_sol_percent(b->lower, o->baseline_ms),
+                     tforge_sol_percent(b->lower, o->best_ms), o->n_pruned,
+                     o->sol_stopped ? "; the search stopped at the bound" : "");
+    if (o->n_suspect && n > 0 && (size_t)n < size)
+        n += snprintf(line + n, size - (size_t)n, " **%zu suspect** (timed faster than the bound "
+                      "twice, never trusted):", o->n_suspect);
+    for (size_t i = 0; i < o->n_evals && n > 0 && (size_t)n < size; i++)
+        if (o->evals[i].suspect)
+            n += snprintf(line + n, size - (size_t)n, " evaluation %zu, %s, at %.4g ms;", i,
+                          o->evals[i].config ? o->evals[i].config : "?",
+                          tforge_measurement_metric(&o->evals[i].m, TFORGE_LOOP_SUSPECT_MS));
 }
 
 /* result.json's "profile": every profile taken (the baseline's, each new incumbent's, the
@@ -710,6 +738,30 @@ static const char *default_strategy(const settings *s, const tforge_registry *re
     return "bo";
 }
 
+/* Each proposal's diagnosis beside the rules' labels: in result.json's profile of the incumbent
+ * it was asked at, "model_diagnosis" (the model's words, one per answer that had any). */
+static void add_diagnoses(cJSON *r, const tforge_llm_grow *g)
+{
+    const cJSON *profile;
+    cJSON *profiles = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(r, "profile"), "profiles");
+    for (size_t i = 0; profiles && i < g->n_proposed; i++) {
+        const tforge_llm_proposed *p = &g->proposed[i];
+        if (p->incumbent < 0 || !p->diagnosis || !p->diagnosis[0])
+            continue;
+        cJSON_ArrayForEach(profile, profiles)
+        {
+            const cJSON *at = cJSON_GetObjectItemCaseSensitive(profile, "evaluation");
+            if (!cJSON_IsNumber(at) || at->valuedouble != (double)p->incumbent)
+                continue;
+            cJSON *said = cJSON_GetObjectItemCaseSensitive(profile, "model_diagnosis");
+            if (!said)
+                said = cJSON_AddArrayToObject((cJSON *)profile, "model_diagnosis");
+            cJSON_AddItemToArray(said, cJSON_CreateString(p->diagnosis));
+        }
+    }
+}
+
 /* result.json's "llm": the model, what asking it cost, the prompt's version, and each proposal
  * with its verification (the first evaluation at its level: the checks in both orders) and its
  * best re-tuned knobs. */
@@ -733,10 +785,16 @@ static void add_llm_results(cJSON *r, const settings *s, const tforge_task *t,
     cJSON_AddNumberToObject(x, "seconds", u.seconds);
     cJSON_AddNumberToObject(x, "budget", g->budget);
     cJSON_AddNumberToObject(x, "asked", g->asked);
+    if (g->forge) { /* forge asks only for a bottleneck its moves cannot address */
+        cJSON_AddNumberToObject(x, "stalls_left_to_forge", g->not_asked);
+        if (g->why_not[0])
+            cJSON_AddStringToObject(x, "last_not_asked", g->why_not);
+    }
     cJSON *prompt = cJSON_AddObjectToObject(x, "prompt");
     cJSON_AddStringToObject(prompt, "name", g->prompt.name);
     cJSON_AddNumberToObject(prompt, "revision", g->prompt.revision);
     cJSON_AddStringToObject(prompt, "digest", g->prompt.digest);
+    add_diagnoses(r, g);
     cJSON *list = cJSON_AddArrayToObject(x, "proposals");
     for (size_t i = 0; i < g->n_proposed; i++) {
         const tforge_llm_proposed *p = &g->proposed[i];
@@ -747,6 +805,10 @@ static void add_llm_results(cJSON *r, const settings *s, const tforge_task *t,
                                                   ? "refused"
                                                   : "no answer");
         cJSON_AddNumberToObject(one, "asked_after", (double)p->at);
+        if (p->incumbent >= 0)
+            cJSON_AddNumberToObject(one, "incumbent", (double)p->incumbent);
+        if (p->because)
+            cJSON_AddStringToObject(one, "asked_because", p->because);
         cJSON_AddBoolToObject(one, "from_store", p->stored);
         cJSON_AddStringToObject(one, "diagnosis", p->diagnosis ? p->diagnosis : "");
         if (p->reason)
@@ -787,6 +849,15 @@ static void add_llm_results(cJSON *r, const settings *s, const tforge_task *t,
     }
 }
 
+/* A proposal's diagnosis, the model's words beside the rules' labels, as report.md says it. */
+static void diagnosis_line(FILE *f, const cJSON *proposal)
+{
+    const char *said = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(proposal,
+                                                                             "diagnosis"));
+    if (said && *said)
+        fprintf(f, "   The model's diagnosis: %s\n", said);
+}
+
 /* report.md's section on the model, from result.json's "llm" (so that both say the same):
  * what asking cost, then each proposal as it ended. Allocated; NULL without a model. */
 static char *llm_markdown(const cJSON *llm)
@@ -815,9 +886,13 @@ static char *llm_markdown(const cJSON *llm)
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(llm, "proposals"))
     {
         const char *state = STR(p, "state"), *reason = STR(p, "reason");
-        fprintf(f, "%d. after %.0f evaluations: **%s**", ++i, NUM(p, "asked_after"), state);
+        fprintf(f, "%d. after %.0f evaluations", ++i, NUM(p, "asked_after"));
+        if (STR(p, "asked_because"))
+            fprintf(f, " (the incumbent's label %s)", STR(p, "asked_because"));
+        fprintf(f, ": **%s**", state);
         if (strcmp(state, "accepted") != 0) {
             fprintf(f, ": %s\n", reason ? reason : "");
+            diagnosis_line(f, p);
             continue;
         }
         fprintf(f, " as `variant` level %.0f (%s)%s", NUM(p, "level"), STR(p, "digest"),
@@ -835,8 +910,7 @@ static char *llm_markdown(const cJSON *llm)
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "won")))
             fprintf(f, ", **the winner**");
         fprintf(f, "\n");
-        if (*STR(p, "diagnosis"))
-            fprintf(f, "   The model: %s\n", STR(p, "diagnosis"));
+        diagnosis_line(f, p);
         if (STR(p, "diff"))
             fprintf(f, "\n```diff\n%s```\n\n", STR(p, "diff"));
     }
@@ -857,7 +931,7 @@ static cJSON *write_results(const settings *s, const tforge_registry *reg, const
     cJSON *result = result_json(s, reg, task, o, dir);
     add_seconds_split(result, split);
     add_sol_results(result, sol, s, o);
-    char sol_text[1024];
+    char sol_text[4096];
     sol_line(sol_text, sizeof sol_text, sol, o);
     if (!isnan(busy))
         cJSON_AddNumberToObject(result, "runner_busy_after_first_batch", busy);
@@ -1019,13 +1093,6 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     if (!s.batch)
         s.batch = s.backend == &tforge_backend_replay ? 1 : s.workers < 4 ? s.workers : 4;
     s.lookahead = s.lookahead && s.backend->prepare; /* nothing to start ahead otherwise */
-    if (asks_model(&s) && (steered || s.profile_all)) {
-        /* forge keeps the space's levels per dimension: it is not carried over a grown space */
-        tforge_error_set(TFORGE_EINPUT, "tune --llm: the strategy %s is steered by profiles, "
-                         "which do not follow a space that grows; use --strategy bo",
-                         s.strategy);
-        goto failed;
-    }
     if (asks_model(&s) && tforge_llm_grow_open(&llm, task, NULL, s.llm_budget, s.seed,
                                                 s.timeout ? timeout_ms(s.timeout) : 120000))
         goto failed;
@@ -1087,7 +1154,9 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
         const tforge_llm_interface *ask;
         void *ask_state;
         tforge_llm_door_interface(door, &ask, &ask_state);
-        lo.grow = tforge_llm_grow_hook(&llm, store, &history, ask, ask_state);
+        /* a steered search asks only where its labels name what its moves cannot address */
+        lo.grow = tforge_llm_grow_hook(&llm, store, &history, ask, ask_state,
+                                       steered ? forge : NULL);
     }
     if (!s.backend->timed)
         lo.final_rounds = 0; /* nothing to re-time */

@@ -55,8 +55,9 @@ typedef struct grower {
 } grower;
 
 static int grow_once(void *context, const tforge_loop_outcome *out, long incumbent,
-                     const tforge_space **space)
+                     const tforge_space **space, int *go_on)
 {
+    (void)go_on;
     grower *g = context;
     if (g->asked++ == 0) {
         g->asked_at = out->n_evals;
