@@ -375,11 +375,11 @@ static void add_sol_results(cJSON *r, const tforge_sol_bound *b, const settings 
     cJSON_AddNumberToObject(x, "pruned", (double)o->n_pruned);
     cJSON_AddNumberToObject(x, "stop_percent", s->sol_stop);
     cJSON_AddBoolToObject(x, "stopped", o->sol_stopped);
-    /* timed under the bound twice: never trusted (loop.h) */
-    cJSON *suspects = cJSON_AddArrayToObject(x, "suspect");
+    /* timed under the bound twice: never trusted (loop.h); absent when there is none */
+    cJSON *suspects = o->n_suspect ? cJSON_AddArrayToObject(x, "suspect") : NULL;
     for (size_t i = 0; i < o->n_evals; i++) {
         const tforge_loop_eval *e = &o->evals[i];
-        if (!e->suspect)
+        if (!suspects || !e->suspect)
             continue;
         cJSON *one = cJSON_CreateObject();
         cJSON_AddNumberToObject(one, "evaluation", (double)i);
@@ -411,11 +411,16 @@ static void sol_line(char *line, size_t size, const tforge_sol_bound *b,
     if (o->n_suspect && n > 0 && (size_t)n < size)
         n += snprintf(line + n, size - (size_t)n, " **%zu suspect** (timed faster than the bound "
                       "twice, never trusted):", o->n_suspect);
+    const char *sep = " ";
     for (size_t i = 0; i < o->n_evals && n > 0 && (size_t)n < size; i++)
-        if (o->evals[i].suspect)
-            n += snprintf(line + n, size - (size_t)n, " evaluation %zu, %s, at %.4g ms;", i,
-                          o->evals[i].config ? o->evals[i].config : "?",
+        if (o->evals[i].suspect) {
+            n += snprintf(line + n, size - (size_t)n, "%sevaluation %zu, %s, at %.4g ms", sep,
+                          i, o->evals[i].config ? o->evals[i].config : "?",
                           tforge_measurement_metric(&o->evals[i].m, TFORGE_LOOP_SUSPECT_MS));
+            sep = "; ";
+        }
+    if (o->n_suspect && n > 0 && (size_t)n < size)
+        snprintf(line + n, size - (size_t)n, ".");
 }
 
 /* result.json's "profile": every profile taken (the baseline's, each new incumbent's, the
