@@ -117,19 +117,20 @@ static int profile_batch(void *context, const tforge_loop_outcome *out, size_t f
 static int follow(void *context, const tforge_space *space);
 
 /* The space's levels, where each dimension's weights start, the scratch prior and each
- * dimension's family: read again when the space grows. f->view is updated in place, since the
- * heuristic holds a pointer to it. */
+ * dimension's family: read again when the space grows (its dimensions stay). The view and the
+ * families are updated in place: the heuristic holds pointers to both. */
 static int read_space(tforge_forge *f, const tforge_space *space)
 {
     f->space = space;
     f->view = tforge_space_get_view(space);
     f->dims = tforge_space_dims(space);
     f->n_levels = 0;
-    free(f->offset);
     free(f->weights);
-    free(f->families);
-    f->offset = malloc((f->dims ? f->dims : 1) * sizeof *f->offset);
-    f->families = malloc((f->dims ? f->dims : 1) * sizeof *f->families);
+    f->weights = NULL;
+    if (!f->offset)
+        f->offset = malloc((f->dims ? f->dims : 1) * sizeof *f->offset);
+    if (!f->families)
+        f->families = malloc((f->dims ? f->dims : 1) * sizeof *f->families);
     if (!f->offset || !f->families)
         return tforge_error_set(TFORGE_ENOMEM, "out of memory");
     for (uint32_t d = 0; d < f->dims; d++) {
