@@ -886,6 +886,10 @@ static char *llm_markdown(const cJSON *llm)
             NUM(llm, "completion_tokens"), NUM(llm, "seconds"), NUM(llm, "asked"),
             NUM(llm, "budget"), STR(prompt, "name"), NUM(prompt, "revision"),
             STR(prompt, "digest"));
+    if (NUM(llm, "stalls_left_to_forge") > 0)
+        fprintf(f, "Not asked at %.0f stalls where forge's moves still addressed the incumbent's "
+                "labels (the last: %s).\n\n", NUM(llm, "stalls_left_to_forge"),
+                STR(llm, "last_not_asked"));
     const cJSON *p;
     int i = 0;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(llm, "proposals"))
