@@ -4,7 +4,8 @@ baseline is labelled tail-effect (a grid short of one wave) and no move of its s
 num_warps) favours anything not yet measured, so when the incumbent stalls forge asks the model
 once (--llm-budget 1); the model is shown the incumbent's labels; its rewrite is accepted,
 verified and tuned; result.json says why it was asked and keeps the model's diagnosis beside the
-rules' labels (the incumbent's profile), and report.md shows both.
+rules' labels (the incumbent's profile), and report.md shows both. Resumed, the run decides at
+the same stall, takes the proposal from the store and asks nothing.
 usage: llm_forge.py TFORGE SOURCE_DIR"""
 import json
 import os
@@ -71,6 +72,18 @@ try:
         check(profile[0].get("model_diagnosis") == [diagnosis], profile[0].get("model_diagnosis"))
     check("(the incumbent's label tail-effect (waves" in md, md[-2500:])
     check(f"The model's diagnosis: {diagnosis}" in md, md[-2500:])
+
+    p = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, TRITON_INTERPRET="1"))
+    check(p.returncode == 0, f"resume failed ({p.returncode}): {p.stderr[-2000:]}")
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats") as reply:
+        check(json.load(reply)["requests"] == 1, "the resumed run asked the model")
+    again = json.load(open(os.path.join(out, "result.json")))
+    check(again["resumed"] == r["evaluations"] == again["evaluations"],
+          f"resumed {again['resumed']} of {again['evaluations']}, first {r['evaluations']}")
+    taken = again["llm"]["proposals"]
+    check(len(taken) == 1 and taken[0]["from_store"] and
+          taken[0]["digest"] == proposal["digest"], json.dumps(taken)[:800])
 finally:
     server.terminate()
     server.wait()
