@@ -90,7 +90,8 @@ ask() {
     work=$2
     prepare "$work"
     endpoint=$(serve "$work")
-    trap 'kill "$(cat "$work/server.pid")" 2>/dev/null || true' EXIT
+    server_pid=$(cat "$work/server.pid") # global: the trap runs after this function returns
+    trap 'kill "$server_pid" 2>/dev/null || true' EXIT
     cat > "$work/system.txt" <<'EOF'
 You write Triton kernels in Python. Answer with code only.
 EOF
@@ -105,7 +106,7 @@ EOF
                --llm-option max_tokens=200 --llm-option seed=1 --prompt-file "$work/prompt.txt"
                --system-file "$work/system.txt" --answers 2 --store "$work/llm.db" --json)
     "${cmd[@]}" | tee "$work/live.json"
-    kill "$(cat "$work/server.pid")"
+    kill "$server_pid"
     "${cmd[@]}" --llm-replay | tee "$work/replay.json"
     python3 - "$work/live.json" "$work/replay.json" <<'EOF'
 import json, sys
