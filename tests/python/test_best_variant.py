@@ -257,3 +257,32 @@ def test_a_file_in_a_package_imports_as_part_of_it(tmp_path):
     take_home(out, str(task), config)
     assert verify(out, str(task), config, {"R": 9, "C": 200}) == \
         {"status": "ok", "message": "", "dropped": []}
+
+
+def test_the_launches_seen_keep_no_tensor_alive():
+    """A file's demo that launches at import (softmax's example times a kernel on a new
+    4096-wide tensor every call) must not have its tensors kept by the record of launches: on an
+    H100 that filled 71 GiB and every winner's verify failed out of memory. The record keeps the
+    launch's other arguments, which the dropped-keys check reads."""
+    import gc
+    import weakref
+
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def double(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    launches = []
+    with takehome._observed(launches):
+        x = torch.ones(8)
+        double[(1,)](x, 8, BLOCK=8)
+        alive = weakref.ref(x)
+        del x
+        gc.collect()
+    assert alive() is None
+    (_, given), = launches
+    assert given["n"] == 8 and given["BLOCK"] == 8 and "x_ptr" not in given

@@ -21,6 +21,8 @@ import importlib.util
 import os
 import sys
 
+import torch
+
 from . import loader, standin
 from .task import LAUNCH_OPTIONS, TaskError, python_names
 from .kernels import JIT_CLASSES, unwrap
@@ -199,14 +201,17 @@ def _comment(text, width=96):
 
 @contextlib.contextmanager
 def _observed(launches):
-    """Records (jit function, args, kwargs) of every launch, passed through unchanged. Put on
-    the classes before the file is imported, so that a decorator keeping the bound `run` of its
-    kernel keeps this one."""
+    """Records (jit function, {argument: value}) of every launch, passed through unchanged, the
+    tensors left out: a file's demo that launches in a loop at import must not keep every tensor
+    it made alive (on a GPU that filled the memory). Put on the classes before the file is
+    imported, so that a decorator keeping the bound `run` of its kernel keeps this one."""
     saved = [(cls, cls.__dict__["run"]) for cls in JIT_CLASSES]
 
     def observing(original):
         def run(fn, *args, **kwargs):
-            launches.append((fn, args, dict(kwargs)))
+            given = dict(zip(getattr(fn, "arg_names", ()), args), **kwargs)
+            launches.append((fn, {k: v for k, v in given.items()
+                                  if not isinstance(v, torch.Tensor)}))
             return original(fn, *args, **kwargs)
         return run
     for cls, original in saved:
@@ -294,8 +299,7 @@ def _dropped(kernel, launches, config):
     """The config's keys that no launch of `kernel` got with the config's value (what the file's
     own launch drops: a wrapper that never passes maxnreg)."""
     jit = unwrap(kernel)
-    mine = [dict(zip(jit.arg_names, args), **kwargs) for fn, args, kwargs in launches
-            if fn is jit]
+    mine = [given for fn, given in launches if fn is jit]
     # a key of the file's own (a wrapper's setting it turns into others) is not the kernel's
     names = set(jit.arg_names) | set(LAUNCH_OPTIONS)
     return sorted(k for k in config if k in names and
