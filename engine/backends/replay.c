@@ -171,9 +171,13 @@ static int config_levels(replay_state *r, const char *config)
                 : cJSON_IsBool(v) ? strcmp(param->texts[l], cJSON_IsTrue(v) ? "True" : "False") == 0
                 : 0)
                 found = l;
-        if (!v)
-            rc = tforge_error_set(TFORGE_EINPUT, "replay: the recording's parameter %s is not "
-                                  "in the config %s", param->name, config);
+        if (!v) /* a baseline the worker could not place: what its launch sets is unknown */
+            rc = tforge_error_set(TFORGE_EINPUT, "replay: the config %s leaves the recording's "
+                                  "parameter %s to the file's own launch, whose value the "
+                                  "task's load could not tell (the launch needs real inputs, "
+                                  "or an inputs_fn makes them): set it in the baseline of %s",
+                                  config, param->name,
+                                  r->args->task ? r->args->task->path : "the task");
         else if (found == NO_LEVEL)
             rc = tforge_error_set(TFORGE_ENOTFOUND, "replay: the config %s is not in the "
                                   "recording (%s)", config, param->name);
