@@ -905,6 +905,7 @@ static void shape_done(tforge_tune_shape *r, const settings *s, const tforge_loo
     r->baseline_ms = o->baseline_ms;
     r->best_ms = o->best_ms;
     r->speedup = o->speedup;
+    snprintf(r->unit, sizeof r->unit, "%s", tforge_costmodel_unit(s->model));
     if (o->best >= 0) {
         r->best_config = strdup(o->evals[o->best].config);
         if (w->variant)

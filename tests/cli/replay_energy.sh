@@ -48,9 +48,11 @@ tune() { "$tforge" tune "$src/experiments/kernels/vector_add/task.json" --backen
 for objective in energy latency; do
   tune "$rec" $objective "$work/$objective" > "$work/$objective.txt" 2>&1
 done
-if json "$work/energy/result.json" 'r["objective"] == "energy" and r["best"]["config"]["BLOCK"] == 1024 and r["best"]["value"] == 0.051 and r["best"]["energy_j"] == 0.051 and r["best"]["power_w"] == 300 and r["best"]["ms"] == 0.17 and r["baseline"]["energy_j"] == 0.09'
+if json "$work/energy/result.json" 'r["objective"] == "energy" and r["best"]["config"]["BLOCK"] == 1024 and r["best"]["value"] == 0.051 and r["best"]["energy_j"] == 0.051 and r["best"]["power_w"] == 300 and r["best"]["ms"] == 0.17 and r["baseline"]["energy_j"] == 0.09' &&
+   grep -qx "baseline 0.09 J -> best 0.051 J: 1.76x" "$work/energy.txt"
 then ok; else bad "tune --objective energy"; cat "$work/energy.txt"; fi
-if json "$work/latency/result.json" 'r["objective"] == "latency" and r["best"]["config"]["BLOCK"] == 512 and r["best"]["ms"] == 0.15 and r["best"]["energy_j"] == 0.066'
+if json "$work/latency/result.json" 'r["objective"] == "latency" and r["best"]["config"]["BLOCK"] == 512 and r["best"]["ms"] == 0.15 and r["best"]["energy_j"] == 0.066' &&
+   grep -qx "baseline 0.3 ms -> best 0.15 ms: 2.00x" "$work/latency.txt"
 then ok; else bad "tune --objective latency"; cat "$work/latency.txt"; fi
 tune "$work/no_energy.json" energy "$work/refused" > "$work/tune_refused.txt" 2>&1
 rc=$?
