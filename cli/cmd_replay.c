@@ -1,5 +1,6 @@
 /* `tforge replay`: compare search strategies offline on a recorded tuning space. */
 #include "cli.h"
+#include "backend.h"
 #include "clock.h"
 #include "costmodel.h"
 #include "forge.h"
@@ -596,8 +597,12 @@ static int prepare_score_space(tforge_score_space *out, const tforge_replay *rep
  * recorded metric, its direction from a ":min" or ":max" suffix, else from its name. */
 static int choose_objective(tforge_replay *replay, settings *s, const tforge_registry *reg)
 {
-    if (s->objective && tforge_registry_find(reg, TFORGE_COSTMODEL_INTERFACE_ID, s->objective))
-        return tforge_costmodel_open(&s->model, reg, s->objective);
+    if (s->objective && tforge_registry_find(reg, TFORGE_COSTMODEL_INTERFACE_ID, s->objective)) {
+        int rc = tforge_costmodel_open(&s->model, reg, s->objective);
+        if (!rc && (rc = tforge_replay_check_objective(replay, s->model)))
+            rc = tforge_error_prefix("%s", s->cache);
+        return rc;
+    }
     tforge_error_clear(); /* not a cost model: a recorded objective */
     const tforge_recording *rec = tforge_replay_recording(replay);
     char name[128];

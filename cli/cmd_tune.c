@@ -370,8 +370,8 @@ static void print_result(const tforge_tune_outcome *outcome, const tforge_tune_s
            : type == &tforge_backend_replay ? ": times recorded on a GPU, replayed"
                                             : "");
     if (r->best_config && !isnan(r->speedup))
-        printf("baseline %.4g ms -> best %.4g ms: %.2fx\nbest %s\n", r->baseline_ms, r->best_ms,
-               r->speedup, r->best_config);
+        printf("baseline %.4g %s -> best %.4g %s: %.2fx\nbest %s\n", r->baseline_ms, r->unit,
+               r->best_ms, r->unit, r->speedup, r->best_config);
     if (r->rewrites)
         printf("rewrites %s (best_variant.py, best_variant.diff)\n", r->rewrites);
     printf("%zu of %zu evaluations ok; results in %s/\n", r->n_ok, r->n_evals, r->dir);
@@ -394,7 +394,14 @@ static void print_summary(const tforge_tune_outcome *o, int json)
             puts(o->summary_json);
         return;
     }
-    printf("\n%-4s %-40s %12s %12s %8s\n", "", "shape", "baseline ms", "best ms", "speedup");
+    const char *unit = "ms"; /* the objective's, one for every shape; a failed shape has none */
+    for (size_t i = 0; i < o->n_shapes; i++)
+        if (o->shapes[i].unit[0])
+            unit = o->shapes[i].unit;
+    char baseline[32], best[32];
+    snprintf(baseline, sizeof baseline, "baseline %s", unit);
+    snprintf(best, sizeof best, "best %s", unit);
+    printf("\n%-4s %-40s %12s %12s %8s\n", "", "shape", baseline, best, "speedup");
     for (size_t i = 0; i < o->n_shapes; i++) {
         const tforge_tune_shape *r = &o->shapes[i];
         printf("%-4zu %-40s %12.4g %12.4g %7.2fx%s\n", r->shape, r->shape_json, r->baseline_ms,

@@ -110,6 +110,12 @@ extern const tforge_backend_type tforge_backend_interpret;
 extern const tforge_backend_type tforge_backend_compile;
 extern const tforge_backend_type tforge_backend_replay;
 
+/* Whether `objective` scores the recording at all: 0 once a configuration that ran has a value;
+ * else TFORGE_EINPUT saying what the objective misses (its own words: "no energy_j measured")
+ * and what the recording holds, rather than a replay whose every value is NAN. The replay
+ * backend asks it when opened with an objective. */
+int tforge_replay_check_objective(const tforge_replay *replay, tforge_costmodel *objective);
+
 /* The shipped type of that name, or NULL. */
 const tforge_backend_type *tforge_backend_find(const char *name);
 

@@ -90,6 +90,40 @@ static int match_space(replay_state *r)
     return 0;
 }
 
+int tforge_replay_check_objective(const tforge_replay *replay, tforge_costmodel *objective)
+{
+    const tforge_recording *rec = tforge_replay_recording(replay);
+    const tforge_space *space = tforge_replay_space(replay);
+    char missing[sizeof ((tforge_measurement *)0)->message] = "";
+    size_t ran = 0;
+    for (uint64_t i = 0; i < tforge_space_count(space); i++) {
+        tforge_measurement m;
+        tforge_measurement_init(&m);
+        tforge_replay_answer(&m, replay, i, NULL);
+        if (m.status != TFORGE_STATUS_OK)
+            continue;
+        ran++;
+        int rc = tforge_costmodel_score(objective, &m);
+        if (rc)
+            return rc;
+        if (m.status == TFORGE_STATUS_OK && !isnan(m.value))
+            return 0;
+        if (!missing[0])
+            snprintf(missing, sizeof missing, "%s", m.message);
+    }
+    if (!ran) /* nothing ran: no objective has anything to say, the replay says so itself */
+        return 0;
+    char metrics[512] = "";
+    for (uint32_t k = 0, used = 0; k < rec->n_metrics && used < sizeof metrics; k++)
+        used += (uint32_t)snprintf(metrics + used, sizeof metrics - used, "%s%s", k ? ", " : "",
+                                   rec->metric_names[k]);
+    return tforge_error_set(TFORGE_EINPUT, "objective %s: none of the %zu recorded "
+                            "configurations that ran has a value (%s); the recording holds "
+                            "time%s%s", tforge_costmodel_objective(objective), ran,
+                            missing[0] ? missing : "no reason given", metrics[0] ? " and " : "",
+                            metrics[0] ? metrics : " alone");
+}
+
 static int open_replay(void **state, const tforge_backend_args *args)
 {
     if (!args->recording)
@@ -108,6 +142,8 @@ static int open_replay(void **state, const tforge_backend_args *args)
         r->replay = r->own;
     if (!rc)
         rc = match_space(r);
+    if (!rc && args->objective)
+        rc = tforge_replay_check_objective(r->replay, args->objective);
     if (!rc && args->check)
         rc = pool_open(&r->checker, args, POOL_CHECK);
     if (rc) {
@@ -135,9 +171,13 @@ static int config_levels(replay_state *r, const char *config)
                 : cJSON_IsBool(v) ? strcmp(param->texts[l], cJSON_IsTrue(v) ? "True" : "False") == 0
                 : 0)
                 found = l;
-        if (!v)
-            rc = tforge_error_set(TFORGE_EINPUT, "replay: the recording's parameter %s is not "
-                                  "in the config %s", param->name, config);
+        if (!v) /* a baseline the worker could not place: what its launch sets is unknown */
+            rc = tforge_error_set(TFORGE_EINPUT, "replay: the config %s leaves the recording's "
+                                  "parameter %s to the file's own launch, whose value the "
+                                  "task's load could not tell (the launch needs real inputs, "
+                                  "or an inputs_fn makes them): set it in the baseline of %s",
+                                  config, param->name,
+                                  r->args->task ? r->args->task->path : "the task");
         else if (found == NO_LEVEL)
             rc = tforge_error_set(TFORGE_ENOTFOUND, "replay: the config %s is not in the "
                                   "recording (%s)", config, param->name);

@@ -194,6 +194,18 @@ uint64_t tforge_replay_index_of_levels(const tforge_replay *r, const tforge_leve
     return index;
 }
 
+/* A recorded field's name as a measurement names it: Kernel Tuner's NVML observer records the
+ * joules a launch and the mean power as nvml_energy and nvml_power, which the GPU worker measures
+ * as energy_j and power_w; every other name is its own. */
+static const char *measured_name(const char *recorded)
+{
+    static const char *const names[][2] = {{"nvml_energy", "energy_j"}, {"nvml_power", "power_w"}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(recorded, names[i][0]) == 0)
+            return names[i][1];
+    return recorded;
+}
+
 void tforge_replay_answer(tforge_measurement *out, const tforge_replay *r, uint64_t index,
                           tforge_rng *noise)
 {
@@ -216,10 +228,11 @@ void tforge_replay_answer(tforge_measurement *out, const tforge_replay *r, uint6
     }
     out->wall_ms = compile + bench;
     /* what else was measured (energy, power, counters), for the objective to score: as many as
-     * a measurement holds, in the recording's order */
+     * a measurement holds, in the recording's order, under the names a measurement gives them */
     for (uint32_t m = 0; m < r->rec->n_metrics && out->n_metrics < TFORGE_MEASUREMENT_METRICS; m++)
         if (!isnan(e->metrics[m]) &&
-            tforge_measurement_set_metric(out, r->rec->metric_names[m], e->metrics[m]))
+            tforge_measurement_set_metric(out, measured_name(r->rec->metric_names[m]),
+                                          e->metrics[m]))
             tforge_error_clear(); /* a name that is not an identifier is simply not a metric */
 }
 

@@ -47,8 +47,9 @@ uint64_t tforge_replay_index_of_levels(const tforge_replay *replay, const tforge
 
 /* Answers enumerated point `index` into `out` (initialised by the caller): the recorded status,
  * time (value and median_ms), spread of the recorded runs, repeats, compile time, and the wall
- * time charged (compile + benchmark), and the recorded metrics (energy_j ...) as far as a
- * measurement holds them. With `noise` (not NULL) the value is one of the recorded
+ * time charged (compile + benchmark), and the recorded metrics as far as a measurement holds
+ * them, named as a GPU worker's measurement names them (Kernel Tuner's nvml_energy and
+ * nvml_power are energy_j and power_w; the others keep their names). With `noise` (not NULL) the value is one of the recorded
  * individual runs, drawn with it, instead of the recorded time. */
 void tforge_replay_answer(tforge_measurement *out, const tforge_replay *replay, uint64_t index,
                           tforge_rng *noise);

@@ -988,6 +988,7 @@ static void shape_done(tforge_tune_shape *r, const settings *s, const tforge_loo
     r->baseline_ms = o->baseline_ms;
     r->best_ms = o->best_ms;
     r->speedup = o->speedup;
+    snprintf(r->unit, sizeof r->unit, "%s", tforge_costmodel_unit(s->model));
     if (o->best >= 0) {
         r->best_config = strdup(o->evals[o->best].config);
         if (w->variant)
@@ -1068,6 +1069,13 @@ static tforge_backend_args backend_args(const settings *s, const tforge_task *ta
     return args;
 }
 
+/* The shape's backend; a replay's refusal names its recording. */
+static int open_backend(tforge_backend *out, const settings *s, const tforge_backend_args *args)
+{
+    int rc = tforge_backend_open(out, s->backend, args);
+    return rc && s->replay_file ? tforge_error_prefix("%s", s->replay_file) : rc;
+}
+
 /* Tunes the task's selected shape into `dir`, s.current; 0, or the failure's code (told). */
 static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task, const char *env,
                       const char *dir)
@@ -1121,7 +1129,7 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
         (s.llm && tforge_llm_backend_open(&model, reg, s.llm, s.llm_options, s.n_llm_options)) ||
         (asks_model(&s) &&
          tforge_llm_door_open(&door, store, model.interface, model.state, s.llm_replay)) ||
-        tforge_backend_open(&backend, s.backend, &args) ||
+        open_backend(&backend, &s, &args) ||
         task_baselines(&baselines, task) ||
         tforge_sol_bound_open(&sol, reg, s.device_path[0] ? s.device_path : NULL, task,
                               s.backend == &tforge_backend_cuda, SOL_MARGIN, s.sol_stop,
@@ -1453,7 +1461,7 @@ int tforge_tune_evaluator_open(tforge_tune_evaluator **out, const tforge_tune_op
                            sizeof e->recorded, &e->rec);
     if (!rc) {
         tforge_backend_args args = backend_args(&e->s, e->task, e->rec);
-        rc = tforge_backend_open(&e->backend, e->s.backend, &args);
+        rc = open_backend(&e->backend, &e->s, &args);
     }
     cJSON *parsed = env ? cJSON_Parse(env) : NULL, *gpu = cJSON_GetObjectItem(parsed, "gpu");
     snprintf(e->device, sizeof e->device, "%s", cJSON_IsString(gpu) ? gpu->valuestring : "cpu");

@@ -35,7 +35,8 @@ typedef struct tforge_tune_shape {
     char *result_json;  /* result.json's text, NULL when the run failed before writing it */
     size_t n_evals, n_ok;
     double seconds;     /* the loop's */
-    double baseline_ms, best_ms, speedup; /* 0, 0, NAN when nothing was tuned */
+    double baseline_ms, best_ms, speedup; /* 0, 0, NAN when nothing was tuned; in `unit` */
+    char unit[16];      /* the objective's unit: "ms", or "J" under energy */
     char *best_config;  /* the winner's config text, NULL: none */
     char *rewrites;     /* the winner's rewrite parameters when it rewrites the kernel, or NULL */
     double busy;        /* the runner's busy share after the first batch, NAN: no second batch */

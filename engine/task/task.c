@@ -316,7 +316,7 @@ cleanup:
     return rc;
 }
 
-static int map_baselines(tforge_task *t);
+static int map_baselines(tforge_task *t, const cJSON *launched);
 
 int tforge_task_select(tforge_task *t, size_t shape)
 {
@@ -339,7 +339,7 @@ int tforge_task_select(tforge_task *t, size_t shape)
     if (!rc)
         rc = build_space(t, shape, plan);
     if (!rc)
-        rc = map_baselines(t);
+        rc = map_baselines(t, cJSON_GetObjectItemCaseSensitive(plan, "launched"));
     if (!rc)
         t->shape = shape;
     cJSON_Delete(plan);
@@ -415,8 +415,10 @@ int tforge_task_point(tforge_level *out, const tforge_task *t, const char *confi
     return rc;
 }
 
-/* Each baseline's point, where it lies in the space. */
-static int map_baselines(tforge_task *t)
+/* Each baseline's point, where it lies in the space: of the config as the file's own launch
+ * runs it where the plan says (`launched`: a baseline that leaves parameters of the space to a
+ * wrapper's defaults is still the point those defaults make), else of the config itself. */
+static int map_baselines(tforge_task *t, const cJSON *launched)
 {
     uint32_t dims = tforge_space_dims(t->space);
     free(t->baseline_points);
@@ -426,9 +428,15 @@ static int map_baselines(tforge_task *t)
     t->baseline_inside = calloc(t->n_baseline + 1, 1);
     if (!t->baseline_points || !t->baseline_inside)
         return tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", t->path);
-    for (size_t b = 0; b < t->n_baseline; b++)
+    for (size_t b = 0; b < t->n_baseline; b++) {
+        const cJSON *as_run = cJSON_GetArrayItem(launched, (int)b);
+        char *text = cJSON_IsObject(as_run) ? cJSON_PrintUnformatted(as_run) : NULL;
+        if (cJSON_IsObject(as_run) && !text)
+            return tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", t->path);
         t->baseline_inside[b] =
-            tforge_task_point(t->baseline_points + b * dims, t, t->baselines[b]) == 0;
+            tforge_task_point(t->baseline_points + b * dims, t, text ? text : t->baselines[b]) == 0;
+        free(text);
+    }
     tforge_error_clear(); /* a baseline outside the space is no error */
     return 0;
 }

@@ -27,7 +27,8 @@ typedef struct tforge_task {
     char **dropped;        /* "FILE:LINE-END: dropped KIND (binds a, b)": what the import filter
                               left out of every file it loaded */
     char **warnings;       /* what the results may get wrong here (interpreter gaps) */
-    char **plans;          /* per tuning shape (n_plans == n_tune): {"baseline": [...], "space": {...}} */
+    char **plans;          /* per tuning shape (n_plans == n_tune): {"baseline": [...], "space": {...},
+                              "launched": [...] where a baseline leaves parameters to the launch} */
     size_t shape;          /* the tuning shape selected (0 after loading) */
     char **baselines;      /* the selected shape's configs: {"BLOCK_M": 32, "num_warps": 4} */
     tforge_level *baseline_points; /* their points in its space (n_baseline x dims), mapped when
@@ -70,7 +71,9 @@ int tforge_task_select(tforge_task *task, size_t shape);
 int tforge_task_check_spaces(tforge_task *task);
 
 /* Baseline b's point in the selected shape's space, or NULL when it lies outside the space (a
- * value the space lacks, a broken constraint). */
+ * value the space lacks, a broken constraint). A baseline that leaves parameters of the space
+ * to the file's own launch (a wrapper's defaults, `{}`) is the point of the values that launch
+ * gives them, where the worker could tell them. */
 const tforge_level *tforge_task_baseline_point(const tforge_task *task, size_t b);
 
 /* Opens the transforms named in `ids` (NULL-terminated; NULL: every one the registry has) on the

@@ -360,18 +360,43 @@ def _inferred_space(loaded, shape, baseline):
             "constraints": [substitute(c, values) for c in inferred["constraints"]]}
 
 
+def _as_launched(loaded, shape, config, names):
+    """`config` as the file's own launch runs it at `shape`: each of the space's parameters
+    `names` it leaves to that launch (a wrapper's `config.get("BLOCK_M", 64)`) with the value the
+    kernel's launch gets, a launch option it passes none of with Triton's default. None when
+    the config sets them all, or when the launch cannot tell one (an inputs_fn, a launch that
+    needs real values, a value that is no integer)."""
+    missing = [n for n in names if n not in config]
+    if not missing:
+        return None
+    seen = _kernel_arguments(loaded, shape, config)
+    if not seen:  # the kernel's launch was not reached
+        return None
+    defaults = {"num_warps": DEFAULT_NUM_WARPS, "num_stages": DEFAULT_NUM_STAGES}
+    filled = {n: seen.get(n, defaults.get(n)) for n in missing}
+    return None if None in filled.values() else {**config, **filled}
+
+
 def shape_plan(loaded, shape):
     """What a run at one tuning shape starts from: its baselines and its space (the task's
     parameters, its constraints with the shape's sizes put in; without parameters, the static
-    analysis's space around the first baseline)."""
+    analysis's space around the first baseline). `launched`, where a baseline leaves some of
+    the space's parameters to the file's own launch, holds each baseline as that launch runs it
+    (None where it sets them all or they cannot be told): the point it is, so that a recorded
+    space can answer it."""
     space = loaded.spec["space"]
     baseline = _baselines_at(loaded, shape)
     if not space["params"]:
-        return {"shape": dict(shape), "baseline": baseline, "inferred": True,
+        plan = {"shape": dict(shape), "baseline": baseline, "inferred": True,
                 "space": _inferred_space(loaded, shape, baseline[0])}
-    constraints = [substitute(c, shape) for c in space["constraints"]]
-    return {"shape": dict(shape), "baseline": baseline,
-            "space": {"params": space["params"], "constraints": constraints}}
+    else:
+        constraints = [substitute(c, shape) for c in space["constraints"]]
+        plan = {"shape": dict(shape), "baseline": baseline,
+                "space": {"params": space["params"], "constraints": constraints}}
+    launched = [_as_launched(loaded, shape, c, list(plan["space"]["params"])) for c in baseline]
+    if any(c is not None for c in launched):
+        plan["launched"] = launched
+    return plan
 
 
 def get(task):
