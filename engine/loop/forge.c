@@ -441,7 +441,8 @@ int tforge_forge_borne_out(const tforge_forge *f, const double *w, const tforge_
 {
     size_t n;
     double tau = agreement(f, w, out, &n);
-    return n >= 2 && tau > sqrt(2.0 * (2.0 * n + 5) / (9.0 * n * (n - 1.0)));
+    return n >= 2 &&
+           tau > TFORGE_FORGE_BEYOND_CHANCE * sqrt(2.0 * (2.0 * n + 5) / (9.0 * n * (n - 1.0)));
 }
 
 /* Hands the prior of `p`'s labels (none: all zeros remove the one before) to each of the

@@ -119,11 +119,17 @@ const tforge_forge_profile *tforge_forge_find(const tforge_forge *forge, size_t 
  * when it ranks every pair wrong, 0 with no such pair. */
 double tforge_forge_agreement(const tforge_forge *forge, const double *w,
                               const tforge_loop_outcome *out);
+/* How many standard deviations of Kendall's tau between unrelated rankings a prior's agreement
+ * must exceed to be borne out: 1.645, chance's one-sided 5% (its tau is near normal). At one
+ * (chance's 16%) priors that ranked by luck still steered, and on softmax forge fell below bo;
+ * above zero alone, they cost forge evaluations on attention (experiments/NOTES.md, sessions 23
+ * and 24). */
+#define TFORGE_FORGE_BEYOND_CHANCE 1.645
 /* 1 when the measurements bear the prior `w` out beyond chance: its agreement over the n points
- * measured correctly exceeds one standard deviation of Kendall's tau between unrelated rankings,
- * sqrt(2 (2n + 5) / (9 n (n - 1))) (1 for two points, 0.64 for three, 0.27 for nine): above
- * zero alone, a few points ranked by chance steered forge on attention and cost it evaluations
- * against bo (experiments/NOTES.md, session 23). 0 with fewer than two points. */
+ * measured correctly exceeds TFORGE_FORGE_BEYOND_CHANCE standard deviations of Kendall's tau
+ * between unrelated rankings, sqrt(2 (2n + 5) / (9 n (n - 1))) (1 for two points, 0.64 for
+ * three, 0.49 for four, 0.27 for nine): so never with three points or fewer, and with four only
+ * when every pair is ranked right. 0 with fewer than two points. */
 int tforge_forge_borne_out(const tforge_forge *f, const double *w, const tforge_loop_outcome *out);
 /* The family of a dimension: the transform that owns it (the space says which), "" for the
  * task's knobs; the heuristic's id; "up", "down" ... */
