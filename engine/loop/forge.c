@@ -35,12 +35,33 @@ const char *tforge_forge_plugin(const char *strategy, int *steered)
     return strcmp(strategy, "forge") == 0 ? "bo" : strategy;
 }
 
-void tforge_forge_companion(tforge_loop_options *o, const char *strategy)
+/* The number that bo's option `key` is given in `options` ("key=value", NULL-terminated), or
+ * `otherwise` when it is not there. */
+static double bo_option(const char *const *options, const char *key, double otherwise)
 {
-    static const char *const rule_moves[] = {"walk=0", "refute=1", "compound=1", NULL};
+    size_t len = strlen(key);
+    for (size_t i = 0; options && options[i]; i++)
+        if (strncmp(options[i], key, len) == 0 && options[i][len] == '=')
+            otherwise = strtod(options[i] + len + 1, NULL);
+    return otherwise;
+}
+
+void tforge_forge_companion(tforge_loop_options *o, const char *strategy,
+                            tforge_forge_companion_texts *texts)
+{
     int forge = strcmp(strategy, "forge") == 0;
+    memset(texts, 0, sizeof *texts);
+    size_t n = 0;
+    texts->options[n++] = "walk=0";
+    texts->options[n++] = "refute=1";
+    texts->options[n++] = "compound=1";
+    if (bo_option(o->strategy_options, "unchanged_tail", 0) > 0) {
+        snprintf(texts->after, sizeof texts->after, "compound_after=%.17g",
+                 bo_option(o->strategy_options, "knobs_first", TFORGE_FORGE_BO_KNOBS_FIRST));
+        texts->options[n++] = texts->after;
+    }
     o->companion = forge ? "rules" : NULL;
-    o->companion_options = forge ? rule_moves : NULL;
+    o->companion_options = forge ? texts->options : NULL;
     o->companion_share = forge ? TFORGE_FORGE_RULE_SHARE : 0;
 }
 

@@ -33,11 +33,23 @@ const char *tforge_forge_plugin(const char *strategy, int *steered);
  * out (check_prior: one evaluation is no evidence, so bo's initial design comes first), bo
  * proposes them all. */
 #define TFORGE_FORGE_RULE_SHARE 0.25
-/* Sets the loop's companion for `strategy`: rules' moves for "forge" (with refute=1: a
- * favoured level proposed next to the incumbent already is not proposed again; with
- * compound=1: the rewrites' compound moves too, a rewrite with the knobs it needs), none for
- * any other. */
-void tforge_forge_companion(tforge_loop_options *options, const char *strategy);
+/* bo's knobs_first when its options do not set it (search/gp/bo.c's option table). */
+#define TFORGE_FORGE_BO_KNOBS_FIRST 0.5
+/* The companion's options: they live in the caller's memory, as long as the loop's options. */
+typedef struct tforge_forge_companion_texts {
+    const char *options[5];
+    char after[48];
+} tforge_forge_companion_texts;
+/* Sets the loop's companion for `strategy`, its options in `texts`: rules' moves for "forge"
+ * (with refute=1: a favoured level proposed next to the incumbent already is not proposed
+ * again; with compound=1: the rewrites' compound moves too, a rewrite with the knobs it needs),
+ * none for any other. Where bo holds the rewrites (its `unchanged_tail` in
+ * options->strategy_options, set before this call), the compound moves wait as long as bo does
+ * (compound_after, bo's knobs_first): before then they took the evaluations of bo's knob search
+ * that finds their starting point (the matmul rewrite recording at tune's settings, NOTES
+ * session 24). */
+void tforge_forge_companion(tforge_loop_options *options, const char *strategy,
+                            tforge_forge_companion_texts *texts);
 
 #define TFORGE_FORGE_OPTIONS_VERSION 4
 typedef struct tforge_forge_options {
