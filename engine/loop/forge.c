@@ -489,7 +489,7 @@ static int hand_prior(tforge_forge *f, tforge_forge_profile *p, const tforge_loo
         memset(f->weights, 0, f->n_levels * sizeof *f->weights);
         n = 0;
         snprintf(p->note, sizeof p->note, "No prior: the measurements so far do not bear out "
-                 "the labels beyond chance (one measurement never does)");
+                 "the labels beyond chance (three measurements or fewer never do)");
     }
     for (size_t i = 0; !rc && i < n_strategies; i++)
         rc = tforge_strategy_set_level_prior(strategies[i], f->weights, f->n_levels);
