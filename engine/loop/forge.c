@@ -35,15 +35,16 @@ const char *tforge_forge_plugin(const char *strategy, int *steered)
     return strcmp(strategy, "forge") == 0 ? "bo" : strategy;
 }
 
-/* The number that bo's option `key` is given in `options` ("key=value", NULL-terminated), or
- * `otherwise` when it is not there. */
-static double bo_option(const char *const *options, const char *key, double otherwise)
+/* The value text that bo's option `key` is given in `options` ("key=value", NULL-terminated),
+ * the last one given; NULL when it is not there. */
+static const char *bo_option(const char *const *options, const char *key)
 {
     size_t len = strlen(key);
+    const char *value = NULL;
     for (size_t i = 0; options && options[i]; i++)
         if (strncmp(options[i], key, len) == 0 && options[i][len] == '=')
-            otherwise = strtod(options[i] + len + 1, NULL);
-    return otherwise;
+            value = options[i] + len + 1;
+    return value;
 }
 
 void tforge_forge_companion(tforge_loop_options *o, const char *strategy,
@@ -55,9 +56,11 @@ void tforge_forge_companion(tforge_loop_options *o, const char *strategy,
     texts->options[n++] = "walk=0";
     texts->options[n++] = "refute=1";
     texts->options[n++] = "compound=1";
-    if (bo_option(o->strategy_options, "unchanged_tail", 0) > 0) {
-        snprintf(texts->after, sizeof texts->after, "compound_after=%.17g",
-                 bo_option(o->strategy_options, "knobs_first", TFORGE_FORGE_BO_KNOBS_FIRST));
+    const char *tail = bo_option(o->strategy_options, "unchanged_tail");
+    const char *knobs_first = bo_option(o->strategy_options, "knobs_first");
+    if (tail && strtod(tail, NULL) > 0) {
+        snprintf(texts->after, sizeof texts->after, "compound_after=%s",
+                 knobs_first ? knobs_first : TFORGE_FORGE_BO_KNOBS_FIRST);
         texts->options[n++] = texts->after;
     }
     o->companion = forge ? "rules" : NULL;

@@ -34,7 +34,7 @@ const char *tforge_forge_plugin(const char *strategy, int *steered);
  * proposes them all. */
 #define TFORGE_FORGE_RULE_SHARE 0.25
 /* bo's knobs_first when its options do not set it (search/gp/bo.c's option table). */
-#define TFORGE_FORGE_BO_KNOBS_FIRST 0.5
+#define TFORGE_FORGE_BO_KNOBS_FIRST "0.5"
 /* The companion's options: they live in the caller's memory, as long as the loop's options. */
 typedef struct tforge_forge_companion_texts {
     const char *options[5];

@@ -46,8 +46,8 @@ static void the_compound_moves_wait_as_long_as_bo_holds_the_rewrites(void **stat
     assert_string_equal(after_of("forge", free_tail, &texts), "");
     static const char *const held[] = {"kappa=3", "unchanged_tail=5", NULL};
     assert_string_equal(after_of("forge", held, &texts), "compound_after=0.5");
-    static const char *const held_less[] = {"knobs_first=0.25", "unchanged_tail=5", NULL};
-    assert_string_equal(after_of("forge", held_less, &texts), "compound_after=0.25");
+    static const char *const held_less[] = {"knobs_first=0.3", "unchanged_tail=5", NULL};
+    assert_string_equal(after_of("forge", held_less, &texts), "compound_after=0.3");
     assert_string_equal(after_of("bo", held, &texts), "");
 }
 
