@@ -35,12 +35,36 @@ const char *tforge_forge_plugin(const char *strategy, int *steered)
     return strcmp(strategy, "forge") == 0 ? "bo" : strategy;
 }
 
-void tforge_forge_companion(tforge_loop_options *o, const char *strategy)
+/* The value text that bo's option `key` is given in `options` ("key=value", NULL-terminated),
+ * the last one given; NULL when it is not there. */
+static const char *bo_option(const char *const *options, const char *key)
 {
-    static const char *const rule_moves[] = {"walk=0", "refute=1", "compound=1", NULL};
+    size_t len = strlen(key);
+    const char *value = NULL;
+    for (size_t i = 0; options && options[i]; i++)
+        if (strncmp(options[i], key, len) == 0 && options[i][len] == '=')
+            value = options[i] + len + 1;
+    return value;
+}
+
+void tforge_forge_companion(tforge_loop_options *o, const char *strategy,
+                            tforge_forge_companion_texts *texts)
+{
     int forge = strcmp(strategy, "forge") == 0;
+    memset(texts, 0, sizeof *texts);
+    size_t n = 0;
+    texts->options[n++] = "walk=0";
+    texts->options[n++] = "refute=1";
+    texts->options[n++] = "compound=1";
+    const char *tail = bo_option(o->strategy_options, "unchanged_tail");
+    const char *knobs_first = bo_option(o->strategy_options, "knobs_first");
+    if (tail && strtod(tail, NULL) > 0) {
+        snprintf(texts->after, sizeof texts->after, "compound_after=%s",
+                 knobs_first ? knobs_first : TFORGE_FORGE_BO_KNOBS_FIRST);
+        texts->options[n++] = texts->after;
+    }
     o->companion = forge ? "rules" : NULL;
-    o->companion_options = forge ? rule_moves : NULL;
+    o->companion_options = forge ? texts->options : NULL;
     o->companion_share = forge ? TFORGE_FORGE_RULE_SHARE : 0;
 }
 
@@ -454,7 +478,8 @@ int tforge_forge_borne_out(const tforge_forge *f, const double *w, const tforge_
 {
     size_t n;
     double tau = agreement(f, w, out, &n);
-    return n >= 2 && tau > sqrt(2.0 * (2.0 * n + 5) / (9.0 * n * (n - 1.0)));
+    return n >= 2 &&
+           tau > TFORGE_FORGE_BEYOND_CHANCE * sqrt(2.0 * (2.0 * n + 5) / (9.0 * n * (n - 1.0)));
 }
 
 /* Hands the prior of `p`'s labels (none: all zeros remove the one before) to each of the
@@ -480,7 +505,7 @@ static int hand_prior(tforge_forge *f, tforge_forge_profile *p, const tforge_loo
         memset(f->weights, 0, f->n_levels * sizeof *f->weights);
         n = 0;
         snprintf(p->note, sizeof p->note, "No prior: the measurements so far do not bear out "
-                 "the labels beyond chance (one measurement never does)");
+                 "the labels beyond chance (three measurements or fewer never do)");
     }
     for (size_t i = 0; !rc && i < n_strategies; i++)
         rc = tforge_strategy_set_level_prior(strategies[i], f->weights, f->n_levels);

@@ -34,11 +34,23 @@ const char *tforge_forge_plugin(const char *strategy, int *steered);
  * out (check_prior: one evaluation is no evidence, so bo's initial design comes first), bo
  * proposes them all. */
 #define TFORGE_FORGE_RULE_SHARE 0.25
-/* Sets the loop's companion for `strategy`: rules' moves for "forge" (with refute=1: a
- * favoured level proposed next to the incumbent already is not proposed again; with
- * compound=1: the rewrites' compound moves too, a rewrite with the knobs it needs), none for
- * any other. */
-void tforge_forge_companion(tforge_loop_options *options, const char *strategy);
+/* bo's knobs_first when its options do not set it (search/gp/bo.c's option table). */
+#define TFORGE_FORGE_BO_KNOBS_FIRST "0.5"
+/* The companion's options: they live in the caller's memory, as long as the loop's options. */
+typedef struct tforge_forge_companion_texts {
+    const char *options[5];
+    char after[48];
+} tforge_forge_companion_texts;
+/* Sets the loop's companion for `strategy`, its options in `texts`: rules' moves for "forge"
+ * (with refute=1: a favoured level proposed next to the incumbent already is not proposed
+ * again; with compound=1: the rewrites' compound moves too, a rewrite with the knobs it needs),
+ * none for any other. Where bo holds the rewrites (its `unchanged_tail` in
+ * options->strategy_options, set before this call), the compound moves wait as long as bo does
+ * (compound_after, bo's knobs_first): before then they took the evaluations of bo's knob search
+ * that finds their starting point (the matmul rewrite recording at tune's settings, NOTES
+ * session 24). */
+void tforge_forge_companion(tforge_loop_options *options, const char *strategy,
+                            tforge_forge_companion_texts *texts);
 
 #define TFORGE_FORGE_OPTIONS_VERSION 4
 typedef struct tforge_forge_options {
@@ -120,11 +132,17 @@ const tforge_forge_profile *tforge_forge_find(const tforge_forge *forge, size_t 
  * when it ranks every pair wrong, 0 with no such pair. */
 double tforge_forge_agreement(const tforge_forge *forge, const double *w,
                               const tforge_loop_outcome *out);
+/* How many standard deviations of Kendall's tau between unrelated rankings a prior's agreement
+ * must exceed to be borne out: 1.645, chance's one-sided 5% (its tau is near normal). At one
+ * (chance's 16%) priors that ranked by luck still steered, and on softmax forge fell below bo;
+ * above zero alone, they cost forge evaluations on attention (experiments/NOTES.md, sessions 23
+ * and 24). */
+#define TFORGE_FORGE_BEYOND_CHANCE 1.645
 /* 1 when the measurements bear the prior `w` out beyond chance: its agreement over the n points
- * measured correctly exceeds one standard deviation of Kendall's tau between unrelated rankings,
- * sqrt(2 (2n + 5) / (9 n (n - 1))) (1 for two points, 0.64 for three, 0.27 for nine): above
- * zero alone, a few points ranked by chance steered forge on attention and cost it evaluations
- * against bo (experiments/NOTES.md, session 23). 0 with fewer than two points. */
+ * measured correctly exceeds TFORGE_FORGE_BEYOND_CHANCE standard deviations of Kendall's tau
+ * between unrelated rankings, sqrt(2 (2n + 5) / (9 n (n - 1))) (1 for two points, 0.64 for
+ * three, 0.49 for four, 0.27 for nine): so never with three points or fewer, and with four only
+ * when every pair is ranked right. 0 with fewer than two points. */
 int tforge_forge_borne_out(const tforge_forge *f, const double *w, const tforge_loop_outcome *out);
 /* Whether the incumbent's labels name a bottleneck that no open move addresses (when forge asks
  * a model, issue 37): `*named` the index of the strongest such label among the incumbent's

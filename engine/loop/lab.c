@@ -106,12 +106,13 @@ int tforge_lab_run(double *best, double *charged, uint32_t *n_evals, const tforg
     fo.record = o->store ? &record : NULL;
     tforge_forge_options_for(&fo, o->strategy);
     tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
+    tforge_forge_companion_texts companion;
     lo.strategy = tforge_forge_plugin(o->strategy, &steered);
-    tforge_forge_companion(&lo, o->strategy);
+    lo.strategy_options = o->options;
+    tforge_forge_companion(&lo, o->strategy, &companion);
     if (!rc && steered && !(rc = tforge_forge_open(&forge, reg, space, &backend, &fo)))
         lo.steer = tforge_forge_steer(forge);
     lo.patience = o->patience;
-    lo.strategy_options = o->options;
     lo.seed = o->seed;
     lo.budget = o->budget;
     lo.batch = o->batch;

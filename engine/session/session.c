@@ -1149,9 +1149,10 @@ static int tune_shape(settings s, const tforge_registry *reg, tforge_task *task,
     if ((steered || s.profile_all) && tforge_forge_open(&forge, reg, task->space, &backend, &fo))
         goto failed;
     tforge_loop_options lo = TFORGE_LOOP_OPTIONS_INIT;
+    tforge_forge_companion_texts companion;
     lo.strategy = strategy_plugin;
-    tforge_forge_companion(&lo, s.strategy);
     lo.strategy_options = s.options;
+    tforge_forge_companion(&lo, s.strategy, &companion);
     lo.steer = forge ? tforge_forge_steer(forge) : NULL;
     lo.patience = s.patience;
     lo.seed = s.seed;

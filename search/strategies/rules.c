@@ -30,7 +30,10 @@
  * way (the dimensions' effects say which: TMA with larger tiles, fewer stages and more warps;
  * persistent programs with a larger GROUP_M; split-K with a smaller M tile; the other way when
  * the rewrite is taken off). Each such rewrite move and subset of its knobs is one move, those
- * that move the largest share of the knobs first, ties broken by the generator. A model that
+ * that move the largest share of the knobs first, ties broken by the generator. With
+ * compound_after=F they wait until F of the budget is proposed: forge passes bo's knobs_first
+ * where bo holds the rewrites, so that they come around the knobs' winner, once the knobs'
+ * search has found it, rather than taking its evaluations. A model that
  * learns each dimension's effect from points that differ in one or two of them finds that
  * every one of those changes alone makes the knobs' winner slower, and such an optimum is
  * reached by none of the one-dimension moves. No prior is needed: they follow the prior's
@@ -46,6 +49,8 @@ typedef struct rules_state {
     double walk;       /* 0: the ranked neighbours alone */
     double refute;     /* 1: no favoured level already proposed next to the incumbent */
     double compound;   /* 1: the rewrites' compound moves too */
+    double compound_after; /* ... once this share of the budget is proposed */
+    uint32_t budget;   /* the host's, 0 when unknown */
     /* per rewrite dimension r, the knobs it needs: couple[r * dims + k] is +1 when k moves up
      * as r moves up, -1 when it moves down, 0 when k is not coupled to r */
     int8_t *couple;
@@ -84,6 +89,9 @@ static const tforge_option_spec rules_options[] = {
      "1: also a rewrite moved together with the knobs it needs (TMA with larger tiles, fewer "
      "stages and more warps; persistent with a larger GROUP_M; split-K with a smaller M tile), "
      "from the incumbent once the initial design is measured"},
+    {"compound_after", TFORGE_OPTION_NUMBER, "0", 0, 1, NULL,
+     "the share of the budget proposed before the compound moves start (a staged schedule: "
+     "the knobs first, then the rewrites around their winner)"},
 };
 
 #define N_RULES_OPTIONS (sizeof rules_options / sizeof *rules_options)
@@ -136,7 +144,8 @@ static int rules_create(void **state, const tforge_host *host,
     rules_state *s = *state;
     tforge_sdk_strat_base *b = &s->base;
     s->current = TFORGE_SDK_STRAT_NONE;
-    double *const targets[] = {&s->walk, &s->refute, &s->compound};
+    s->budget = input->budget;
+    double *const targets[] = {&s->walk, &s->refute, &s->compound, &s->compound_after};
     if ((rc = tforge_sdk_strat_parse_options(b, options, rules_options, N_RULES_OPTIONS, targets)))
         goto fail;
     uint64_t moves = 0;
@@ -329,12 +338,14 @@ static uint32_t measured(const tforge_sdk_strat_base *b)
 }
 
 /* compound=1: the untried valid compound move of the incumbent that moves the largest share of
- * its rewrite's knobs, into s->best: 1, or 0 when there is none (or it is too early). */
+ * its rewrite's knobs, into s->best: 1, or 0 when there is none (or it is too early: before the
+ * initial design is measured, or compound_after of the budget proposed). */
 static int compound_move(rules_state *s)
 {
     tforge_sdk_strat_base *b = &s->base;
     uint32_t at = incumbent(b), ties = 0, knob[16];
-    if (!s->compound || at == TFORGE_SDK_STRAT_NONE || measured(b) < b->dims)
+    if (!s->compound || at == TFORGE_SDK_STRAT_NONE || measured(b) < b->dims ||
+        b->archive.n < s->compound_after * s->budget)
         return 0;
     const tforge_level *from = tforge_sdk_strat_point(&b->archive, at);
     double best_share = 0;

@@ -590,7 +590,8 @@ static void rule_moves_join_the_batches(void **state)
     assert_int_equal(tforge_backend_open(&the_backend, &fake_type, &args), 0);
     tforge_forge *forge = fixture_forge(f, 1, 0);
     tforge_loop_options o = spy_loop(&from, 8, 2, forge);
-    tforge_forge_companion(&o, "forge");
+    tforge_forge_companion_texts texts;
+    tforge_forge_companion(&o, "forge", &texts);
     assert_string_equal(o.companion, "rules");
     tforge_loop_outcome out;
     assert_int_equal(tforge_loop_run(&out, f->reg, f->space, &the_backend, &o), 0);

@@ -101,10 +101,11 @@ static void agreement_ranks_the_prior_against_the_measurements(void **state)
     tforge_forge_free(forge);
 }
 
-/* Borne out beyond chance: the agreement must exceed Kendall's tau's standard deviation between
- * unrelated rankings. Three points ranked right (1 > 0.64) are; two are not (one pair, sd 1);
- * nine points ranked right but for 11 of their 36 pairs (agreement 0.39 > 0.27) are; nine
- * with 14 pairs wrong (0.22, above zero: handed before) are not. */
+/* Borne out beyond chance: the agreement must exceed 1.645 standard deviations of Kendall's tau
+ * between unrelated rankings (chance's one-sided 5%). Four points ranked right (1 > 0.81) are;
+ * three are not (1 < 1.05; one sd, 0.64, let them steer before), nor two (one pair); nine
+ * points ranked right but for 9 of their 36 pairs (agreement 0.5 > 0.44) are; nine with 11
+ * pairs wrong (0.39, above one sd, 0.27: handed before) are not. */
 static void a_prior_agreeing_by_chance_is_not_borne_out(void **state)
 {
     fixture *f = *state;
@@ -117,15 +118,30 @@ static void a_prior_agreeing_by_chance_is_not_borne_out(void **state)
     measured(&out, points);
     double w[LEVELS];
     favour(w, 2);
+    assert_true(tforge_forge_agreement(forge, w, &out) == 1.0);
+    assert_false(tforge_forge_borne_out(forge, w, &out));
+    /* a fourth point, (3, 0) at 0.5 ms: favouring its level ranks its three pairs right */
+    static tforge_loop_eval four[4];
+    tforge_level fourth[2] = {3, 0};
+    memcpy(four, out.evals, 3 * sizeof *four);
+    four[3] = four[2];
+    four[3].point = fourth;
+    four[3].m.value = 0.5;
+    tforge_loop_eval *three = out.evals;
+    out.evals = four;
+    out.n_evals = 4;
+    favour(w, 3);
+    assert_true(tforge_forge_agreement(forge, w, &out) == 1.0);
     assert_true(tforge_forge_borne_out(forge, w, &out));
+    out.evals = three;
     out.n_evals = 2; /* (0, 0) and (1, 0): one pair, ranked right by favouring level 1 */
     favour(w, 1);
     assert_true(tforge_forge_agreement(forge, w, &out) == 1.0);
     assert_false(tforge_forge_borne_out(forge, w, &out));
     /* nine points, (0, 0) ... (0, 5), (1, 0) ... (1, 2), the prior's weight 6 BLOCK_M + BLOCK_N:
      * each its own; the values by weight, highest first, a permutation with `wrong` inversions */
-    static const double values[2][9] = {{1, 2, 3, 5, 9, 8, 7, 6, 4}, {1, 2, 3, 8, 9, 7, 6, 5, 4}};
-    static const int wrong[2] = {11, 14};
+    static const double values[2][9] = {{1, 2, 3, 4, 8, 9, 7, 6, 5}, {1, 2, 3, 5, 9, 8, 7, 6, 4}};
+    static const int wrong[2] = {9, 11};
     static tforge_loop_eval evals[9];
     static tforge_level at[9][2];
     for (uint32_t l = 0; l < SIDE; l++) {
