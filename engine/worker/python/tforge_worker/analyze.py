@@ -1027,9 +1027,9 @@ class _Kernel:
         return {"m": size_m, "n": size_n, "k": size_k, "block_m": bm, "block_n": bn,
                 "block_k": bk, "group_m": group[0] if group else None,
                 "acc": acc["name"], "acc_dtype": acc["dtype"], "store_dtype": self._to_dtype(value),
-                "stores_acc": _is_name(value, acc["name"]) or (
+                "stores_acc": not acc["rebound"] and (_is_name(value, acc["name"]) or (
                     isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and
-                    value.func.attr == "to" and _is_name(value.func.value, acc["name"])),
+                    value.func.attr == "to" and _is_name(value.func.value, acc["name"]))),
                 "a": {**a, "row_start": a_rows["start"], "col_start": "0"},
                 "b": {**b, "row_start": "0", "col_start": b_cols["start"]},
                 "c": {**store, "row_start": c_rows["start"], "col_start": c_cols["start"]},
@@ -1038,7 +1038,9 @@ class _Kernel:
                            "end_col": k_args[-1].end_col_offset},
                 "k_stop": self.text(k_args[1] if len(k_args) == 3 else k_args[-1]),
                 "k_step": self.text(k_args[2]) if len(k_args) == 3 else "1",
-                "tile_body": self._tile_body()}
+                # a batch axis takes a program id of its own: no one tile body per tile
+                "tile_body": None if a["batch"] or b["batch"] or store["batch"] else
+                self._tile_body()}
 
     def _body_names(self):
         return {n.id for stmt in self.fn.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
@@ -1056,19 +1058,25 @@ class _Kernel:
             target, ok = stmt.target, acc_arg is None and isinstance(stmt.target, ast.Name)
         else:
             return None
-        init = self._top_assign(target.id) if ok else None
         loop = self.parents.get(stmt)
+        body = self.fn.body
+        # before the loop, one top-level assignment; after it, an epilogue may rebind the name
+        # (`acc = acc * alpha + bias`), which then no longer holds the loop's sum alone
+        binds = [s for s in body if target.id in _binds_names(s)] if ok else []
+        before = [s for s in binds if body.index(s) < body.index(loop)]
+        init = before[0] if len(before) == 1 and isinstance(before[0], ast.Assign) and \
+            len(before[0].targets) == 1 and isinstance(before[0].targets[0], ast.Name) else None
         in_loop = [s for s in ast.walk(loop) if target.id in _binds_names(s) and
                    isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
-        if init is None or in_loop != [stmt] or self.fn.body.index(init) > \
-                self.fn.body.index(loop) or not (isinstance(init.value, ast.Call) and
-                                                 self.f.tl_attr(init.value.func) == "zeros"):
+        if init is None or in_loop != [stmt] or not (
+                isinstance(init.value, ast.Call) and self.f.tl_attr(init.value.func) == "zeros"):
             return None
         shape = _keyword(init.value, "shape", 0)
         dtype = _keyword(init.value, "dtype", 1)
         return {"name": target.id, "dtype": self.text(dtype),
                 "shape": [self.text(x) for x in shape.elts]
-                if isinstance(shape, (ast.Tuple, ast.List)) else None}
+                if isinstance(shape, (ast.Tuple, ast.List)) else None,
+                "rebound": len(binds) > 2}
 
     def _top_assign(self, name):
         """The kernel's top-level statement `name = ...` when it is the name's only one there."""
@@ -1099,11 +1107,11 @@ class _Kernel:
         step = next((s for s in loop.body if isinstance(s, ast.AugAssign) and
                      isinstance(s.op, ast.Add) and isinstance(s.target, ast.Name) and
                      s.target.id == pointer.id), None)
-        tile = self._pointer_tile(init.value) if init is not None else None
+        tile = self._pointer_tile(init.value, init) if init is not None else None
         if tile is None or step is None or self.fn.body.index(init) > self.fn.body.index(loop) \
                 or loop.body.index(where) > loop.body.index(step):
             return None
-        base, (rows, stride_row), (cols, stride_col) = tile
+        base, (rows, stride_row), (cols, stride_col), batch = tile
         offsets = [self._offset_def(rows), self._offset_def(cols)]
         mask, other = _keyword(load, "mask", 1), _keyword(load, "other", 2)
         bounds = self._bounds(mask, rows, cols) if mask is not None else {}
@@ -1115,7 +1123,7 @@ class _Kernel:
         want = sorted([k_block] + ([k_stride] if k_stride != "1" else []))
         if sorted(self.text(x) for x in _product(step.value)) != want:
             return None
-        return {"base": base, "stride_row": stride_row, "stride_col": stride_col,
+        return {"base": base, "batch": batch, "stride_row": stride_row, "stride_col": stride_col,
                 "ptrs": pointer.id, "ptrs_stmt": _span(init), "access": _span(load),
                 "mask": self.text(mask), "other": self.text(other), "advance": _span(step),
                 "value": None, "_offsets": offsets, "_bounds": bounds}
@@ -1135,16 +1143,17 @@ class _Kernel:
         pointer = _keyword(store, "pointer", 0)
         init = self._top_assign(pointer.id) if isinstance(pointer, ast.Name) and \
             pointer.id not in self.names and len(self.assigns.get(pointer.id, [])) == 1 else None
-        tile = self._pointer_tile(init.value if init is not None else pointer)
+        tile = self._pointer_tile(init.value if init is not None else pointer,
+                                  init if init is not None else stmt)
         value, mask = _keyword(store, "value", 1), _keyword(store, "mask", 2)
         if tile is None or value is None:
             return None
-        base, (rows, stride_row), (cols, stride_col) = tile
+        base, (rows, stride_row), (cols, stride_col), batch = tile
         offsets = [self._offset_def(rows), self._offset_def(cols)]
         bounds = self._bounds(mask, rows, cols) if mask is not None else {}
         if None in offsets or bounds is None:
             return None
-        return {"base": base, "stride_row": stride_row, "stride_col": stride_col,
+        return {"base": base, "batch": batch, "stride_row": stride_row, "stride_col": stride_col,
                 "ptrs": pointer.id if init is not None else None,
                 "ptrs_stmt": _span(init) if init is not None else None, "access": _span(store),
                 "mask": self.text(mask), "other": None, "advance": None,
@@ -1154,10 +1163,12 @@ class _Kernel:
                 "_offsets": offsets, "_value": value,
                 "_bounds": (bounds.get(0, []), bounds.get(1, []))}
 
-    def _pointer_tile(self, e):
-        """(base, (rows, stride), (cols, stride)) for `base + rows[:, None] * stride_r +
+    def _pointer_tile(self, e, at):
+        """(base, (rows, stride), (cols, stride), batch) for `base + rows[:, None] * stride_r +
         cols[None, :] * stride_c` (terms in any order, a factor's order either way, a stride
-        left out meaning 1), base a pointer parameter and the strides parameters; else None."""
+        left out meaning 1) made by the top-level statement `at`, the strides parameters and
+        base a pointer parameter (batch None) or a pointer offset along a batch axis before
+        `at` (`_batch_base`); else None."""
         terms = []
 
         def flat(x):
@@ -1167,8 +1178,9 @@ class _Kernel:
             else:
                 terms.append(x)
         flat(e)
-        bases = [t for t in terms if isinstance(t, ast.Name) and t.id in self.names and
-                 t.id not in self.constexprs and t.id not in self.assigns]
+        bases = [t for t in terms if isinstance(t, ast.Name) and (
+            (t.id in self.names and t.id not in self.constexprs and t.id not in self.assigns) or
+            self._batch_base(t.id, at) is not None)]
         if len(terms) != 3 or len(bases) != 1:
             return None
         axes = {}
@@ -1187,12 +1199,48 @@ class _Kernel:
             axes[axis] = (name, strides[0].id if strides else "1")
         if sorted(axes) != [0, 1]:
             return None
-        return bases[0].id, axes[0], axes[1]
+        return bases[0].id, axes[0], axes[1], self._batch_base(bases[0].id, at)
+
+    def _batch_base(self, name, at):
+        """{pointer, index, stride} when `name` is a pointer offset along a batch axis by one
+        top-level statement before `at`, the name's only binding: `name = P + I * S` or, P being
+        `name` itself, `P += I * S` (either order of terms and factors); P a pointer parameter
+        bound nowhere else, I a name assigned once that is not a tile (a program's batch index;
+        the descriptor made from the base would not compile were it one), S the product of the
+        other factors (`stride`: their texts), each a scalar parameter the body never rebinds or
+        an integer. None otherwise."""
+        body = self.fn.body
+        found = [s for s in body if name in _binds_names(s)]
+        stmt = found[0] if len(found) == 1 else None
+        if stmt is None or at not in body or body.index(stmt) >= body.index(at) or \
+                len(self.assigns.get(name, [])) != 1 or \
+                not isinstance(stmt, (ast.Assign, ast.AugAssign)):
+            return None
+        value = self.assigns[name][0]
+        if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+            return None
+        for pointer, offset in ((value.left, value.right), (value.right, value.left)):
+            if not isinstance(pointer, ast.Name) or pointer.id not in self.names or \
+                    pointer.id in self.constexprs or \
+                    (pointer.id in self.assigns and pointer.id != name):
+                continue
+            factors = _product(offset)
+            index = [f for f in factors if isinstance(f, ast.Name) and f.id not in self.names]
+            stride = [f for f in factors if f not in index]
+            if len(index) == 1 and len(self.assigns.get(index[0].id, [])) == 1 and \
+                    self.shape(index[0]) == () and stride and all(
+                        (isinstance(f, ast.Name) and f.id not in self.constexprs and
+                         f.id not in self.assigns) or
+                        (isinstance(f, ast.Constant) and type(f.value) is int) for f in stride):
+                return {"pointer": pointer.id, "index": index[0].id,
+                        "stride": [self.text(f) for f in stride]}
+        return None
 
     def _offset_def(self, name):
         """{start, block, wrap} for the top-level `name = S * B + tl.arange(0, B)` (start the
         text of S * B) or `name = tl.arange(0, B)` (start "0"), B a constexpr, either maybe
-        `% W` (wrap W); the names in S assigned once. None otherwise."""
+        `% W` (wrap W); the names in S bound by no statement after it (S's text means the same
+        wherever a rewrite uses it later). None otherwise."""
         init = self._top_assign(name)
         if init is None or name in self.names or len(self.assigns.get(name, [])) != 1:
             return None
@@ -1206,9 +1254,11 @@ class _Kernel:
                 if b and isinstance(scaled, ast.BinOp) and isinstance(scaled.op, ast.Mult) and \
                         any(isinstance(x, ast.Name) and x.id == b for x in _product(scaled)):
                     block, start = b, self.text(scaled)
-                    once = all(n.id in self.names or len(self.assigns.get(n.id, [])) == 1
-                               for n in ast.walk(scaled) if isinstance(n, ast.Name))
-                    block = block if once else None
+                    body = self.fn.body
+                    later = set().union(*[_binds_names(s)
+                                          for s in body[body.index(init) + 1:]])
+                    block = None if later & {n.id for n in ast.walk(scaled)
+                                             if isinstance(n, ast.Name)} else block
                     break
         if block not in self.constexprs:
             return None
