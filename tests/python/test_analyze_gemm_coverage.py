@@ -105,3 +105,50 @@ def test_batch_offsets_that_prove_nothing(tmp_path):
     assert gemm_of(tmp_path, before="a_b = a_ptr + tl.arange(0, BK) * s_ab", a_base="a_b") \
         is None
     assert gemm_of(tmp_path, before="a_b = a_ptr + i_b * BK", a_base="a_b") is None
+
+
+def test_tiles_made_in_the_loop():
+    """mm's shape: A's tile made in the load itself, B's by a name of the loop, from K offsets
+    the loop makes; no advance (split-K refuses it), a named tile keeps its statement."""
+    g = kernel_of(os.path.join(DESCRIPTORS, "gemm_loop_pointers.py"), "mm_kernel")["gemm"]
+    assert (g["a"]["ptrs"], g["a"]["ptrs_stmt"], g["a"]["advance"]) == (None, None, None)
+    assert g["b"]["ptrs"] == "b_ptrs" and g["b"]["advance"] is None
+    assert (g["k_offset"], g["c"]["base"], g["c"]["ptrs"]) == ("start_k", "C", "C")
+    assert g["c"]["row_start"] == "pid_m * BLOCK_M" and g["stores_acc"] is False
+
+
+LOOP_GEMM = """\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def k(a_ptr, b_ptr, c_ptr, M, N, K, s_am, s_bk, s_cm,
+          BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        rm = tl.program_id(0) * BM + tl.arange(0, BM)
+        rn = tl.program_id(1) * BN + tl.arange(0, BN)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            rk = {rk}
+            a = tl.load(a_ptr + rm[:, None] * s_am + rk[None, :], mask={mask}, other=0.0)
+            b = tl.load(b_ptr + rk[:, None] * s_bk + rn[None, :], mask=rk[:, None] < K, other=0.0)
+            acc += tl.dot(a, b)
+        tl.store(c_ptr + rm[:, None] * s_cm + rn[None, :], acc,
+                 mask=(rm[:, None] < M) & (rn[None, :] < N))
+    """
+
+
+def loop_gemm_of(tmp_path, rk="k + tl.arange(0, BK)", mask="rk[None, :] < K"):
+    path = tmp_path / "k.py"
+    path.write_text(textwrap.dedent(LOOP_GEMM).format(rk=rk, mask=mask))
+    return kernel_of(str(path), "k")["gemm"]
+
+
+def test_offsets_made_in_the_loop_that_prove_nothing(tmp_path):
+    """K offsets made in the loop must start where the iteration does and be bounded by K
+    itself (they already hold the start); anything else is unfound."""
+    assert loop_gemm_of(tmp_path) is not None
+    assert loop_gemm_of(tmp_path, mask="(rk < K)[None, :]") is not None
+    assert loop_gemm_of(tmp_path, rk="k + 1 + tl.arange(0, BK)") is None
+    assert loop_gemm_of(tmp_path, rk="tl.arange(0, BK)") is None
+    assert loop_gemm_of(tmp_path, mask="rk[None, :] < K - k") is None

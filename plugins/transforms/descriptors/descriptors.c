@@ -261,7 +261,7 @@ static int descriptors_apply(void *state, const tforge_level *levels,
         if (!rc && i < 2)
             rc = tforge_sdk_xf_edit(e, m->access.start, m->access.end, "%s.load([%s, %s])", desc,
                                     mats[i].row_at, mats[i].col_at);
-        if (!rc && i < 2)
+        if (!rc && i < 2 && m->advance.end) /* a tile made in the loop has none */
             rc = tforge_sdk_xf_edit(e, m->advance.start, m->advance.end, "pass");
         if (!rc && i == 2 && !subtile)
             rc = tforge_sdk_xf_edit(e, m->access.start, m->access.end, "%s.store([%s, %s], %s)",

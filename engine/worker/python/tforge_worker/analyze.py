@@ -1005,7 +1005,7 @@ class _Kernel:
         (a_rows, a_k), (b_k, b_cols) = a.pop("_offsets"), b.pop("_offsets")
         (c_rows, c_cols), value = store.pop("_offsets"), store.pop("_value")
         bm, bk, bn = a_rows["block"], a_k["block"], b_cols["block"]
-        if (a_k["start"], b_k["start"], b_k["block"]) != ("0", "0", bk) or \
+        if b_k["block"] != bk or \
                 (c_rows["block"], c_cols["block"]) != (bm, bn) or \
                 c_rows["wrap"] or c_cols["wrap"] or a_k["wrap"] or b_k["wrap"] or \
                 acc["shape"] != [bm, bn] or self.shape(value) != (bm, bn):
@@ -1020,8 +1020,17 @@ class _Kernel:
         size_m = self._one_size(rows_c + rows_a.get(0, []) + [a_rows["wrap"]])
         size_n = self._one_size(cols_c + cols_b.get(1, []) + [b_cols["wrap"]])
         k_bound = ast.unparse(ast.parse(f"{size_k} - {k_offset}", mode="eval").body)
-        if size_m is None or size_n is None or set(rows_a.get(1, [])) - {k_bound} or \
-                set(cols_b.get(0, [])) - {k_bound}:
+
+        def along_k(offset, bounds):
+            """An operand's K offsets start at 0 before the loop, bounded by K minus the
+            iteration's start, or at the iteration's start in the loop, bounded by K."""
+            if offset.get("in_loop"):
+                same = ast.unparse(ast.parse(offset["start"], mode="eval")) == \
+                    ast.unparse(ast.parse(k_offset, mode="eval"))
+                return same and not set(bounds) - {size_k}
+            return offset["start"] == "0" and not set(bounds) - {k_bound}
+        if size_m is None or size_n is None or not along_k(a_k, rows_a.get(1, [])) or \
+                not along_k(b_k, cols_b.get(0, [])):
             return None
         group = [n for n in self.constexprs if "GROUP" in n.upper() and n in self._body_names()]
         return {"m": size_m, "n": size_n, "k": size_k, "block_m": bm, "block_n": bn,
@@ -1100,9 +1109,11 @@ class _Kernel:
         while where is not None and where not in loop.body:
             where = self.parents.get(where)
         pointer = _keyword(load, "pointer", 0)
-        if where is None or not isinstance(pointer, ast.Name) or pointer.id in self.names or \
-                len(self.assigns.get(pointer.id, [])) != 2:
+        if where is None:
             return None
+        if not isinstance(pointer, ast.Name) or pointer.id in self.names or \
+                len(self.assigns.get(pointer.id, [])) != 2:
+            return self._operand_made_in_loop(load, pointer, where, loop, k_axis)
         init = self._top_assign(pointer.id)
         step = next((s for s in loop.body if isinstance(s, ast.AugAssign) and
                      isinstance(s.op, ast.Add) and isinstance(s.target, ast.Name) and
@@ -1128,6 +1139,51 @@ class _Kernel:
                 "mask": self.text(mask), "other": self.text(other), "advance": _span(step),
                 "value": None, "_offsets": offsets, "_bounds": bounds}
 
+    def _operand_made_in_loop(self, load, pointer, where, loop, k_axis):
+        """_operand for a pointer tile the loop makes again each iteration, before the load (the
+        load's pointer itself, or a name the body assigns once, with a statement before it):
+        its offset along K made in the body too (`rk = k + tl.arange(0, BK)`, rk assigned once
+        in the body, before the load), the other one before the loop. No advance; ptrs (the
+        name) and ptrs_stmt only for a named tile; `_offsets`' K start is the iteration's
+        start, which _gemm compares with the loop's."""
+        stmt, tile = None, None
+        if isinstance(pointer, ast.Name):
+            stmt = next((s for s in loop.body if isinstance(s, ast.Assign) and
+                         len(s.targets) == 1 and _is_name(s.targets[0], pointer.id)), None)
+            if stmt is None or pointer.id in self.names or \
+                    len(self.assigns.get(pointer.id, [])) != 1 or \
+                    loop.body.index(stmt) >= loop.body.index(where):
+                return None
+            tile = self._pointer_tile(stmt.value, loop)
+        elif pointer is not None:
+            tile = self._pointer_tile(pointer, loop)
+        if tile is None:
+            return None
+        base, (rows, stride_row), (cols, stride_col), batch = tile
+        names = (rows, cols)
+        made = [s for s in loop.body if isinstance(s, ast.Assign) and len(s.targets) == 1 and
+                _is_name(s.targets[0], names[k_axis])]
+        in_body = [s for s in ast.walk(loop) if names[k_axis] in _binds_names(s) and
+                   isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
+        if len(made) != 1 or in_body != made or \
+                loop.body.index(made[0]) >= loop.body.index(where):
+            return None
+        offsets = [None, None]
+        offsets[k_axis] = self._offset_value(made[0].value, made[0], loop)
+        offsets[1 - k_axis] = self._offset_def(names[1 - k_axis])
+        mask, other = _keyword(load, "mask", 1), _keyword(load, "other", 2)
+        bounds = self._bounds(mask, rows, cols) if mask is not None else {}
+        zero = other is None if mask is None else \
+            isinstance(other, ast.Constant) and other.value == 0 and other.value is not False
+        if None in offsets or bounds is None or not zero:
+            return None
+        offsets[k_axis]["in_loop"] = True
+        return {"base": base, "batch": batch, "stride_row": stride_row, "stride_col": stride_col,
+                "ptrs": pointer.id if stmt is not None else None,
+                "ptrs_stmt": _span(stmt) if stmt is not None else None, "access": _span(load),
+                "mask": self.text(mask), "other": self.text(other), "advance": None,
+                "value": None, "_offsets": offsets, "_bounds": bounds}
+
     def _gemm_store(self, loop):
         """The kernel's one tl.store, at the top level after the loop, of a tile of the dot's
         shape through a pointer tile (a name made at the top level, or the expression itself),
@@ -1141,8 +1197,11 @@ class _Kernel:
             return None
         store = stores[0]
         pointer = _keyword(store, "pointer", 0)
+        # a name made once at the top level, maybe the base parameter itself (`C = C + ...`)
         init = self._top_assign(pointer.id) if isinstance(pointer, ast.Name) and \
-            pointer.id not in self.names and len(self.assigns.get(pointer.id, [])) == 1 else None
+            len(self.assigns.get(pointer.id, [])) == 1 else None
+        if init is not None and body.index(init) > body.index(stmt):
+            return None
         tile = self._pointer_tile(init.value if init is not None else pointer,
                                   init if init is not None else stmt)
         value, mask = _keyword(store, "value", 1), _keyword(store, "mask", 2)
@@ -1179,7 +1238,8 @@ class _Kernel:
                 terms.append(x)
         flat(e)
         bases = [t for t in terms if isinstance(t, ast.Name) and (
-            (t.id in self.names and t.id not in self.constexprs and t.id not in self.assigns) or
+            (t.id in self.names and t.id not in self.constexprs and (
+                t.id not in self.assigns or self._rebinds_once(at, t.id))) or
             self._batch_base(t.id, at) is not None)]
         if len(terms) != 3 or len(bases) != 1:
             return None
@@ -1200,6 +1260,14 @@ class _Kernel:
         if sorted(axes) != [0, 1]:
             return None
         return bases[0].id, axes[0], axes[1], self._batch_base(bases[0].id, at)
+
+    def _rebinds_once(self, stmt, name):
+        """Whether `stmt` is the top-level `name = ...`, the only binding of parameter `name`
+        (read in its own value before it is bound: `C = C + offsets`)."""
+        return isinstance(stmt, ast.Assign) and stmt in self.fn.body and \
+            len(stmt.targets) == 1 and _is_name(stmt.targets[0], name) and \
+            len(self.assigns.get(name, [])) == 1 and \
+            [s for s in self.fn.body if name in _binds_names(s)] == [stmt]
 
     def _batch_base(self, name, at):
         """{pointer, index, stride} when `name` is a pointer offset along a batch axis by one
@@ -1242,21 +1310,46 @@ class _Kernel:
         `% W` (wrap W); the names in S bound by no statement after it (S's text means the same
         wherever a rewrite uses it later). None otherwise."""
         init = self._top_assign(name)
-        if init is None or name in self.names or len(self.assigns.get(name, [])) != 1:
+        if name in self.names:
             return None
-        v, wrap = init.value, None
+        if init is None or len(self.assigns.get(name, [])) != 1:  # maybe made again alike
+            return self._offset_value(ast.Name(id=name, ctx=ast.Load()), self.fn.body[-1], None)
+        return self._offset_value(init.value, init, None)
+
+    def _offset_value(self, v, stmt, loop):
+        """_offset_def's facts of the value `v` that `stmt` assigns: at the top level (loop
+        None), `S * B + tl.arange(0, B)`, S's names bound by no statement after `stmt`; in the
+        body of `loop`, `S + tl.arange(0, B)` with any start S (the caller compares it with the
+        iteration's start along K), S's names bound nowhere in the body. Value-preserving hints
+        (`tl.multiple_of`, `tl.max_contiguous`) are looked through, and so is a name whose
+        assignments, all top-level, all make the same value (offsets made again to free
+        registers) when that value's names are bound by no statement after its first."""
+        v = self._without_hints(v)
+        wrap = None
         if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Mod):
-            v, wrap = v.left, self.text(v.right)
+            v, wrap = self._without_hints(v.left), self.text(v.right)
+        body = self.fn.body
+        if loop is None and isinstance(v, ast.Name) and v.id not in self.names:
+            binds = [s for s in body if v.id in _binds_names(s)]
+            values = {ast.unparse(x) for x in self.assigns.get(v.id, [])}
+            if binds and len(values) == 1 and len(binds) == len(self.assigns[v.id]) and \
+                    all(isinstance(s, ast.Assign) for s in binds) and \
+                    body.index(binds[0]) < body.index(stmt):
+                inner = self._offset_value(self.assigns[v.id][0], binds[0], None)
+                if inner is None or (wrap and inner["wrap"]):
+                    return None
+                return {**inner, "wrap": wrap or inner["wrap"]}
+            return None
         block, start = self.pure_arange(v) if isinstance(v, ast.Call) else None, "0"
         if block is None and isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add):
+            later = set().union(*[_binds_names(s) for s in (
+                loop.body if loop is not None else body[body.index(stmt) + 1:])])
             for scaled, rng in ((v.left, v.right), (v.right, v.left)):
                 b = self.pure_arange(rng) if isinstance(rng, ast.Call) else None
-                if b and isinstance(scaled, ast.BinOp) and isinstance(scaled.op, ast.Mult) and \
-                        any(isinstance(x, ast.Name) and x.id == b for x in _product(scaled)):
+                if b and (loop is not None or (
+                        isinstance(scaled, ast.BinOp) and isinstance(scaled.op, ast.Mult) and
+                        any(isinstance(x, ast.Name) and x.id == b for x in _product(scaled)))):
                     block, start = b, self.text(scaled)
-                    body = self.fn.body
-                    later = set().union(*[_binds_names(s)
-                                          for s in body[body.index(init) + 1:]])
                     block = None if later & {n.id for n in ast.walk(scaled)
                                              if isinstance(n, ast.Name)} else block
                     break
@@ -1264,12 +1357,25 @@ class _Kernel:
             return None
         return {"start": start, "block": block, "wrap": wrap}
 
+    def _without_hints(self, v):
+        """X for `tl.multiple_of(X, ..)` or `tl.max_contiguous(X, ..)` (nested), else v."""
+        while isinstance(v, ast.Call) and v.args and \
+                self.f.tl_attr(v.func) in ("multiple_of", "max_contiguous"):
+            v = v.args[0]
+        return v
+
     def _bounds(self, mask, rows, cols):
         """{axis: [bound texts]} for a mask made only of `rows[:, None] < X` and `cols[None, :] <
-        Y` joined by &, through a name assigned once; None for any other mask."""
+        Y` (or `(rows < X)[:, None]`, `(cols < Y)[None, :]`) joined by &, through a name
+        assigned once; None for any other mask."""
         if isinstance(mask, ast.Name) and mask.id not in self.names and \
                 len(self.assigns.get(mask.id, [])) == 1:
             mask = self.assigns[mask.id][0]
+        if isinstance(mask, ast.Subscript) and isinstance(mask.value, ast.Compare) and \
+                len(mask.value.ops) == 1:
+            compare = mask.value  # the bound indexed after the compare: index its tile instead
+            mask = ast.Compare(left=ast.Subscript(value=compare.left, slice=mask.slice),
+                               ops=compare.ops, comparators=compare.comparators)
         if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
             left, right = self._bounds(mask.left, rows, cols), self._bounds(mask.right, rows, cols)
             if left is None or right is None:
