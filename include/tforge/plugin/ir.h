@@ -109,12 +109,13 @@ typedef struct tforge_ir_gemm_batch {
 /* One matrix of a GEMM as the kernel addresses it: the tile `base + rows[:, None] * stride_row +
  * cols[None, :] * stride_col` ("1" for a stride the file leaves out), whose first row and column
  * are row_start and col_start ("pid_m * BLOCK_M", "0" along K). ptrs names the tile, made by
- * ptrs_stmt (NULL and a zero span when the store takes the expression itself); access is the
- * tl.load or tl.store call, with its mask and other (NULL when none); advance is the statement
- * moving an operand's tile one block along K (A and B); value is what C stores, pointer the
- * store's pointer argument as written, plain 1 when the store passes pointer, value and mask
- * alone (C; NULL and 0 for A and B). base is a pointer parameter, or a name offset along a
- * batch axis (batch). */
+ * ptrs_stmt (NULL and a zero span when the load or store takes the expression itself); access
+ * is the tl.load or tl.store call, with its mask and other (NULL when none); advance is the
+ * statement moving an operand's tile one block along K (A and B; a zero span when the K loop
+ * makes the tile again each iteration, ptrs_stmt then in the loop); value is what C stores,
+ * pointer the store's pointer argument as written, plain 1 when the store passes pointer, value
+ * and mask alone (C; NULL and 0 for A and B). base is a pointer parameter (maybe rebound to the
+ * tile by ptrs_stmt itself), or a name offset along a batch axis (batch). */
 typedef struct tforge_ir_gemm_matrix {
     const char *base, *stride_row, *stride_col, *row_start, *col_start, *ptrs, *mask, *other,
         *value, *pointer;

@@ -73,28 +73,42 @@ estimate, not the launch, is wrong).
 the descriptors, persistent and splitk rewrites cut. One tl.dot, `acc = tl.dot(a, b, acc)` or
 `acc += tl.dot(a, b)`, at the top of a top-level K loop `for k in range(0, K, BK)` (an
 iteration's tiles start at k along K) or `range(tl.cdiv(K, BK))` (at k * BK), range or tl.range;
-`acc = tl.zeros((BM, BN), ...)` before it and assigned nowhere else in the loop. Each operand
-is a tl.load in the loop of a pointer tile `P = base + rows[:, None] * stride_r + cols[None, :] *
-stride_c` (terms in any order; a missing stride is 1) made at the top level before the loop and
-advanced once after the load, `P += BK * stride` along K, P assigned nowhere else; base and
-strides are parameters the body never rebinds (so are M, N, K): their launched values are the
-matrices' addresses and layouts. The offsets are top-level `offs = X * B + tl.arange(0, B)` (start X * B, its names assigned once) or
-`tl.arange(0, B)` (start 0; K's), maybe `% size` for A's rows and B's columns; A is BM x BK, B
-BK x BN. A load's mask is None (and no `other`) or made only of bounds, `rows[:, None] < M` and
-`cols[None, :] < K - <k's start>` joined by &, with `other` 0. The one tl.store is at the top
-level after the loop, of a BM x BN value through such a tile (a name or the expression itself,
-offsets without `%`), masked by `< M` / `< N` bounds or not. M, N, K are scalar parameters, one
-each wherever bounds or wraps name them. Recorded: the sizes, blocks, GROUP constexpr, the
-accumulator and its dtype, the store's `.to()` dtype, per operand (a, b, c) its base, strides,
-offsets' starts, pointer name and statement, load/store call (`access`), mask, advance, stored
-value, and C's store's pointer text and `plain` (it passes pointer, value and mask alone);
-`stores_acc` when the stored value is the accumulator itself or its `.to(D)`; the
-loop, the dot statement, k's name and offset text, the loop's positional range arguments
-(`k_args`, a span) with its stop's and step's texts ("1" where left out; the start is 0); and
-`tile_body` when the body from `pid = tl.program_id(0)` (the one program id, no num_programs, no
-return, nothing bound before it bound again after it, parameters included) can run once per
-tile in a loop: the statement, the call, and the lines where re-indenting it inserts (starts of
-logical lines and of own-line comments outside brackets).
+`acc = tl.zeros((BM, BN), ...)` the name's one top-level assignment before the loop, assigned
+nowhere else in the loop (an epilogue after the loop may rebind it: `acc = acc * alpha + bias`).
+Each operand is a tl.load in the loop of a pointer tile `P = base + rows[:, None] * stride_r +
+cols[None, :] * stride_c` (terms in any order; a missing stride is 1), either made at the top
+level before the loop and advanced once after the load, `P += BK * stride` along K, P assigned
+nowhere else; or made again each iteration (the load's pointer itself, or a name the body
+assigns once before the load) from K offsets the body makes before the load, `rk = S +
+tl.arange(0, B)` (assigned nowhere else in the body, S the iteration's start along K, its names
+bound nowhere in the body), no advance. Strides are parameters the body never rebinds (so are
+M, N, K); base is a pointer parameter never rebound, or rebound once to the tile itself by the
+statement making it (`C = C + offsets`), or moved once along a batch axis before the tile
+(`batch`: `X = P + I * S`, or the parameter in place, `P += I * S`, the name's one binding; P a
+pointer parameter, I a name assigned once that is not a tile, S's factors scalar parameters never
+rebound or integers): their launched values are the matrices' addresses and layouts. The other
+offsets are `offs = X * B + tl.arange(0, B)` (start X * B, its names bound by no statement
+after it) or `tl.arange(0, B)` (start 0; K's), at the top level, assigned once or every time
+alike (made again to free registers), maybe `% size` for A's rows and B's columns, maybe under
+value hints (`tl.multiple_of`, `tl.max_contiguous`); A is BM x BK, B BK x BN. A load's mask is
+None (and no `other`) or made only of bounds, `rows[:, None] < M` (or `(rows < M)[:, None]`)
+and, along K, `cols[None, :] < K - <k's start>` for offsets made before the loop, `< K` for
+offsets the loop makes, joined by &, with `other` 0. The one tl.store is at the top level after
+the loop, of a BM x BN value through such a tile (a name or the expression itself, offsets
+without `%`), masked by `< M` / `< N` bounds or not. M, N, K are scalar parameters, one each
+wherever bounds or wraps name them. Recorded: the sizes, blocks, GROUP constexpr, the
+accumulator and its dtype, the store's `.to()` dtype, per operand (a, b, c) its base, `batch`
+({pointer, index, stride: the factors' texts}, or None), strides, offsets' starts, pointer name
+and statement (None for a tile the load or store takes as an expression), load/store call
+(`access`), mask, advance (None for a tile the loop makes), stored value, and C's store's
+pointer text and `plain` (it passes pointer, value and mask alone); `stores_acc` when the stored
+value is the accumulator itself or its `.to(D)` and no epilogue rebinds it; the loop, the dot
+statement, k's name and offset text, the loop's positional range arguments (`k_args`, a span)
+with its stop's and step's texts ("1" where left out; the start is 0); and `tile_body` when no
+matrix has a batch axis and the body from `pid = tl.program_id(0)` (the one program id, no
+num_programs, no return, nothing bound before it bound again after it, parameters included) can
+run once per tile in a loop: the statement, the call, and the lines where re-indenting it
+inserts (starts of logical lines and of own-line comments outside brackets).
 
 `loop_tails`, per kernel: loops `for v in range(0, B, E)` ("step") or `range(0, tl.cdiv(B, E))`
 ("count"; start and step may be left out), range or tl.range, B a scalar parameter and E a
