@@ -538,6 +538,18 @@ static void parse_gemm_matrix(parser *p, const cJSON *o, const char *key,
     x->ptrs_stmt = optional_span(p, m, "ptrs_stmt");
     x->access = span(p, m, "access");
     x->advance = optional_span(p, m, "advance");
+    const cJSON *batch = cJSON_GetObjectItemCaseSensitive(m, "batch");
+    if (cJSON_IsObject(batch)) {
+        size_t at = push(p, ".batch");
+        x->batch.pointer = text(p, batch, "pointer", 1);
+        x->batch.index = text(p, batch, "index", 1);
+        x->batch.stride = strings(p, batch, "stride", &x->batch.n_stride);
+        if (!p->rc && !x->batch.n_stride)
+            fail(p, "stride", "the factors of the batch stride", batch);
+        pop(p, at);
+    } else if (batch && !cJSON_IsNull(batch)) {
+        fail(p, "batch", "an object or null", batch);
+    }
     pop(p, len);
 }
 

@@ -458,7 +458,8 @@ def test_gemm_forms_it_takes(tmp_path):
     [("acc = tl.dot(a, b, acc)", "acc = tl.dot(a, b, acc)\n        acc = tl.dot(a, b, acc)")],
     [("(offs_n[None, :] < N))\n", "(offs_n[None, :] < M))\n")],  # N and M mixed up
     [("for k in range(0, K, BLOCK_K)", "for k in range(0, K, 2 * BLOCK_K)")],
-    [("pid = tl.program_id(0)\n", "pid = tl.program_id(0)\n    a_ptr += pid * 0\n")],
+    # a base moved after its tile is made (moved before it, along a batch axis, it is taken)
+    [("* stride_bn\n", "* stride_bn\n    a_ptr += pid * 0\n")],
 ], ids=["k-bound", "causal-mask", "other", "advance-first", "double-step", "two-dots", "sizes",
         "step", "moved-base"])
 def test_gemm_forms_it_refuses(tmp_path, replacements):

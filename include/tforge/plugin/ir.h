@@ -1,5 +1,5 @@
 /* The analysis IR of a Triton file, lent read-only to transform plugins (part of the interface
- * "tforge.transform/5": a change of any layout below is a new interface id). It is what the
+ * "tforge.transform/6": a change of any layout below is a new interface id). It is what the
  * worker's tforge_worker.analyze returns (its docstring has the rules), parsed once by the host.
  * Every node has a span, so that a rewrite can cut the file at exactly those bytes. Text fields
  * are Python source exactly as written; NULL where the file gives none. Everything lives as long
@@ -96,19 +96,32 @@ typedef struct tforge_ir_tile_map {
     tforge_ir_span m_stmt, n_stmt;
 } tforge_ir_tile_map;
 
+/* A matrix's base offset along a batch axis: `base = pointer + index * stride` (or `pointer +=
+ * index * stride` where base is the parameter itself), made once before the tile; stride the
+ * product of the texts of its factors (scalar parameters or integers), index a program's batch
+ * index. pointer is NULL and n_stride 0 when the base is the parameter itself, unmoved. */
+typedef struct tforge_ir_gemm_batch {
+    const char *pointer, *index;
+    const char **stride;
+    size_t n_stride;
+} tforge_ir_gemm_batch;
+
 /* One matrix of a GEMM as the kernel addresses it: the tile `base + rows[:, None] * stride_row +
  * cols[None, :] * stride_col` ("1" for a stride the file leaves out), whose first row and column
  * are row_start and col_start ("pid_m * BLOCK_M", "0" along K). ptrs names the tile, made by
- * ptrs_stmt (NULL and a zero span when the store takes the expression itself); access is the
- * tl.load or tl.store call, with its mask and other (NULL when none); advance is the statement
- * moving an operand's tile one block along K (A and B); value is what C stores, pointer the
- * store's pointer argument as written, plain 1 when the store passes pointer, value and mask
- * alone (C; NULL and 0 for A and B). */
+ * ptrs_stmt (NULL and a zero span when the load or store takes the expression itself); access
+ * is the tl.load or tl.store call, with its mask and other (NULL when none); advance is the
+ * statement moving an operand's tile one block along K (A and B; a zero span when the K loop
+ * makes the tile again each iteration, ptrs_stmt then in the loop); value is what C stores,
+ * pointer the store's pointer argument as written, plain 1 when the store passes pointer, value
+ * and mask alone (C; NULL and 0 for A and B). base is a pointer parameter (maybe rebound to the
+ * tile by ptrs_stmt itself), or a name offset along a batch axis (batch). */
 typedef struct tforge_ir_gemm_matrix {
     const char *base, *stride_row, *stride_col, *row_start, *col_start, *ptrs, *mask, *other,
         *value, *pointer;
     int plain;
     tforge_ir_span ptrs_stmt, access, advance;
+    tforge_ir_gemm_batch batch;
 } tforge_ir_gemm_matrix;
 
 /* The GEMM of Triton's tutorial 03, C (M x N) = A (M x K) @ B (K x N), tiles BLOCK_M x BLOCK_N

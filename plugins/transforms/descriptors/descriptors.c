@@ -11,6 +11,8 @@
  * context variable). One boolean, `tma`: false leaves the kernel unchanged; and, where the store
  * is a statement of its own, `tma_subtile`: C written in two halves of BLOCK_N / 2 columns (the
  * epilogue subtiling of Triton's tutorial 09), the tile split by reshape, permute and split. */
+#include <ctype.h>
+
 #include <tforge/sdk/transform.h>
 
 static const char *const subtile_constraint[] = {"tma or not tma_subtile"};
@@ -99,6 +101,12 @@ static int make_descriptor(char *out, size_t size, const char *tl, const tforge_
     return n < 0 || (size_t)n >= size ? TFORGE_PLUGIN_ERROR : 0;
 }
 
+/* The parameter a matrix's tile starts from: its base, or what its base offsets. */
+static const char *matrix_pointer(const tforge_ir_gemm_matrix *m)
+{
+    return m->batch.pointer ? m->batch.pointer : m->base;
+}
+
 /* The check of one matrix in the hook: its name, base, row stride and last stride. */
 static int hook_row(tforge_sdk_xf_edits *e, uint32_t at, const char *indent,
                     const tforge_ir_gemm_matrix *m)
@@ -107,8 +115,23 @@ static int hook_row(tforge_sdk_xf_edits *e, uint32_t at, const char *indent,
     snprintf(row, sizeof row, strcmp(m->stride_row, "1") ? "bound[\"%s\"]" : "%s", m->stride_row);
     snprintf(col, sizeof col, strcmp(m->stride_col, "1") ? "bound[\"%s\"]" : "%s", m->stride_col);
     return tforge_sdk_xf_edit(e, at, at, "%s                (\"%s\", bound[\"%s\"], %s, %s),\n",
-                              indent,
-                              m->base, m->base, row, col);
+                              indent, matrix_pointer(m), matrix_pointer(m), row, col);
+}
+
+/* The check of a matrix offset along a batch axis: its name, base and batch stride, the
+ * product of its factors (parameters looked up, integers as written). */
+static int hook_batch_row(tforge_sdk_xf_edits *e, uint32_t at, const char *indent,
+                          const tforge_ir_gemm_matrix *m)
+{
+    int rc = tforge_sdk_xf_edit(e, at, at, "%s                (\"%s\", bound[\"%s\"], ", indent,
+                                m->batch.pointer, m->batch.pointer);
+    for (size_t i = 0; i < m->batch.n_stride && !rc; i++) {
+        const char *f = m->batch.stride[i], *times = i ? " * " : "";
+        rc = isdigit((unsigned char)f[0]) ? tforge_sdk_xf_edit(e, at, at, "%s%s", times, f)
+                                          : tforge_sdk_xf_edit(e, at, at, "%sbound[\"%s\"]",
+                                                               times, f);
+    }
+    return rc ? rc : tforge_sdk_xf_edit(e, at, at, "),\n");
 }
 
 /* The decorator's definition, at the kernel's own indentation, before its first decorator. */
@@ -145,11 +168,33 @@ static int add_hook(descriptors_state *s)
             "%s            if x.data_ptr() %% 16 or row * x.element_size() %% 16 or last != 1:\n"
             "%s                raise ValueError(f\"TMA needs {name} 16-byte aligned, its row stride \"\n"
             "%s                                 f\"({row} x {x.element_size()} bytes) too and its \"\n"
-            "%s                                 f\"last stride 1 ({last})\")\n"
+            "%s                                 f\"last stride 1 ({last})\")\n",
+            in, in, in, in, in);
+    /* a base moved along a batch axis stays aligned for every batch index when its batch
+     * stride is a multiple of 16 bytes */
+    int batched = 0;
+    for (int i = 0; i < 3; i++)
+        batched |= m[i]->batch.pointer != NULL;
+    if (!rc && batched)
+        rc = tforge_sdk_xf_edit(e, at, at, "%s        for name, x, batch in (\n", in);
+    for (int i = 0; i < 3 && !rc && batched; i++)
+        if (m[i]->batch.pointer)
+            rc = hook_batch_row(e, at, in, m[i]);
+    if (!rc && batched)
+        rc = tforge_sdk_xf_edit(
+            e, at, at,
+            "%s        ):\n"
+            "%s            if batch * x.element_size() %% 16:\n"
+            "%s                raise ValueError(f\"TMA needs {name}'s batch stride 16-byte aligned \"\n"
+            "%s                                 f\"({batch} x {x.element_size()} bytes)\")\n",
+            in, in, in, in);
+    if (!rc)
+        rc = tforge_sdk_xf_edit(
+            e, at, at,
             "%s        triton.set_allocator(scratch)\n\n"
             "%s    kernel.add_pre_run_hook(before_launch)\n"
             "%s    return kernel\n\n\n",
-            in, in, in, in, in, in, in, in);
+            in, in, in);
     /* directly above the jit decorator: the hook goes on the JITFunction itself, under any
      * autotune or heuristics wrapper, so that every launch through them runs it */
     uint32_t jit = tforge_sdk_xf_line_start(src, tforge_sdk_xf_jit_decorator(k)->span.start);
@@ -216,7 +261,7 @@ static int descriptors_apply(void *state, const tforge_level *levels,
         if (!rc && i < 2)
             rc = tforge_sdk_xf_edit(e, m->access.start, m->access.end, "%s.load([%s, %s])", desc,
                                     mats[i].row_at, mats[i].col_at);
-        if (!rc && i < 2)
+        if (!rc && i < 2 && m->advance.end) /* a tile made in the loop has none */
             rc = tforge_sdk_xf_edit(e, m->advance.start, m->advance.end, "pass");
         if (!rc && i == 2 && !subtile)
             rc = tforge_sdk_xf_edit(e, m->access.start, m->access.end, "%s.store([%s, %s], %s)",

@@ -20,10 +20,12 @@ static int splitk_create(void **state, const tforge_host *host,
     (void)options; /* it takes none */
     const tforge_ir_kernel *k = input->kernel;
     const tforge_ir_gemm *g = k->gemm;
-    /* the tile body's pid (one program id, no num_programs), no atomics already, C's store
+    /* the tile body's pid (one program id, no num_programs), A's and B's tiles made before the
+     * loop and advanced in it (the split moves both), no atomics already, C's store
      * passing pointer, value and mask alone, and a stored value linear in the accumulator
      * (`acc` or `acc.to(D)`: the sum of the partial tiles' values is the whole tile's) */
-    if (!g || !g->pid || k->n_atomics || !tforge_sdk_xf_jit_decorator(k) || !g->c.plain ||
+    if (!g || !g->pid || !g->a.advance.end || !g->b.advance.end || k->n_atomics ||
+        !tforge_sdk_xf_jit_decorator(k) || !g->c.plain ||
         !g->c.pointer || !g->c.value || !g->stores_acc)
         return TFORGE_TRANSFORM_NOT_APPLICABLE;
     splitk_state *s = tforge_sdk_xf_new(sizeof *s, host, input);

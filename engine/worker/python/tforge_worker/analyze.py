@@ -73,28 +73,42 @@ estimate, not the launch, is wrong).
 the descriptors, persistent and splitk rewrites cut. One tl.dot, `acc = tl.dot(a, b, acc)` or
 `acc += tl.dot(a, b)`, at the top of a top-level K loop `for k in range(0, K, BK)` (an
 iteration's tiles start at k along K) or `range(tl.cdiv(K, BK))` (at k * BK), range or tl.range;
-`acc = tl.zeros((BM, BN), ...)` before it and assigned nowhere else in the loop. Each operand
-is a tl.load in the loop of a pointer tile `P = base + rows[:, None] * stride_r + cols[None, :] *
-stride_c` (terms in any order; a missing stride is 1) made at the top level before the loop and
-advanced once after the load, `P += BK * stride` along K, P assigned nowhere else; base and
-strides are parameters the body never rebinds (so are M, N, K): their launched values are the
-matrices' addresses and layouts. The offsets are top-level `offs = X * B + tl.arange(0, B)` (start X * B, its names assigned once) or
-`tl.arange(0, B)` (start 0; K's), maybe `% size` for A's rows and B's columns; A is BM x BK, B
-BK x BN. A load's mask is None (and no `other`) or made only of bounds, `rows[:, None] < M` and
-`cols[None, :] < K - <k's start>` joined by &, with `other` 0. The one tl.store is at the top
-level after the loop, of a BM x BN value through such a tile (a name or the expression itself,
-offsets without `%`), masked by `< M` / `< N` bounds or not. M, N, K are scalar parameters, one
-each wherever bounds or wraps name them. Recorded: the sizes, blocks, GROUP constexpr, the
-accumulator and its dtype, the store's `.to()` dtype, per operand (a, b, c) its base, strides,
-offsets' starts, pointer name and statement, load/store call (`access`), mask, advance, stored
-value, and C's store's pointer text and `plain` (it passes pointer, value and mask alone);
-`stores_acc` when the stored value is the accumulator itself or its `.to(D)`; the
-loop, the dot statement, k's name and offset text, the loop's positional range arguments
-(`k_args`, a span) with its stop's and step's texts ("1" where left out; the start is 0); and
-`tile_body` when the body from `pid = tl.program_id(0)` (the one program id, no num_programs, no
-return, nothing bound before it bound again after it, parameters included) can run once per
-tile in a loop: the statement, the call, and the lines where re-indenting it inserts (starts of
-logical lines and of own-line comments outside brackets).
+`acc = tl.zeros((BM, BN), ...)` the name's one top-level assignment before the loop, assigned
+nowhere else in the loop (an epilogue after the loop may rebind it: `acc = acc * alpha + bias`).
+Each operand is a tl.load in the loop of a pointer tile `P = base + rows[:, None] * stride_r +
+cols[None, :] * stride_c` (terms in any order; a missing stride is 1), either made at the top
+level before the loop and advanced once after the load, `P += BK * stride` along K, P assigned
+nowhere else; or made again each iteration (the load's pointer itself, or a name the body
+assigns once before the load) from K offsets the body makes before the load, `rk = S +
+tl.arange(0, B)` (assigned nowhere else in the body, S the iteration's start along K, its names
+bound nowhere in the body), no advance. Strides are parameters the body never rebinds (so are
+M, N, K); base is a pointer parameter never rebound, or rebound once to the tile itself by the
+statement making it (`C = C + offsets`), or moved once along a batch axis before the tile
+(`batch`: `X = P + I * S`, or the parameter in place, `P += I * S`, the name's one binding; P a
+pointer parameter, I a name assigned once that is not a tile, S's factors scalar parameters never
+rebound or integers): their launched values are the matrices' addresses and layouts. The other
+offsets are `offs = X * B + tl.arange(0, B)` (start X * B, its names bound by no statement
+after it) or `tl.arange(0, B)` (start 0; K's), at the top level, assigned once or every time
+alike (made again to free registers), maybe `% size` for A's rows and B's columns, maybe under
+value hints (`tl.multiple_of`, `tl.max_contiguous`); A is BM x BK, B BK x BN. A load's mask is
+None (and no `other`) or made only of bounds, `rows[:, None] < M` (or `(rows < M)[:, None]`)
+and, along K, `cols[None, :] < K - <k's start>` for offsets made before the loop, `< K` for
+offsets the loop makes, joined by &, with `other` 0. The one tl.store is at the top level after
+the loop, of a BM x BN value through such a tile (a name or the expression itself, offsets
+without `%`), masked by `< M` / `< N` bounds or not. M, N, K are scalar parameters, one each
+wherever bounds or wraps name them. Recorded: the sizes, blocks, GROUP constexpr, the
+accumulator and its dtype, the store's `.to()` dtype, per operand (a, b, c) its base, `batch`
+({pointer, index, stride: the factors' texts}, or None), strides, offsets' starts, pointer name
+and statement (None for a tile the load or store takes as an expression), load/store call
+(`access`), mask, advance (None for a tile the loop makes), stored value, and C's store's
+pointer text and `plain` (it passes pointer, value and mask alone); `stores_acc` when the stored
+value is the accumulator itself or its `.to(D)` and no epilogue rebinds it; the loop, the dot
+statement, k's name and offset text, the loop's positional range arguments (`k_args`, a span)
+with its stop's and step's texts ("1" where left out; the start is 0); and `tile_body` when no
+matrix has a batch axis and the body from `pid = tl.program_id(0)` (the one program id, no
+num_programs, no return, nothing bound before it bound again after it, parameters included) can
+run once per tile in a loop: the statement, the call, and the lines where re-indenting it
+inserts (starts of logical lines and of own-line comments outside brackets).
 
 `loop_tails`, per kernel: loops `for v in range(0, B, E)` ("step") or `range(0, tl.cdiv(B, E))`
 ("count"; start and step may be left out), range or tl.range, B a scalar parameter and E a
@@ -1005,7 +1019,7 @@ class _Kernel:
         (a_rows, a_k), (b_k, b_cols) = a.pop("_offsets"), b.pop("_offsets")
         (c_rows, c_cols), value = store.pop("_offsets"), store.pop("_value")
         bm, bk, bn = a_rows["block"], a_k["block"], b_cols["block"]
-        if (a_k["start"], b_k["start"], b_k["block"]) != ("0", "0", bk) or \
+        if b_k["block"] != bk or \
                 (c_rows["block"], c_cols["block"]) != (bm, bn) or \
                 c_rows["wrap"] or c_cols["wrap"] or a_k["wrap"] or b_k["wrap"] or \
                 acc["shape"] != [bm, bn] or self.shape(value) != (bm, bn):
@@ -1020,16 +1034,25 @@ class _Kernel:
         size_m = self._one_size(rows_c + rows_a.get(0, []) + [a_rows["wrap"]])
         size_n = self._one_size(cols_c + cols_b.get(1, []) + [b_cols["wrap"]])
         k_bound = ast.unparse(ast.parse(f"{size_k} - {k_offset}", mode="eval").body)
-        if size_m is None or size_n is None or set(rows_a.get(1, [])) - {k_bound} or \
-                set(cols_b.get(0, [])) - {k_bound}:
+
+        def along_k(offset, bounds):
+            """An operand's K offsets start at 0 before the loop, bounded by K minus the
+            iteration's start, or at the iteration's start in the loop, bounded by K."""
+            if offset.get("in_loop"):
+                same = ast.unparse(ast.parse(offset["start"], mode="eval")) == \
+                    ast.unparse(ast.parse(k_offset, mode="eval"))
+                return same and not set(bounds) - {size_k}
+            return offset["start"] == "0" and not set(bounds) - {k_bound}
+        if size_m is None or size_n is None or not along_k(a_k, rows_a.get(1, [])) or \
+                not along_k(b_k, cols_b.get(0, [])):
             return None
         group = [n for n in self.constexprs if "GROUP" in n.upper() and n in self._body_names()]
         return {"m": size_m, "n": size_n, "k": size_k, "block_m": bm, "block_n": bn,
                 "block_k": bk, "group_m": group[0] if group else None,
                 "acc": acc["name"], "acc_dtype": acc["dtype"], "store_dtype": self._to_dtype(value),
-                "stores_acc": _is_name(value, acc["name"]) or (
+                "stores_acc": not acc["rebound"] and (_is_name(value, acc["name"]) or (
                     isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and
-                    value.func.attr == "to" and _is_name(value.func.value, acc["name"])),
+                    value.func.attr == "to" and _is_name(value.func.value, acc["name"]))),
                 "a": {**a, "row_start": a_rows["start"], "col_start": "0"},
                 "b": {**b, "row_start": "0", "col_start": b_cols["start"]},
                 "c": {**store, "row_start": c_rows["start"], "col_start": c_cols["start"]},
@@ -1038,7 +1061,9 @@ class _Kernel:
                            "end_col": k_args[-1].end_col_offset},
                 "k_stop": self.text(k_args[1] if len(k_args) == 3 else k_args[-1]),
                 "k_step": self.text(k_args[2]) if len(k_args) == 3 else "1",
-                "tile_body": self._tile_body()}
+                # a batch axis takes a program id of its own: no one tile body per tile
+                "tile_body": None if a["batch"] or b["batch"] or store["batch"] else
+                self._tile_body()}
 
     def _body_names(self):
         return {n.id for stmt in self.fn.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
@@ -1056,19 +1081,25 @@ class _Kernel:
             target, ok = stmt.target, acc_arg is None and isinstance(stmt.target, ast.Name)
         else:
             return None
-        init = self._top_assign(target.id) if ok else None
         loop = self.parents.get(stmt)
+        body = self.fn.body
+        # before the loop, one top-level assignment; after it, an epilogue may rebind the name
+        # (`acc = acc * alpha + bias`), which then no longer holds the loop's sum alone
+        binds = [s for s in body if target.id in _binds_names(s)] if ok else []
+        before = [s for s in binds if body.index(s) < body.index(loop)]
+        init = before[0] if len(before) == 1 and isinstance(before[0], ast.Assign) and \
+            len(before[0].targets) == 1 and isinstance(before[0].targets[0], ast.Name) else None
         in_loop = [s for s in ast.walk(loop) if target.id in _binds_names(s) and
                    isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
-        if init is None or in_loop != [stmt] or self.fn.body.index(init) > \
-                self.fn.body.index(loop) or not (isinstance(init.value, ast.Call) and
-                                                 self.f.tl_attr(init.value.func) == "zeros"):
+        if init is None or in_loop != [stmt] or not (
+                isinstance(init.value, ast.Call) and self.f.tl_attr(init.value.func) == "zeros"):
             return None
         shape = _keyword(init.value, "shape", 0)
         dtype = _keyword(init.value, "dtype", 1)
         return {"name": target.id, "dtype": self.text(dtype),
                 "shape": [self.text(x) for x in shape.elts]
-                if isinstance(shape, (ast.Tuple, ast.List)) else None}
+                if isinstance(shape, (ast.Tuple, ast.List)) else None,
+                "rebound": len(binds) > 2}
 
     def _top_assign(self, name):
         """The kernel's top-level statement `name = ...` when it is the name's only one there."""
@@ -1092,18 +1123,20 @@ class _Kernel:
         while where is not None and where not in loop.body:
             where = self.parents.get(where)
         pointer = _keyword(load, "pointer", 0)
-        if where is None or not isinstance(pointer, ast.Name) or pointer.id in self.names or \
-                len(self.assigns.get(pointer.id, [])) != 2:
+        if where is None:
             return None
+        if not isinstance(pointer, ast.Name) or pointer.id in self.names or \
+                len(self.assigns.get(pointer.id, [])) != 2:
+            return self._operand_made_in_loop(load, pointer, where, loop, k_axis)
         init = self._top_assign(pointer.id)
         step = next((s for s in loop.body if isinstance(s, ast.AugAssign) and
                      isinstance(s.op, ast.Add) and isinstance(s.target, ast.Name) and
                      s.target.id == pointer.id), None)
-        tile = self._pointer_tile(init.value) if init is not None else None
+        tile = self._pointer_tile(init.value, init) if init is not None else None
         if tile is None or step is None or self.fn.body.index(init) > self.fn.body.index(loop) \
                 or loop.body.index(where) > loop.body.index(step):
             return None
-        base, (rows, stride_row), (cols, stride_col) = tile
+        base, (rows, stride_row), (cols, stride_col), batch = tile
         offsets = [self._offset_def(rows), self._offset_def(cols)]
         mask, other = _keyword(load, "mask", 1), _keyword(load, "other", 2)
         bounds = self._bounds(mask, rows, cols) if mask is not None else {}
@@ -1115,9 +1148,54 @@ class _Kernel:
         want = sorted([k_block] + ([k_stride] if k_stride != "1" else []))
         if sorted(self.text(x) for x in _product(step.value)) != want:
             return None
-        return {"base": base, "stride_row": stride_row, "stride_col": stride_col,
+        return {"base": base, "batch": batch, "stride_row": stride_row, "stride_col": stride_col,
                 "ptrs": pointer.id, "ptrs_stmt": _span(init), "access": _span(load),
                 "mask": self.text(mask), "other": self.text(other), "advance": _span(step),
+                "value": None, "_offsets": offsets, "_bounds": bounds}
+
+    def _operand_made_in_loop(self, load, pointer, where, loop, k_axis):
+        """_operand for a pointer tile the loop makes again each iteration, before the load (the
+        load's pointer itself, or a name the body assigns once, with a statement before it):
+        its offset along K made in the body too (`rk = k + tl.arange(0, BK)`, rk assigned once
+        in the body, before the load), the other one before the loop. No advance; ptrs (the
+        name) and ptrs_stmt only for a named tile; `_offsets`' K start is the iteration's
+        start, which _gemm compares with the loop's."""
+        stmt, tile = None, None
+        if isinstance(pointer, ast.Name):
+            stmt = next((s for s in loop.body if isinstance(s, ast.Assign) and
+                         len(s.targets) == 1 and _is_name(s.targets[0], pointer.id)), None)
+            if stmt is None or pointer.id in self.names or \
+                    len(self.assigns.get(pointer.id, [])) != 1 or \
+                    loop.body.index(stmt) >= loop.body.index(where):
+                return None
+            tile = self._pointer_tile(stmt.value, loop)
+        elif pointer is not None:
+            tile = self._pointer_tile(pointer, loop)
+        if tile is None:
+            return None
+        base, (rows, stride_row), (cols, stride_col), batch = tile
+        names = (rows, cols)
+        made = [s for s in loop.body if isinstance(s, ast.Assign) and len(s.targets) == 1 and
+                _is_name(s.targets[0], names[k_axis])]
+        in_body = [s for s in ast.walk(loop) if names[k_axis] in _binds_names(s) and
+                   isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
+        if len(made) != 1 or in_body != made or \
+                loop.body.index(made[0]) >= loop.body.index(where):
+            return None
+        offsets = [None, None]
+        offsets[k_axis] = self._offset_value(made[0].value, made[0], loop)
+        offsets[1 - k_axis] = self._offset_def(names[1 - k_axis])
+        mask, other = _keyword(load, "mask", 1), _keyword(load, "other", 2)
+        bounds = self._bounds(mask, rows, cols) if mask is not None else {}
+        zero = other is None if mask is None else \
+            isinstance(other, ast.Constant) and other.value == 0 and other.value is not False
+        if None in offsets or bounds is None or not zero:
+            return None
+        offsets[k_axis]["in_loop"] = True
+        return {"base": base, "batch": batch, "stride_row": stride_row, "stride_col": stride_col,
+                "ptrs": pointer.id if stmt is not None else None,
+                "ptrs_stmt": _span(stmt) if stmt is not None else None, "access": _span(load),
+                "mask": self.text(mask), "other": self.text(other), "advance": None,
                 "value": None, "_offsets": offsets, "_bounds": bounds}
 
     def _gemm_store(self, loop):
@@ -1133,18 +1211,22 @@ class _Kernel:
             return None
         store = stores[0]
         pointer = _keyword(store, "pointer", 0)
+        # a name made once at the top level, maybe the base parameter itself (`C = C + ...`)
         init = self._top_assign(pointer.id) if isinstance(pointer, ast.Name) and \
-            pointer.id not in self.names and len(self.assigns.get(pointer.id, [])) == 1 else None
-        tile = self._pointer_tile(init.value if init is not None else pointer)
+            len(self.assigns.get(pointer.id, [])) == 1 else None
+        if init is not None and body.index(init) > body.index(stmt):
+            return None
+        tile = self._pointer_tile(init.value if init is not None else pointer,
+                                  init if init is not None else stmt)
         value, mask = _keyword(store, "value", 1), _keyword(store, "mask", 2)
         if tile is None or value is None:
             return None
-        base, (rows, stride_row), (cols, stride_col) = tile
+        base, (rows, stride_row), (cols, stride_col), batch = tile
         offsets = [self._offset_def(rows), self._offset_def(cols)]
         bounds = self._bounds(mask, rows, cols) if mask is not None else {}
         if None in offsets or bounds is None:
             return None
-        return {"base": base, "stride_row": stride_row, "stride_col": stride_col,
+        return {"base": base, "batch": batch, "stride_row": stride_row, "stride_col": stride_col,
                 "ptrs": pointer.id if init is not None else None,
                 "ptrs_stmt": _span(init) if init is not None else None, "access": _span(store),
                 "mask": self.text(mask), "other": None, "advance": None,
@@ -1154,10 +1236,12 @@ class _Kernel:
                 "_offsets": offsets, "_value": value,
                 "_bounds": (bounds.get(0, []), bounds.get(1, []))}
 
-    def _pointer_tile(self, e):
-        """(base, (rows, stride), (cols, stride)) for `base + rows[:, None] * stride_r +
+    def _pointer_tile(self, e, at):
+        """(base, (rows, stride), (cols, stride), batch) for `base + rows[:, None] * stride_r +
         cols[None, :] * stride_c` (terms in any order, a factor's order either way, a stride
-        left out meaning 1), base a pointer parameter and the strides parameters; else None."""
+        left out meaning 1) made by the top-level statement `at`, the strides parameters and
+        base a pointer parameter (batch None) or a pointer offset along a batch axis before
+        `at` (`_batch_base`); else None."""
         terms = []
 
         def flat(x):
@@ -1167,8 +1251,10 @@ class _Kernel:
             else:
                 terms.append(x)
         flat(e)
-        bases = [t for t in terms if isinstance(t, ast.Name) and t.id in self.names and
-                 t.id not in self.constexprs and t.id not in self.assigns]
+        bases = [t for t in terms if isinstance(t, ast.Name) and (
+            (t.id in self.names and t.id not in self.constexprs and (
+                t.id not in self.assigns or self._rebinds_once(at, t.id))) or
+            self._batch_base(t.id, at) is not None)]
         if len(terms) != 3 or len(bases) != 1:
             return None
         axes = {}
@@ -1187,39 +1273,123 @@ class _Kernel:
             axes[axis] = (name, strides[0].id if strides else "1")
         if sorted(axes) != [0, 1]:
             return None
-        return bases[0].id, axes[0], axes[1]
+        return bases[0].id, axes[0], axes[1], self._batch_base(bases[0].id, at)
+
+    def _rebinds_once(self, stmt, name):
+        """Whether `stmt` is the top-level `name = ...`, the only binding of parameter `name`
+        (read in its own value before it is bound: `C = C + offsets`)."""
+        return isinstance(stmt, ast.Assign) and stmt in self.fn.body and \
+            len(stmt.targets) == 1 and _is_name(stmt.targets[0], name) and \
+            len(self.assigns.get(name, [])) == 1 and \
+            [s for s in self.fn.body if name in _binds_names(s)] == [stmt]
+
+    def _batch_base(self, name, at):
+        """{pointer, index, stride} when `name` is a pointer offset along a batch axis by one
+        top-level statement before `at`, the name's only binding: `name = P + I * S` or, P being
+        `name` itself, `P += I * S` (either order of terms and factors); P a pointer parameter
+        bound nowhere else, I a name assigned once that is not a tile (a program's batch index;
+        the descriptor made from the base would not compile were it one), S the product of the
+        other factors (`stride`: their texts), each a scalar parameter the body never rebinds or
+        an integer. None otherwise."""
+        body = self.fn.body
+        found = [s for s in body if name in _binds_names(s)]
+        stmt = found[0] if len(found) == 1 else None
+        if stmt is None or at not in body or body.index(stmt) >= body.index(at) or \
+                len(self.assigns.get(name, [])) != 1 or \
+                not isinstance(stmt, (ast.Assign, ast.AugAssign)):
+            return None
+        value = self.assigns[name][0]
+        if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+            return None
+        for pointer, offset in ((value.left, value.right), (value.right, value.left)):
+            if not isinstance(pointer, ast.Name) or pointer.id not in self.names or \
+                    pointer.id in self.constexprs or \
+                    (pointer.id in self.assigns and pointer.id != name):
+                continue
+            factors = _product(offset)
+            index = [f for f in factors if isinstance(f, ast.Name) and f.id not in self.names]
+            stride = [f for f in factors if f not in index]
+            if len(index) == 1 and len(self.assigns.get(index[0].id, [])) == 1 and \
+                    self.shape(index[0]) == () and stride and all(
+                        (isinstance(f, ast.Name) and f.id not in self.constexprs and
+                         f.id not in self.assigns) or
+                        (isinstance(f, ast.Constant) and type(f.value) is int) for f in stride):
+                return {"pointer": pointer.id, "index": index[0].id,
+                        "stride": [self.text(f) for f in stride]}
+        return None
 
     def _offset_def(self, name):
         """{start, block, wrap} for the top-level `name = S * B + tl.arange(0, B)` (start the
         text of S * B) or `name = tl.arange(0, B)` (start "0"), B a constexpr, either maybe
-        `% W` (wrap W); the names in S assigned once. None otherwise."""
+        `% W` (wrap W); the names in S bound by no statement after it (S's text means the same
+        wherever a rewrite uses it later). None otherwise."""
         init = self._top_assign(name)
-        if init is None or name in self.names or len(self.assigns.get(name, [])) != 1:
+        if name in self.names:
             return None
-        v, wrap = init.value, None
+        if init is None or len(self.assigns.get(name, [])) != 1:  # maybe made again alike
+            return self._offset_value(ast.Name(id=name, ctx=ast.Load()), self.fn.body[-1], None)
+        return self._offset_value(init.value, init, None)
+
+    def _offset_value(self, v, stmt, loop):
+        """_offset_def's facts of the value `v` that `stmt` assigns: at the top level (loop
+        None), `S * B + tl.arange(0, B)`, S's names bound by no statement after `stmt`; in the
+        body of `loop`, `S + tl.arange(0, B)` with any start S (the caller compares it with the
+        iteration's start along K), S's names bound nowhere in the body. Value-preserving hints
+        (`tl.multiple_of`, `tl.max_contiguous`) are looked through, and so is a name whose
+        assignments, all top-level, all make the same value (offsets made again to free
+        registers) when that value's names are bound by no statement after its first."""
+        v = self._without_hints(v)
+        wrap = None
         if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Mod):
-            v, wrap = v.left, self.text(v.right)
+            v, wrap = self._without_hints(v.left), self.text(v.right)
+        body = self.fn.body
+        if loop is None and isinstance(v, ast.Name) and v.id not in self.names:
+            binds = [s for s in body if v.id in _binds_names(s)]
+            values = {ast.unparse(x) for x in self.assigns.get(v.id, [])}
+            if binds and len(values) == 1 and len(binds) == len(self.assigns[v.id]) and \
+                    all(isinstance(s, ast.Assign) for s in binds) and \
+                    body.index(binds[0]) < body.index(stmt):
+                inner = self._offset_value(self.assigns[v.id][0], binds[0], None)
+                if inner is None or (wrap and inner["wrap"]):
+                    return None
+                return {**inner, "wrap": wrap or inner["wrap"]}
+            return None
         block, start = self.pure_arange(v) if isinstance(v, ast.Call) else None, "0"
         if block is None and isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add):
+            later = set().union(*[_binds_names(s) for s in (
+                loop.body if loop is not None else body[body.index(stmt) + 1:])])
             for scaled, rng in ((v.left, v.right), (v.right, v.left)):
                 b = self.pure_arange(rng) if isinstance(rng, ast.Call) else None
-                if b and isinstance(scaled, ast.BinOp) and isinstance(scaled.op, ast.Mult) and \
-                        any(isinstance(x, ast.Name) and x.id == b for x in _product(scaled)):
+                if b and (loop is not None or (
+                        isinstance(scaled, ast.BinOp) and isinstance(scaled.op, ast.Mult) and
+                        any(isinstance(x, ast.Name) and x.id == b for x in _product(scaled)))):
                     block, start = b, self.text(scaled)
-                    once = all(n.id in self.names or len(self.assigns.get(n.id, [])) == 1
-                               for n in ast.walk(scaled) if isinstance(n, ast.Name))
-                    block = block if once else None
+                    block = None if later & {n.id for n in ast.walk(scaled)
+                                             if isinstance(n, ast.Name)} else block
                     break
         if block not in self.constexprs:
             return None
         return {"start": start, "block": block, "wrap": wrap}
 
+    def _without_hints(self, v):
+        """X for `tl.multiple_of(X, ..)` or `tl.max_contiguous(X, ..)` (nested), else v."""
+        while isinstance(v, ast.Call) and v.args and \
+                self.f.tl_attr(v.func) in ("multiple_of", "max_contiguous"):
+            v = v.args[0]
+        return v
+
     def _bounds(self, mask, rows, cols):
         """{axis: [bound texts]} for a mask made only of `rows[:, None] < X` and `cols[None, :] <
-        Y` joined by &, through a name assigned once; None for any other mask."""
+        Y` (or `(rows < X)[:, None]`, `(cols < Y)[None, :]`) joined by &, through a name
+        assigned once; None for any other mask."""
         if isinstance(mask, ast.Name) and mask.id not in self.names and \
                 len(self.assigns.get(mask.id, [])) == 1:
             mask = self.assigns[mask.id][0]
+        if isinstance(mask, ast.Subscript) and isinstance(mask.value, ast.Compare) and \
+                len(mask.value.ops) == 1:
+            compare = mask.value  # the bound indexed after the compare: index its tile instead
+            mask = ast.Compare(left=ast.Subscript(value=compare.left, slice=mask.slice),
+                               ops=compare.ops, comparators=compare.comparators)
         if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
             left, right = self._bounds(mask.left, rows, cols), self._bounds(mask.right, rows, cols)
             if left is None or right is None:
