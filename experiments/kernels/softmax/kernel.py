@@ -39,10 +39,12 @@ def reference(inputs):
     return torch.softmax(inputs["x"].float(), dim=1)
 
 
-# Demo left at top level, as often in kernel files: never run by the tuner.
+# Demo left at top level, as often in kernel files: never run by the tuner, but run when the
+# winner's file is imported (the take-home check), on a CPU in Triton's interpreter, which runs
+# a program in about 0.05 s: a few rows, not thousands (4096-row benchmarks took 19 minutes).
 torch.manual_seed(0)
-x = torch.randn(1823, 781, device="cuda")
+x = torch.randn(37, 781, device="cuda")
 assert torch.allclose(softmax(x), torch.softmax(x, dim=1), atol=1e-6)
 for n in [256, 1024, 4096]:
-    ms = triton.testing.do_bench(lambda: softmax(torch.randn(4096, n, device="cuda")))
+    ms = triton.testing.do_bench(lambda: softmax(torch.randn(16, n, device="cuda")))
     print(n, ms)
