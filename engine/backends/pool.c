@@ -54,6 +54,14 @@ struct pool {
     unsigned restarts;
     int said_refused; /* counters refused: said once, then the profiles' notes say it */
     int said_no_energy; /* no energy measured: said once */
+    /* The launch check of a model's proposals (check_launched): each proposal's verdict by its
+     * digest, once; `no_launch_check` set (and said) when no profiler here counts launches. */
+    struct launch_verdict {
+        char digest[TFORGE_DIGEST_SIZE];
+        int launched;
+    } *launch_verdicts;
+    size_t n_launch_verdicts;
+    int no_launch_check;
     uint64_t checks; /* every check draws inputs from a seed of its own */
     /* A worker's TaskError: the task itself is broken (its reference, inputs or launch
      * expressions), not the candidate; the batch ends as the task's error. Set by either the
@@ -165,6 +173,7 @@ void pool_close(void *state)
     free(e->compilers_hold);
     tforge_worker_free(e->runner);
     free(e->kernel_text);
+    free(e->launch_verdicts);
     pthread_mutex_destroy(&e->lock);
     pthread_mutex_destroy(&e->qlock);
     pthread_cond_destroy(&e->compiled_cv);
@@ -648,6 +657,86 @@ void pool_time(pool *e, const pool_job *job, tforge_measurement *r)
     tforge_rpc_reply_dispose(&reply);
 }
 
+/* ---- the launch check: a model's proposal must launch the kernel it rewrites ----
+ * A proposal could return a cached output or compute with torch; fresh inputs and poisoned
+ * outputs catch most of that, and the profiler's record closes it: the first timed candidate of
+ * each proposal is profiled once more with the kernel's launches counted (`kernel_launches`). */
+
+static void fail_unlaunched(const pool *e, tforge_measurement *r)
+{
+    r->status = TFORGE_STATUS_RUNTIME;
+    snprintf(r->message, sizeof r->message, "the profiler saw no launch of %s while it was timed",
+             e->task->kernel);
+}
+
+static void no_launch_check(pool *e, const char *why)
+{
+    e->no_launch_check = 1;
+    tforge_log(TFORGE_LOG_WARN, "the launch check of the model's proposals is not available "
+               "(%s): they are trusted on their checks alone", why);
+}
+
+/* After `job` (a proposal) passed its checks and its timing: its verdict, found once. */
+static void check_launched(pool *e, const pool_job *job, tforge_measurement *r)
+{
+    for (size_t i = 0; i < e->n_launch_verdicts; i++)
+        if (strcmp(e->launch_verdicts[i].digest, job->digest) == 0) {
+            if (!e->launch_verdicts[i].launched)
+                fail_unlaunched(e, r);
+            return;
+        }
+    if (e->no_launch_check)
+        return;
+    /* only a profiler asked for counts launches in the interpreter (the tests'); on a GPU the
+     * default one (cupti) does */
+    if (e->mode != POOL_CUDA && !e->o.profiler) {
+        no_launch_check(e, "no GPU, and no profiler named");
+        return;
+    }
+    struct launch_verdict *more =
+        realloc(e->launch_verdicts, (e->n_launch_verdicts + 1) * sizeof *more);
+    if (!more) {
+        no_launch_check(e, "out of memory");
+        return;
+    }
+    e->launch_verdicts = more;
+    tforge_rpc_candidate c = candidate_of(e, job, e->task->tune_shapes[e->o.shape], e->runner);
+    tforge_measurement failed;
+    tforge_measurement_init(&failed);
+    tforge_rpc_reply reply;
+    const cJSON *answer =
+        call(e, e->runner,
+             tforge_rpc_profile_launches(&c, e->o.profiler ? e->o.profiler : "cupti",
+                                         e->o.profiler_options, e->task->kernel),
+             job, e->o.time_timeout_ms, &failed, &reply);
+    if (!answer) { /* it failed when run once more: that is its measurement */
+        r->status = failed.status;
+        snprintf(r->message, sizeof r->message, "profiled for its launches: %.200s",
+                 failed.message);
+        tforge_rpc_reply_dispose(&reply);
+        return;
+    }
+    const cJSON *counters = cJSON_GetObjectItemCaseSensitive(answer, "counters");
+    const cJSON *note = cJSON_GetObjectItemCaseSensitive(answer, "note");
+    double launches = number(cJSON_GetObjectItemCaseSensitive(answer, "metrics"),
+                             "kernel_launches");
+    int ok = cJSON_IsString(counters) && strcmp(counters->valuestring, "ok") == 0;
+    if (!ok || isnan(launches)) {
+        char why[300];
+        snprintf(why, sizeof why, "%s", !ok && cJSON_IsString(note) && note->valuestring[0]
+                                            ? note->valuestring
+                                            : "the profiler does not count kernel_launches");
+        no_launch_check(e, why);
+    } else {
+        struct launch_verdict *v = &e->launch_verdicts[e->n_launch_verdicts++];
+        snprintf(v->digest, sizeof v->digest, "%s", job->digest);
+        v->launched = launches > 0;
+        if (!v->launched)
+            fail_unlaunched(e, r);
+    }
+    tforge_rpc_reply_dispose(&reply);
+}
+
 /* The worker's answer into `out`: its counters part, then the static metrics. */
 static int profile_of(pool *e, const cJSON *answer, const tforge_measurement *measured,
                       tforge_profile *out)
@@ -760,8 +849,12 @@ int pool_run(pool *e, const pool_job *jobs, size_t n, tforge_measurement *result
         tforge_measurement *r = &results[i];
         double t0 = tforge_worker_now_ms();
         if (r->status == TFORGE_STATUS_OK && jobs[i].config && e->runner &&
-            pool_check(e, &jobs[i], r) && e->mode == POOL_CUDA)
-            pool_time(e, &jobs[i], r);
+            pool_check(e, &jobs[i], r)) {
+            if (e->mode == POOL_CUDA)
+                pool_time(e, &jobs[i], r);
+            if (jobs[i].proposal && r->status == TFORGE_STATUS_OK)
+                check_launched(e, &jobs[i], r);
+        }
         if (e->runner) /* how long the GPU (or the interpreter) was busy with it */
             tforge_measurement_set_metric(r, "runner_ms", tforge_worker_now_ms() - t0);
         /* the batch's compile time is shared by the workers it kept busy: each candidate is

@@ -142,7 +142,8 @@ static const char *const static_names[] = {
     "blocks_per_sm", "occupancy_theoretical", "occupancy_limiter", "waves", "last_wave_fill",
     "bytes", "flops", "intensity", "dram_share", "flops_share", "time_ms"};
 static const char *const counter_names[] = {
-    "kernel_ms", "sm_pct", "dram_pct", "dram_bytes", "dram_read_bytes", "dram_write_bytes",
+    "kernel_ms", "kernel_launches", "sm_pct", "dram_pct", "dram_bytes", "dram_read_bytes",
+    "dram_write_bytes",
     "l2_pct", "sm_clock_ghz", "instructions", "occupancy_achieved", "issue_pct",
     "l2_sectors_per_request", "smem_conflicts_per_request"};
 static const char *const counter_prefixes[] = {"stall_", "inst_"};

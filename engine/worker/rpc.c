@@ -24,7 +24,7 @@ static const tforge_rpc_method methods[] = {
      FIELDS("variant", "digest", "energy")},
     {"tforge_worker", "profile",
      FIELDS("task", "config", "shape", "counters", "profiler", "options"),
-     FIELDS("variant", "digest")},
+     FIELDS("variant", "digest", "launches_of")},
     {"tforge_worker.worker", "device", NONE, NONE},
     {"tforge_worker.worker", "check_task", FIELDS("path"), FIELDS("config", "variant")},
     {"tforge_worker.analyze", "analyze", FIELDS("path"), FIELDS("kernel")},
@@ -171,8 +171,8 @@ char *tforge_rpc_time(const tforge_rpc_candidate *c, int energy)
     return request("tforge_worker", "time", args);
 }
 
-char *tforge_rpc_profile(const tforge_rpc_candidate *c, int counters, const char *profiler,
-                         const char *const *options)
+static cJSON *profile_args(const tforge_rpc_candidate *c, int counters, const char *profiler,
+                           const char *const *options)
 {
     cJSON *args = candidate_args(c);
     cJSON_AddBoolToObject(args, "counters", counters);
@@ -186,6 +186,20 @@ char *tforge_rpc_profile(const tforge_rpc_candidate *c, int counters, const char
         snprintf(key, sizeof key, "%.*s", (int)(eq - *kv), *kv);
         cJSON_AddStringToObject(o, key, eq + 1);
     }
+    return args;
+}
+
+char *tforge_rpc_profile(const tforge_rpc_candidate *c, int counters, const char *profiler,
+                         const char *const *options)
+{
+    return request("tforge_worker", "profile", profile_args(c, counters, profiler, options));
+}
+
+char *tforge_rpc_profile_launches(const tforge_rpc_candidate *c, const char *profiler,
+                                  const char *const *options, const char *kernel)
+{
+    cJSON *args = profile_args(c, 1, profiler, options);
+    add_string(args, "launches_of", kernel);
     return request("tforge_worker", "profile", args);
 }
 

@@ -61,6 +61,10 @@ char *tforge_rpc_time(const tforge_rpc_candidate *c, int energy);
  * NULL-terminated, may be NULL) when `counters`, and the launch's static facts. */
 char *tforge_rpc_profile(const tforge_rpc_candidate *c, int counters, const char *profiler,
                          const char *const *options);
+/* profile(...) with counters, the profiler also asked to count the launches of the kernel named
+ * `kernel` while it profiles (its metric `kernel_launches`): a model's proposal must launch it. */
+char *tforge_rpc_profile_launches(const tforge_rpc_candidate *c, const char *profiler,
+                                  const char *const *options, const char *kernel);
 /* worker.device(): "cuda" or "cpu". */
 char *tforge_rpc_device(void);
 /* peaks.cached(): the path of the GPU's device file (its peaks, measured on the first call and

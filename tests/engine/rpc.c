@@ -53,7 +53,7 @@ static void each_builder_writes_its_method_with_the_tables_fields(void **state)
         {tforge_rpc_compile(&c, also, 2), "tforge_worker", "compile"},
         {tforge_rpc_run_check(&c, 7, 1), "tforge_worker", "run_check"},
         {tforge_rpc_time(&c, 0), "tforge_worker", "time"}, /* energy: false, the optional field */
-        {tforge_rpc_profile(&c, 1, "cupti", options), "tforge_worker", "profile"},
+        {tforge_rpc_profile_launches(&c, "cupti", options, "kern"), "tforge_worker", "profile"},
         {tforge_rpc_device(), "tforge_worker.worker", "device"},
         {tforge_rpc_check_task("task.json", config, "v"), "tforge_worker.worker", "check_task"},
         {tforge_rpc_analyze("k.py", "kern"), "tforge_worker.analyze", "analyze"},

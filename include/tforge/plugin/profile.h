@@ -22,6 +22,8 @@
  *     time_ms                  the candidate's median time
  *   counters, from a profiler
  *     kernel_ms                the launch's duration from the activity records
+ *     kernel_launches          launches of the kernel named to the profiler (cupti's option
+ *                              `kernel`) it saw while it profiled
  *     sm_pct, dram_pct, l2_pct       SM, DRAM and L2 throughput, % of peak sustained
  *     dram_bytes                     bytes the kernel moved to and from DRAM (against `bytes`:
  *                                    re-reads beyond the compulsory traffic)

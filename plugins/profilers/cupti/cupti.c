@@ -13,7 +13,9 @@
  * metrics into the names of profile.h through one table.
  * The CUDA driver is opened with dlopen, so the module loads (and `tforge plugins` lists it) on
  * a machine without one; `chip=GH100` plans a set with the Host API alone, without a device, so
- * its pass count can be asked anywhere. */
+ * its pass count can be asked anywhere. With `kernel=NAME` the timing pass also counts the
+ * launches of kernels of that name (`kernel_launches`): the host's proof that a model's
+ * proposal launched the kernel it rewrites. */
 #include <tforge/plugin/profiler.h>
 
 #include <cupti_activity.h>
@@ -105,6 +107,9 @@ static const tforge_option_spec cupti_options[] = {
      "GB207|GB20B",
      "plan only, without a device: the Host API for this chip (the H200 is GH100); passes() "
      "answers, begin fails"},
+    {"kernel", TFORGE_OPTION_TEXT, "", 0, 0, NULL,
+     "a kernel's name: the timing pass counts its launches as kernel_launches (the host sets it "
+     "to check that a model's proposal launches the kernel)"},
 };
 #define N_OPTIONS (sizeof cupti_options / sizeof *cupti_options)
 
@@ -134,6 +139,8 @@ typedef struct cupti_state {
     uint64_t timing_start, timing_end; /* the timing pass's window, CUPTI timestamps, ns */
     uint32_t passes_run;
     int said_no_activity;
+    int activity_on;   /* the timing pass's kernel activity was enabled: launches were seen */
+    char kernel[256];  /* option kernel: the name whose launches are counted, or "" */
 } cupti_state;
 
 static int fail(cupti_state *s, int code, const char *format, ...)
@@ -192,6 +199,8 @@ static int refuse(cupti_state *s, const char *call, CUptiResult rc)
 enum { ACTIVITY_BUFFER = 1 << 20, MAX_LAUNCHES = 4096 };
 static pthread_mutex_t launches_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t launch_start[MAX_LAUNCHES], launch_end[MAX_LAUNCHES];
+static unsigned char launch_named[MAX_LAUNCHES]; /* of the kernel named launch_wanted */
+static char launch_wanted[256];
 static size_t n_launches;
 static int activity_registered;
 
@@ -212,7 +221,9 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
         if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && n_launches < MAX_LAUNCHES) {
             const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)record;
             launch_start[n_launches] = k->start;
-            launch_end[n_launches++] = k->end;
+            launch_end[n_launches] = k->end;
+            launch_named[n_launches++] =
+                launch_wanted[0] && k->name && strcmp(k->name, launch_wanted) == 0;
         }
     pthread_mutex_unlock(&launches_lock);
     free(buffer);
@@ -232,6 +243,18 @@ static double timing_pass_ms(const cupti_state *s)
         }
     pthread_mutex_unlock(&launches_lock);
     return any ? ns / 1e6 : NAN;
+}
+
+/* The launches of the kernel named by option `kernel` inside the timing pass's window. */
+static double timing_pass_launches(const cupti_state *s)
+{
+    double n = 0;
+    pthread_mutex_lock(&launches_lock);
+    for (size_t i = 0; i < n_launches; i++)
+        n += launch_named[i] && launch_start[i] >= s->timing_start &&
+             launch_end[i] <= s->timing_end;
+    pthread_mutex_unlock(&launches_lock);
+    return n;
 }
 
 /* ---- the metric set ---- */
@@ -508,11 +531,13 @@ static int cupti_create(void **state, const tforge_host *host, const tforge_opti
         while (k < N_OPTIONS && strcmp(cupti_options[k].name, given->keys[i]) != 0)
             k++;
         if (k == N_OPTIONS)
-            rc = fail(s, TFORGE_PLUGIN_EINPUT, "cupti: unknown option '%s' (set, refuse, chip)",
+            rc = fail(s, TFORGE_PLUGIN_EINPUT, "cupti: unknown option '%s' (set, refuse, chip, "
+                      "kernel)",
                       given->keys[i]);
     }
     const char *set = option(given, "set", "core"), *refused = option(given, "refuse", "0");
     const char *chip = option(given, "chip", "");
+    snprintf(s->kernel, sizeof s->kernel, "%s", option(given, "kernel", ""));
     if (!rc && strcmp(set, "core") != 0 && strcmp(set, "full") != 0)
         rc = fail(s, TFORGE_PLUGIN_EINPUT, "cupti: option set: expected core or full, not '%s'",
                   set);
@@ -594,8 +619,10 @@ static void start_timing(cupti_state *s)
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* an earlier round's, dropped */
     pthread_mutex_lock(&launches_lock);
     n_launches = 0;
+    snprintf(launch_wanted, sizeof launch_wanted, "%s", s->kernel);
     pthread_mutex_unlock(&launches_lock);
     CUptiResult rc = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    s->activity_on = rc == CUPTI_SUCCESS;
     if (rc && !s->said_no_activity) {
         char message[256];
         snprintf(message, sizeof message, "cupti: kernel_ms from the counters: "
@@ -735,6 +762,10 @@ static int cupti_collect(void *state, tforge_profile *out)
     if (isnan(kernel_ms) && longest > 0)
         kernel_ms = longest / 1e6;
     int err = isnan(kernel_ms) ? 0 : add_metric(s, out, "kernel_ms", kernel_ms);
+    /* counted only where the activity records could have shown a launch: absent, never 0,
+     * without them */
+    if (!err && s->kernel[0] && s->activity_on)
+        err = add_metric(s, out, "kernel_launches", timing_pass_launches(s));
     for (size_t i = 0; i < N_COUNTER_METRICS && !err; i++) {
         const counter_metric *m = &counter_metrics[i];
         if (!(m->sets & s->set))

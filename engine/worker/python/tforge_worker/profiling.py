@@ -2,6 +2,11 @@
 device), and on the GPU the hardware counters of a profiler plugin (`_tforge_profiler`, the
 worker's built-in module over the engine's plugins).
 
+A model's proposal is profiled once more to learn that its kernel ran: `launches_of` names the
+kernel, passed to the profiler as its option `kernel`, and the profiler counts that kernel's
+launches (`kernel_launches`). That is asked even without a GPU, where only a profiler of the
+tests answers it (the launches run in the interpreter).
+
 The profiler is created once per worker process, lazily, for the options first asked; a refusal
 (counters forbidden on this device) is remembered and answered again without asking CUPTI twice.
 Each replay pass runs the candidate once, synchronised, with its inputs restored and the L2
@@ -57,50 +62,55 @@ def _device():
     return {f: getattr(props, f) for f in _DEVICE_FIELDS if hasattr(props, f)}
 
 
-def _profiler(profiler, options):
+def _profiler(profiler, options, gpu):
     """The worker's profiler for (id, options), created on first use: (state, note) where state
-    is "ok", "refused" or "failed"."""
+    is "ok", "refused" or "failed". Without a GPU its device is -1."""
     import _tforge_profiler
     key = (profiler, tuple(sorted(options.items())))
     if _held.get("key") != key:
-        torch.cuda.init()  # the plugin profiles torch's context: it must exist first
-        code, message = _tforge_profiler.create(profiler, torch.cuda.current_device(),
+        if gpu:
+            torch.cuda.init()  # the plugin profiles torch's context: it must exist first
+        code, message = _tforge_profiler.create(profiler,
+                                                torch.cuda.current_device() if gpu else -1,
                                                 dict(options))
         _held.update(key=key, note=message,
                      state="ok" if code == 0 else "refused" if code == 2 else "failed")
     return _held["state"], _held["note"]
 
 
-def _counters(loaded, inputs, pristine, config, shape, profiler, options):
+def _counters(loaded, inputs, pristine, config, shape, profiler, options, gpu):
     """The profile of the counters: every pass around one synchronised launch."""
     import _tforge_profiler
-    state, note = _profiler(profiler, options)
+    state, note = _profiler(profiler, options, gpu)
     if state != "ok":
         return {"counters": state, "note": note, "metrics": {}}
-    flush = bench._flusher()
+    flush = bench._flusher() if gpu else (lambda: None)
+    synchronize = torch.cuda.synchronize if gpu else (lambda: None)
     run = bind(loaded, inputs, config, shape)
     run()  # compiles on first use, outside the passes
-    torch.cuda.synchronize()
+    synchronize()
     for p in range(_tforge_profiler.passes()):
         for k, v in pristine.items():
             inputs[k].detach().copy_(v)
         flush()
-        torch.cuda.synchronize()
+        synchronize()
         _tforge_profiler.begin(p)
         try:
             run()
-            torch.cuda.synchronize()
+            synchronize()
         finally:
             _tforge_profiler.end(p)
     return _tforge_profiler.collect()
 
 
 @taking_variant
-def profile(task, config, shape, seed=0, counters=True, profiler="cupti", options=None):
+def profile(task, config, shape, seed=0, counters=True, profiler="cupti", options=None,
+            launches_of=None):
     """Profile `config` at `shape`. Returns {status, message, fatal, counters: ok|refused|failed|
     none, note, metrics, grid_blocks, num_warps, bytes, flops, device (torch's properties; only
     on a GPU)}. Without a GPU, or without `counters`, the counters are "none" and the note says
-    why; the launch's facts are there either way."""
+    why; the launch's facts are there either way. `launches_of` (a kernel's name) asks the
+    profiler to count that kernel's launches, with or without a GPU."""
     loaded = get(task)
     gpu = torch.cuda.is_available()
     inputs, pristine = bench._inputs(loaded, shape, seed) if gpu else \
@@ -115,13 +125,17 @@ def profile(task, config, shape, seed=0, counters=True, profiler="cupti", option
     out = {"status": "ok", "message": "", "fatal": False, "counters": "none", "metrics": {},
            "note": "no GPU: no counters, static metrics only" if not gpu else
            "counters not asked for", "bytes": cost["bytes"], "flops": cost["flops"], **facts}
-    if not gpu:
+    if launches_of:
+        options = dict(options or {}, kernel=launches_of)
+    elif not gpu:
         return out
-    out["device"] = _device()
+    if gpu:
+        out["device"] = _device()
     if not counters:
         return out
     try:
-        out.update(_counters(loaded, inputs, pristine, config, shape, profiler, options or {}))
+        out.update(_counters(loaded, inputs, pristine, config, shape, profiler, options or {},
+                             gpu))
     except TaskError:
         raise
     except Exception as e:
