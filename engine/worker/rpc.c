@@ -17,14 +17,14 @@ static const tforge_rpc_method methods[] = {
     {"tforge_worker", "load_task", FIELDS("path"), NONE},
     {"tforge_worker", "environment", NONE, NONE},
     {"tforge_worker", "compile", FIELDS("task", "config", "shape"),
-     FIELDS("variant", "digest", "also")},
+     FIELDS("variant", "digest", "dtype", "also")},
     {"tforge_worker", "run_check", FIELDS("task", "config", "shape", "seed"),
-     FIELDS("variant", "digest", "both_orders")},
+     FIELDS("variant", "digest", "dtype", "both_orders")},
     {"tforge_worker", "time", FIELDS("task", "config", "shape"),
-     FIELDS("variant", "digest", "energy")},
+     FIELDS("variant", "digest", "dtype", "energy")},
     {"tforge_worker", "profile",
      FIELDS("task", "config", "shape", "counters", "profiler", "options"),
-     FIELDS("variant", "digest")},
+     FIELDS("variant", "digest", "dtype")},
     {"tforge_worker.worker", "device", NONE, NONE},
     {"tforge_worker.worker", "check_task", FIELDS("path"), FIELDS("config", "variant")},
     {"tforge_worker.analyze", "analyze", FIELDS("path"), FIELDS("kernel")},
@@ -142,6 +142,7 @@ static cJSON *candidate_args(const tforge_rpc_candidate *c)
     add_string(args, "variant", c->variant);
     add_string(args, "digest", c->digest);
     add_json(args, "shape", c->shape);
+    add_string(args, "dtype", c->dtype);
     return args;
 }
 

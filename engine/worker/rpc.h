@@ -41,6 +41,7 @@ typedef struct tforge_rpc_candidate {
                             variant `digest` names, which the worker was sent before */
     const char *digest;  /* the variant's digest (NULL with no variant): the worker keeps its
                             sources and kernels by it */
+    const char *dtype;   /* the task's floating inputs' dtype; NULL: the inputs' own */
 } tforge_rpc_candidate;
 
 /* load_task(path): the task's normalised manifest. */
