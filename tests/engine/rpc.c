@@ -42,7 +42,8 @@ static void each_builder_writes_its_method_with_the_tables_fields(void **state)
     const char *also[] = {"{\"N\": 17}", "{\"N\": 33}"};
     const char *argv[] = {"python", "run.py"};
     const char *options[] = {"metrics=dram", NULL};
-    tforge_rpc_candidate c = {"task.json", config, shape, "def k(): pass\n", "fnv1a64:0", NULL};
+    tforge_rpc_candidate c = {"task.json", config, shape, "def k(): pass\n", "fnv1a64:0",
+                              "float16"};
     tforge_rpc_capture_options capture = {"out", "kern", "ref:f", 1};
     struct {
         char *request;
