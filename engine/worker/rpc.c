@@ -34,7 +34,8 @@ static const tforge_rpc_method methods[] = {
      FIELDS("kernel", "reference")},
     {"tforge_worker.variants", "unified_diff", FIELDS("path", "text"), NONE},
     {"tforge_worker.takehome", "launch_hook", FIELDS("task", "config"), FIELDS("text")},
-    {"tforge_worker.takehome", "verify", FIELDS("out", "task", "config", "shape"), NONE},
+    {"tforge_worker.takehome", "verify", FIELDS("out", "task", "config", "shape"),
+     FIELDS("dtype")},
     {"tforge_worker.peaks", "cached", NONE, NONE},
     {"tforge_worker.proposal", "check_answer", FIELDS("answer", "kernel", "source"), NONE},
 };
@@ -259,13 +260,15 @@ char *tforge_rpc_launch_hook(const char *task, const char *config, const char *t
     return request("tforge_worker.takehome", "launch_hook", args);
 }
 
-char *tforge_rpc_verify(const char *out, const char *task, const char *config, const char *shape)
+char *tforge_rpc_verify(const char *out, const char *task, const char *config, const char *shape,
+                        const char *dtype)
 {
     cJSON *args = cJSON_CreateObject();
     add_string(args, "out", out);
     add_string(args, "task", task);
     add_json(args, "config", config);
     add_json(args, "shape", shape);
+    add_string(args, "dtype", dtype);
     return request("tforge_worker.takehome", "verify", args);
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `tune --dtype` in the interpreter on a task whose `dtypes` are float32 (its first, the default)
-# and float16, checked against float64 within float32's tolerances: the default run passes and
-# says float32 in result.json; --dtype float16 makes the inputs float16, which that check fails;
+# `tune --dtype` in the interpreter on a task whose inputs are declared float16 and whose `dtypes`
+# are float32 (its first, the default) and float16, checked against float64 within float32's
+# tolerances: the default run passes (its inputs float32) and says float32 in result.json;
+# --dtype float16 makes the inputs float16, which that check fails;
 # a dtype the task does not list, --dtype on a task without dtypes and a --resume with another
 # dtype are refused (exit 2) naming the option.
 # usage: tune_dtype.sh TFORGE SOURCE_DIR

@@ -63,7 +63,7 @@ static void each_builder_writes_its_method_with_the_tables_fields(void **state)
         {tforge_rpc_unified_diff("k.py", "text"), "tforge_worker.variants", "unified_diff"},
         {tforge_rpc_launch_hook("task.json", config, "text"), "tforge_worker.takehome",
          "launch_hook"},
-        {tforge_rpc_verify("out", "task.json", config, shape), "tforge_worker.takehome",
+        {tforge_rpc_verify("out", "task.json", config, shape, "float16"), "tforge_worker.takehome",
          "verify"},
         {tforge_rpc_peaks(), "tforge_worker.peaks", "cached"},
         {tforge_rpc_check_answer("```python\n```", "kern", "text"), "tforge_worker.proposal",

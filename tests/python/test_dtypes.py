@@ -43,12 +43,12 @@ def test_absent_dtypes_are_none(add_task, write_task):
 
 
 def test_a_dtype_makes_the_floating_inputs_only():
-    made = make_inputs(get(TASK, "float16"), {"N": 10}, 0, "cpu")
+    made = make_inputs(get(TASK, "float32"), {"N": 10}, 0, "cpu")
     assert [made[n].dtype for n in ("x", "y", "out", "count")] == \
-        [torch.float16, torch.float16, torch.float16, torch.int32]
-    own = make_inputs(get(TASK), {"N": 10}, 0, "cpu")  # the task as it is, beside it
-    assert own["x"].dtype == torch.float32
-    assert torch.equal(made["x"], own["x"].to(torch.float16))  # the same draw, cast
+        [torch.float32, torch.float32, torch.float32, torch.int32]
+    own = make_inputs(get(TASK), {"N": 10}, 0, "cpu")  # the task as declared, beside it
+    assert own["x"].dtype == torch.float16
+    assert torch.equal(made["x"].to(torch.float16), own["x"])  # the same draw, cast
 
 
 def test_a_dtype_the_task_does_not_allow_is_refused():
