@@ -189,7 +189,8 @@ static void choose_backend(settings *s, const tforge_task *t, int have_gpu, char
     if (tforge_install_dir(data, sizeof data, TFORGE_DATA_RELDIR))
         data[0] = '\0';
     snprintf(file, size, "%s/h200/%s_%u_H200.json.gz", data, name, s->shape);
-    if (access(file, R_OK) == 0) {
+    /* the shipped recordings were made in the inputs' own dtypes: not one a task's dtypes chose */
+    if (access(file, R_OK) == 0 && !t->dtype) {
         s->backend = &tforge_backend_replay;
         s->backend_text = "replay";
         s->replay_file = file;
