@@ -4,7 +4,8 @@
 # tolerances: the default run passes (its inputs float32) and says float32 in result.json;
 # --dtype float16 makes the inputs float16, which that check fails;
 # a dtype the task does not list, --dtype on a task without dtypes and a --resume with another
-# dtype are refused (exit 2) naming the option.
+# dtype are refused (exit 2) naming the option; --backend auto replays no shipped recording for a
+# task with dtypes.
 # usage: tune_dtype.sh TFORGE SOURCE_DIR
 set -u
 tforge=$1 src=$2
@@ -45,6 +46,21 @@ refused "--dtype float16: .*vector_add/task.json declares no dtypes" \
 refused "has dtype float32, this run asks for float16" \
   "$task" --dtype float16 --resume --out "$work/default"
 [ ! -e "$work/never" ] || bad "a refused run wrote $work/never"
+
+# --backend auto: the shipped recording of softmax's shape replayed for the task as it is, never
+# for a copy that declares dtypes (the recording was made in the inputs' own)
+cp -r "$src/experiments/kernels/softmax" "$work/softmax"
+sed -i '0,/{/s//{"dtypes": ["float32"],/' "$work/softmax/task.json"
+for copy in plain dtypes; do
+  task_file=$src/experiments/kernels/softmax/task.json want=replay
+  [ "$copy" = dtypes ] && task_file=$work/softmax/task.json want=interpret
+  "$tforge" tune "$task_file" --budget 1 --transforms none --compile-workers 1 \
+    --out "$work/auto-$copy" -q > "$work/out.txt" 2>&1
+  rc=$?
+  if [ "$rc" -eq 0 ] && grep -q "\"backend\":[[:space:]]*\"$want\"" "$work/auto-$copy/result.json"
+  then ok; else bad "--backend auto, softmax $copy -> exit $rc, want backend $want"
+    cat "$work/out.txt"; fi
+done
 
 echo "$passed passed, $failures failed"
 [ "$failures" -eq 0 ]
