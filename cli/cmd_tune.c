@@ -94,6 +94,8 @@ static const char help[] =
     "                     is checked and timed, so that the GPU does not wait for them)\n"
     "  --shape I|all      which of the task's tuning shapes (default 0); all: each in turn,\n"
     "                     into DIR/shape-I/, with a summary per shape and overall in DIR\n"
+    "  --dtype NAME       the dtype the task's floating inputs are made in: one of the task's\n"
+    "                     \"dtypes\" (default its first; a task without them keeps its own)\n"
     "  --out DIR          where the results go (default tforge-out/<kernel>): best_config.py,\n"
     "                     best_variant.py, result.json, report.md, convergence.svg, tforge.db\n"
     "  --resume           continue the run with the same settings stored in DIR/tforge.db\n"
@@ -108,7 +110,7 @@ enum { OPT_BACKEND = 1, OPT_STRATEGY, OPT_OPTION, OPT_BUDGET, OPT_TIME, OPT_SEED
        OPT_WORKERS, OPT_SHAPE, OPT_OUT, OPT_RESUME, OPT_CHECK, OPT_TIMEOUT, OPT_TRANSFORMS,
        OPT_TRANSFORM_OPTION, OPT_CONSTRAINT, OPT_HEURISTIC, OPT_PATIENCE, OPT_NO_COUNTERS,
        OPT_SOL_STOP, OPT_DEVICE, OPT_OBJECTIVE, OPT_PROFILER_OPTION, OPT_PROFILE_ALL, OPT_LLM,
-       OPT_LLM_OPTION, OPT_LLM_BUDGET, OPT_LLM_REPLAY, OPT_NO_LOOKAHEAD };
+       OPT_LLM_OPTION, OPT_LLM_BUDGET, OPT_LLM_REPLAY, OPT_NO_LOOKAHEAD, OPT_DTYPE };
 
 
 /* The session's options and the lists they point to. */
@@ -179,6 +181,7 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
         {"batch", required_argument, NULL, OPT_BATCH},
         {"compile-workers", required_argument, NULL, OPT_WORKERS},
         {"shape", required_argument, NULL, OPT_SHAPE},
+        {"dtype", required_argument, NULL, OPT_DTYPE},
         {"out", required_argument, NULL, OPT_OUT},
         {"resume", no_argument, NULL, OPT_RESUME},
         {"check", no_argument, NULL, OPT_CHECK},
@@ -205,7 +208,7 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
     tforge_tune_options *o = &s->o;
     uint32_t shape = 0;
     int all_shapes = 0;
-    const char *given[OPT_NO_LOOKAHEAD + 1] = {0}; /* each single-valued option's first value */
+    const char *given[OPT_DTYPE + 1] = {0}; /* each single-valued option's first value */
     /* no '+': options may follow the task file */
     for (int opt, at = -1; (opt = getopt_long(argc, argv, "hvq", options, &at)) != -1; at = -1) {
         int rc = 0;
@@ -239,6 +242,7 @@ static int parse(const cli_command *c, int argc, char **argv, args *s, cli_commo
             else
                 rc = parse_uint(c, "--shape", optarg, &shape, 0);
             break;
+        case OPT_DTYPE: o->dtype = optarg; break;
         case OPT_OUT:
             o->out = optarg;
             rc = cli_path(c, "--out", optarg);

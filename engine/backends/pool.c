@@ -285,7 +285,7 @@ static tforge_rpc_candidate candidate_of(const pool *e, const pool_job *job, con
 {
     int held = job->variant && w && w == e->runner && strcmp(e->runner_has, job->digest) == 0;
     return (tforge_rpc_candidate){e->task->path, job->config, shape, held ? NULL : job->variant,
-                                  job->variant ? job->digest : NULL};
+                                  job->variant ? job->digest : NULL, e->task->dtype};
 }
 
 static tforge_status status_of(const char *s)
@@ -448,7 +448,8 @@ static char *compile_request(pool *e, unsigned w, const pool_job *job)
                 strcmp(h->digest, job->digest) == 0;
     pthread_mutex_unlock(&e->qlock);
     tforge_rpc_candidate c = {e->task->path, job->config, e->task->tune_shapes[e->o.shape],
-                              holds ? NULL : job->variant, job->variant ? job->digest : NULL};
+                              holds ? NULL : job->variant, job->variant ? job->digest : NULL,
+                              e->task->dtype};
     return tforge_rpc_compile(&c, (const char *const *)e->task->check_shapes, e->n_also);
 }
 

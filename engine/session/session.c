@@ -41,6 +41,7 @@ typedef struct settings {
     const char *task, *backend_text, *strategy, *out, *replay_file;
     const char *heuristic; /* steers forge and rules */
     const char *objective; /* the cost model's id, NULL: the built-in latency */
+    const char *dtype; /* --dtype as given; once loaded, the task's (NULL: it declares none) */
     tforge_costmodel *model; /* opened for the shape running */
     const char *profiler_options[65]; /* NULL-terminated */
     size_t n_profiler_options;
@@ -128,6 +129,7 @@ static void settings_of(settings *s, const tforge_tune_options *o)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     *s = (settings){.task = o->task, .backend_text = o->backend, .strategy = o->strategy,
                     .out = o->out, .heuristic = o->heuristic, .objective = o->objective,
+                    .dtype = o->dtype,
                     .no_counters = !o->counters,
                     .lookahead = o->lookahead, .profile_all = o->profile_all,
                     .transforms = o->transforms, .budget = o->budget, .batch = o->batch,
@@ -187,7 +189,8 @@ static void choose_backend(settings *s, const tforge_task *t, int have_gpu, char
     if (tforge_install_dir(data, sizeof data, TFORGE_DATA_RELDIR))
         data[0] = '\0';
     snprintf(file, size, "%s/h200/%s_%u_H200.json.gz", data, name, s->shape);
-    if (access(file, R_OK) == 0) {
+    /* the shipped recordings were made in the inputs' own dtypes: not one a task's dtypes chose */
+    if (access(file, R_OK) == 0 && !t->dtype) {
         s->backend = &tforge_backend_replay;
         s->backend_text = "replay";
         s->replay_file = file;
@@ -255,6 +258,8 @@ static char *settings_json(const settings *s)
         cJSON_AddNumberToObject(o, "sol_stop", s->sol_stop);
     if (s->objective) /* likewise: latency's runs stored before it still resume */
         cJSON_AddStringToObject(o, "objective", s->objective);
+    if (s->dtype) /* only for a task with dtypes, so that runs stored before them still resume */
+        cJSON_AddStringToObject(o, "dtype", s->dtype);
     if (asks_model(s)) { /* a replay reproduces the run with the plugin: not a setting */
         cJSON_AddStringToObject(o, "llm", s->llm ? s->llm : "(replay)");
         cJSON_AddItemToObject(o, "llm_options",
@@ -319,6 +324,8 @@ static cJSON *result_json(const settings *s, const tforge_registry *reg, const t
     cJSON *shape = cJSON_AddObjectToObject(r, "shape");
     cJSON_AddNumberToObject(shape, "index", s->shape);
     cJSON_AddItemToObject(shape, "values", cJSON_Parse(t->tune_shapes[s->shape]));
+    if (t->dtype)
+        cJSON_AddStringToObject(r, "dtype", t->dtype);
     if (s->replay_file) {
         char full[PATH_MAX];
         cJSON_AddStringToObject(r, "recording",
@@ -1319,8 +1326,8 @@ static int input_error(int rc)
     return rc == TFORGE_EINPUT || rc == TFORGE_ENOTFOUND || rc == TFORGE_EABI;
 }
 
-/* The task loaded by a worker (`*loader`, kept for the environment) and the shape checked. */
-static int load(const settings *s, tforge_worker **loader, tforge_task **task,
+/* The task loaded by a worker (`*loader`, kept for the environment), its shape and dtype checked. */
+static int load(settings *s, tforge_worker **loader, tforge_task **task,
                 const char *backend_text)
 {
     static const char *const interpreting[] = {"TRITON_INTERPRET=1", NULL};
@@ -1338,6 +1345,10 @@ static int load(const settings *s, tforge_worker **loader, tforge_task **task,
     if (!rc && s->shape >= (*task)->n_tune)
         rc = tforge_error_set(TFORGE_EINPUT, "--shape %u: the task has %zu tuning shapes",
                               s->shape, (*task)->n_tune);
+    if (!rc)
+        rc = tforge_task_set_dtype(*task, s->dtype, "--dtype");
+    if (!rc)
+        s->dtype = (*task)->dtype;
     return rc;
 }
 

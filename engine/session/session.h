@@ -73,7 +73,7 @@ typedef struct tforge_tune_event {
     const char *backend, *replay_file;  /* TFORGE_TUNE_BACKEND_CHOSEN */
 } tforge_tune_event;
 
-#define TFORGE_TUNE_OPTIONS_VERSION 3
+#define TFORGE_TUNE_OPTIONS_VERSION 4
 typedef struct tforge_tune_options {
     unsigned version;
     const char *task;                  /* the task file */
@@ -130,6 +130,9 @@ typedef struct tforge_tune_options {
     const char *const *llm_options;
     uint32_t llm_budget;
     int llm_replay;
+    /* since 4: the dtype the task's floating inputs are made in, one of its `dtypes`; NULL: its
+     * first (the inputs' own where it declares none) */
+    const char *dtype;
 } tforge_tune_options;
 #define TFORGE_TUNE_LLM_PATIENCE 10
 /* Every field not named here is 0 or NULL. */

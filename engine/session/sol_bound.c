@@ -33,7 +33,7 @@ static double number(const cJSON *o, const char *field)
 static int task_facts(tforge_profile *p, const tforge_task *task, int gpu, int timeout_ms)
 {
     tforge_rpc_candidate c = {task->path, task->baselines[0], task->tune_shapes[task->shape],
-                              NULL, NULL};
+                              NULL, NULL, task->dtype};
     cJSON *facts = tforge_rpc_fresh("the launch's bytes and flops",
                                     tforge_rpc_profile(&c, 0, "cupti", NULL),
                                     gpu ? compiling : interpreting, timeout_ms);

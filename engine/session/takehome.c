@@ -102,7 +102,8 @@ int tforge_takehome_verify(tforge_takehome *th, const char *dir, const tforge_ta
     }
     const tforge_loop_eval *e = &o->evals[o->best];
     cJSON *verdict = request(th, "the take-home files",
-                             tforge_rpc_verify(dir, task->path, e->config, task->check_shapes[0]));
+                             tforge_rpc_verify(dir, task->path, e->config, task->check_shapes[0],
+                                               task->dtype));
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(verdict, "status"),
                 *message = cJSON_GetObjectItemCaseSensitive(verdict, "message"),
                 *dropped = cJSON_GetObjectItemCaseSensitive(verdict, "dropped");

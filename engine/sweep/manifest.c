@@ -51,7 +51,7 @@ static int known(const cJSON *object, const char *const *keys, const char *const
                                     "time, strategy, options, backend, seed, batch, transforms, "
                                     "patience, compile_workers, timeout, simulate%s)", path,
                                     where, where[0] ? "." : "", item->string,
-                                    more ? ", task, name, shapes" : "");
+                                    more ? ", task, name, shapes, dtypes" : "");
     }
     return 0;
 }
@@ -151,6 +151,7 @@ static int apply(tforge_sweep_entry *e, const cJSON *o, const char *path, const 
 static void entry_dispose(tforge_sweep_entry *e)
 {
     free(e->name);
+    free(e->dtype);
     free(e->task);
     free(e->backend);
     free(e->strategy);
@@ -165,7 +166,7 @@ static void entry_dispose(tforge_sweep_entry *e)
 static int entry_copy(tforge_sweep_entry *to, const tforge_sweep_entry *from)
 {
     *to = *from;
-    to->name = to->task = NULL;
+    to->name = to->task = to->dtype = NULL;
     to->backend = copy(from->backend);
     to->strategy = copy(from->strategy);
     to->transforms = copy(from->transforms);
@@ -201,10 +202,62 @@ static int add_entry(tforge_sweep_manifest *m, const tforge_sweep_entry *e)
     return 0;
 }
 
+static int same_dtype(const char *a, const char *b)
+{
+    return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
+/* The entry's "dtypes" (NULL: none given), each checked against the task file's own `dtypes`,
+ * read here so that a sweep is refused before any tune starts (the worker checks the rest). */
+static int read_dtypes(const char *path, const char *where, const cJSON *dtypes,
+                       const char *task)
+{
+    char field[192];
+    snprintf(field, sizeof field, "%s.dtypes", where);
+    if (!dtypes)
+        return 0;
+    if (!cJSON_IsArray(dtypes) || cJSON_GetArraySize(dtypes) == 0)
+        return bad(path, field, "a list of the task's dtypes ([\"float16\", \"bfloat16\"])");
+    char *text = NULL;
+    size_t size = 0;
+    if (tforge_file_read(&text, &size, task))
+        return tforge_error_set(TFORGE_EINPUT, "%s: %s: cannot read the task file %s to check "
+                                "its dtypes", path, field, task);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    const cJSON *allowed = cJSON_GetObjectItemCaseSensitive(doc, "dtypes");
+    char listed[512] = "";
+    for (const cJSON *a = cJSON_IsArray(allowed) ? allowed->child : NULL; a; a = a->next)
+        if (cJSON_IsString(a))
+            snprintf(listed + strlen(listed), sizeof listed - strlen(listed), "%s%s",
+                     listed[0] ? ", " : "", a->valuestring);
+    int rc = 0;
+    for (int i = 0; !rc && i < cJSON_GetArraySize(dtypes); i++) {
+        const cJSON *d = cJSON_GetArrayItem(dtypes, i);
+        int found = 0;
+        for (const cJSON *a = cJSON_IsArray(allowed) ? allowed->child : NULL; a && !found;
+             a = a->next)
+            found = cJSON_IsString(a) && cJSON_IsString(d) &&
+                    strcmp(a->valuestring, d->valuestring) == 0;
+        for (int j = 0; !rc && found && j < i; j++)
+            found = strcmp(cJSON_GetArrayItem(dtypes, j)->valuestring, d->valuestring) != 0;
+        snprintf(field, sizeof field, "%s.dtypes[%d]", where, i);
+        if (!found && !listed[0])
+            rc = tforge_error_set(TFORGE_EINPUT, "%s: %s: expected no dtypes: %s declares none "
+                                  "(its inputs keep their own)", path, field, task);
+        else if (!found)
+            rc = tforge_error_set(TFORGE_EINPUT, "%s: %s: expected one of %s's dtypes (%s), "
+                                  "not listed before, got %s", path, field, task, listed,
+                                  cJSON_IsString(d) ? d->valuestring : "a value that is no text");
+    }
+    cJSON_Delete(doc);
+    return rc;
+}
+
 static int read_task(tforge_sweep_manifest *m, const tforge_sweep_entry *defaults,
                      const cJSON *t, size_t index)
 {
-    static const char *const own[] = {"task", "name", "shapes", NULL};
+    static const char *const own[] = {"task", "name", "shapes", "dtypes", NULL};
     char where[64], field[160];
     snprintf(where, sizeof where, "tasks[%zu]", index);
     const char *path = m->path;
@@ -214,6 +267,7 @@ static int read_task(tforge_sweep_manifest *m, const tforge_sweep_entry *default
     const cJSON *task = cJSON_GetObjectItemCaseSensitive(t, "task");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
     const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(t, "shapes");
+    const cJSON *dtypes = cJSON_GetObjectItemCaseSensitive(t, "dtypes");
     snprintf(field, sizeof field, "%s.task", where);
     if (!rc && (!cJSON_IsString(task) || !task->valuestring[0]))
         rc = bad(path, field, "the task file (a text)");
@@ -243,25 +297,35 @@ static int read_task(tforge_sweep_manifest *m, const tforge_sweep_entry *default
             snprintf(field, sizeof field, "%s.name", where);
             rc = bad(path, field, "a name of its own (another task's folder is named so)");
         }
+    if (!rc)
+        rc = read_dtypes(path, where, dtypes, base.task);
+    /* no "dtypes": one entry a shape, in the task's default dtype */
+    int n_dtypes = dtypes ? cJSON_GetArraySize(dtypes) : 1;
     for (int s = 0; !rc && s < cJSON_GetArraySize(shapes); s++) {
         uint64_t shape;
         snprintf(field, sizeof field, "%s.shapes[%d]", where, s);
         rc = whole(&shape, cJSON_GetArrayItem(shapes, s), 0, path, field);
-        for (size_t i = 0; !rc && i < m->n; i++)
-            if (!strcmp(m->entries[i].name, base.name) && m->entries[i].shape == shape)
-                rc = bad(path, field, "a shape not listed before for this task");
-        tforge_sweep_entry e = {0};
-        if (!rc)
-            rc = entry_copy(&e, &base);
-        if (!rc) {
-            e.shape = (size_t)shape;
-            e.task = strdup(base.task);
-            e.name = strdup(base.name);
-            rc = e.task && e.name ? add_entry(m, &e)
-                                  : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+        for (int d = 0; !rc && d < n_dtypes; d++) {
+            const char *dtype = dtypes ? cJSON_GetArrayItem(dtypes, d)->valuestring : NULL;
+            for (size_t i = 0; !rc && i < m->n; i++)
+                if (!strcmp(m->entries[i].name, base.name) && m->entries[i].shape == shape &&
+                    same_dtype(m->entries[i].dtype, dtype))
+                    rc = bad(path, field, "a shape not listed before for this task (and dtype)");
+            tforge_sweep_entry e = {0};
+            if (!rc)
+                rc = entry_copy(&e, &base);
+            if (!rc) {
+                e.shape = (size_t)shape;
+                e.task = strdup(base.task);
+                e.name = strdup(base.name);
+                e.dtype = copy(dtype);
+                rc = e.task && e.name && (!dtype || e.dtype)
+                         ? add_entry(m, &e)
+                         : tforge_error_set(TFORGE_ENOMEM, "out of memory");
+            }
+            if (rc)
+                entry_dispose(&e);
         }
-        if (rc)
-            entry_dispose(&e);
     }
     entry_dispose(&base);
     return rc;

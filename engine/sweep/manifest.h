@@ -1,4 +1,5 @@
-/* A sweep's manifest (SWEEP.json): tasks x shapes, each (task, shape) with its budget or time,
+/* A sweep's manifest (SWEEP.json): tasks x shapes x dtypes, each (task, shape, dtype) with its
+ * budget or time,
  * its strategy and options and its backend. Read on rank 0 only; its errors name the file and
  * the field. The schema is in README.md. */
 #ifndef TFORGE_ENGINE_SWEEP_MANIFEST_H
@@ -12,6 +13,7 @@ typedef struct tforge_sweep_entry {
     char *name;        /* the task's folder in the sweep's: DIR/<name>/shape-<shape>/ */
     char *task;        /* the task file, resolved against the manifest's folder */
     size_t shape;      /* an index into the task's tuning shapes */
+    char *dtype;       /* one of the task's `dtypes` (the entry's "dtypes"); NULL: its default */
     char *backend;     /* cuda, interpret, compile or replay:FILE (FILE resolved too) */
     char *strategy;    /* NULL: the tune's default */
     char **options;    /* the strategy's "KEY=VALUE", NULL-terminated */

@@ -81,6 +81,8 @@ static cJSON *entry_settings(const tforge_sweep_entry *e)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "task", e->task);
     cJSON_AddNumberToObject(o, "shape", (double)e->shape);
+    if (e->dtype)
+        cJSON_AddStringToObject(o, "dtype", e->dtype);
     cJSON_AddStringToObject(o, "backend", e->backend);
     cJSON_AddStringToObject(o, "transforms", e->transforms);
     cJSON_AddNumberToObject(o, "compile_workers", e->compile_workers);
@@ -137,6 +139,7 @@ static int cache_get(evaluator_cache *c, const cJSON *settings, size_t *at)
     const cJSON *task = cJSON_GetObjectItemCaseSensitive(settings, "task");
     const cJSON *backend = cJSON_GetObjectItemCaseSensitive(settings, "backend");
     const cJSON *transforms = cJSON_GetObjectItemCaseSensitive(settings, "transforms");
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(settings, "dtype");
     if (!cJSON_IsString(task) || !cJSON_IsString(backend) || !cJSON_IsString(transforms)) {
         free(key);
         return tforge_error_set(TFORGE_ERROR, "sweep: a job without its entry's settings");
@@ -147,6 +150,7 @@ static int cache_get(evaluator_cache *c, const cJSON *settings, size_t *at)
     o.backend = backend->valuestring;
     o.transforms = transforms->valuestring;
     o.shape = (long)number_or_nan(settings, "shape");
+    o.dtype = cJSON_IsString(dtype) ? dtype->valuestring : NULL;
     o.compile_workers = (uint32_t)number_or_nan(settings, "compile_workers");
     o.timeout_s = (uint32_t)number_or_nan(settings, "timeout");
     o.seed = (uint64_t)number_or_nan(settings, "seed");
@@ -432,15 +436,24 @@ static int device_extras(void *context, const tforge_candidate *c, char **json)
     return 0;
 }
 
+/* An entry's folder in the sweep's: NAME/shape-I, NAME/shape-I-DTYPE with a dtype. */
+static const char *entry_folder(const tforge_sweep_entry *e, char *folder, size_t size)
+{
+    snprintf(folder, size, "%s/shape-%zu%s%s", e->name, e->shape, e->dtype ? "-" : "",
+             e->dtype ? e->dtype : "");
+    return folder;
+}
+
 static void *session_thread(void *arg)
 {
     session *s = arg;
     sweep *sw = s->sw;
     const tforge_sweep_entry *e = &sw->manifest->entries[s->entry];
-    char out[4200];
-    snprintf(out, sizeof out, "%s/%s/shape-%zu", sw->dir, e->name, e->shape);
+    char out[4200], folder[4096];
+    snprintf(out, sizeof out, "%s/%s", sw->dir, entry_folder(e, folder, sizeof folder));
     tforge_tune_options o = TFORGE_TUNE_OPTIONS_INIT;
     o.task = e->task;
+    o.dtype = e->dtype;
     o.registry = sw->o->registry;
     o.backend = e->backend;
     o.strategy = e->strategy;
@@ -586,10 +599,12 @@ static int assign(sweep *sw, int *rc)
 
 static char *relative_result(const tforge_sweep_entry *e)
 {
-    size_t size = strlen(e->name) + 64;
+    char folder[4096];
+    entry_folder(e, folder, sizeof folder);
+    size_t size = strlen(folder) + 16;
     char *text = malloc(size);
     if (text)
-        snprintf(text, size, "%s/shape-%zu/result.json", e->name, e->shape);
+        snprintf(text, size, "%s/result.json", folder);
     return text;
 }
 
@@ -607,6 +622,8 @@ static int write_status(sweep *sw)
         cJSON_AddStringToObject(x, "task", e->task);
         cJSON_AddStringToObject(x, "name", e->name);
         cJSON_AddNumberToObject(x, "shape", (double)e->shape);
+        if (e->dtype)
+            cJSON_AddStringToObject(x, "dtype", e->dtype);
         cJSON *values = s->shape_json ? cJSON_Parse(s->shape_json) : NULL;
         cJSON_AddItemToObject(x, "shape_values", values ? values : cJSON_CreateNull());
         cJSON_AddStringToObject(x, "status", entry_state_name(s->state));
@@ -648,6 +665,7 @@ static int read_status(sweep *sw)
     {
         const cJSON *name = cJSON_GetObjectItem(x, "name"), *status = cJSON_GetObjectItem(x, "status");
         const cJSON *values = cJSON_GetObjectItem(x, "shape_values");
+        const cJSON *dtype = cJSON_GetObjectItem(x, "dtype");
         double shape = number_or_nan(x, "shape");
         for (size_t i = 0; i < sw->manifest->n; i++) {
             const tforge_sweep_entry *e = &sw->manifest->entries[i];
@@ -656,6 +674,8 @@ static int read_status(sweep *sw)
             free(rel);
             if (cJSON_IsString(name) && !strcmp(name->valuestring, e->name) &&
                 shape == (double)e->shape && cJSON_IsString(status) &&
+                (e->dtype ? cJSON_IsString(dtype) && !strcmp(dtype->valuestring, e->dtype)
+                          : !dtype) &&
                 !strcmp(status->valuestring, "done") && access(result, R_OK) == 0) {
                 sw->sessions[i].state = SKIPPED;
                 sw->sessions[i].shape_json = cJSON_PrintUnformatted(values);
@@ -677,8 +697,9 @@ static void show_progress(sweep *sw, size_t running)
             session *s = &sw->sessions[i];
             if ((s->state == DONE || s->state == FAILED) && !s->told) {
                 s->told = 1;
-                fprintf(stderr, "sweep: %s shape %zu %s (%zu evaluated)\n",
-                        sw->manifest->entries[i].name, sw->manifest->entries[i].shape,
+                char folder[4096];
+                fprintf(stderr, "sweep: %s %s (%zu evaluated)\n",
+                        entry_folder(&sw->manifest->entries[i], folder, sizeof folder),
                         entry_state_name(s->state), s->evaluated);
             }
         }
@@ -878,8 +899,12 @@ int tforge_sweep_run(const tforge_sweep_options *o, tforge_sweep_outcome *out)
         if (s->state == FAILED && !failed) {
             failed = 1;
             if (!rc)
-                rc = tforge_error_set(TFORGE_ERROR, "%s shape %zu: %s", manifest.entries[i].name,
-                                      manifest.entries[i].shape, s->error);
+            {
+                char folder[4096];
+                rc = tforge_error_set(TFORGE_ERROR, "%s: %s",
+                                      entry_folder(&manifest.entries[i], folder, sizeof folder),
+                                      s->error);
+            }
         }
         free(s->shape_json);
     }

@@ -17,10 +17,10 @@ void tforge_task_free(tforge_task *t)
     if (!t)
         return;
     char **lists[] = {t->tune_shapes, t->check_shapes, t->baselines, t->files,
-                      t->plans,       t->dropped,      t->warnings};
-    size_t counts[] = {t->n_tune, t->n_check, t->n_baseline, t->n_files,
-                       t->n_plans, t->n_dropped, t->n_warnings};
-    for (int l = 0; l < 7; l++) {
+                      t->plans,       t->dropped,      t->warnings,  t->dtypes};
+    size_t counts[] = {t->n_tune,  t->n_check,    t->n_baseline, t->n_files,
+                       t->n_plans, t->n_dropped,  t->n_warnings, t->n_dtypes};
+    for (int l = 0; l < 8; l++) {
         for (size_t i = 0; lists[l] && i < counts[l]; i++)
             free(lists[l][i]);
         free(lists[l]);
@@ -284,6 +284,8 @@ int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
                          cJSON_GetObjectItemCaseSensitive(task, "files"))) ||
         (rc = strings_of(&t->warnings, &t->n_warnings,
                          cJSON_GetObjectItemCaseSensitive(task, "warnings"))) ||
+        (rc = strings_of(&t->dtypes, &t->n_dtypes,
+                         cJSON_GetObjectItemCaseSensitive(task, "dtypes"))) ||
         (rc = dropped_lines(t, cJSON_GetObjectItemCaseSensitive(task, "dropped")))) {
         rc = tforge_error_set(TFORGE_ENOMEM, "out of memory loading %s", path);
         goto cleanup;
@@ -305,6 +307,7 @@ int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
                               path, t->n_plans, t->n_tune);
         goto cleanup;
     }
+    t->dtype = t->n_dtypes ? t->dtypes[0] : NULL;
     if ((rc = tforge_task_select(t, 0)))
         goto cleanup;
     *out = t;
@@ -314,6 +317,29 @@ cleanup:
     free(request);
     tforge_task_free(t);
     return rc;
+}
+
+int tforge_task_set_dtype(tforge_task *t, const char *dtype, const char *field)
+{
+    if (!dtype) {
+        t->dtype = t->n_dtypes ? t->dtypes[0] : NULL;
+        return 0;
+    }
+    if (!t->n_dtypes)
+        return tforge_error_set(TFORGE_EINPUT, "%s %s: %s declares no dtypes (its inputs keep "
+                                "their own; a task lists those it allows in \"dtypes\")",
+                                field, dtype, t->path);
+    for (size_t i = 0; i < t->n_dtypes; i++)
+        if (strcmp(t->dtypes[i], dtype) == 0) {
+            t->dtype = t->dtypes[i];
+            return 0;
+        }
+    char allowed[512] = "";
+    for (size_t i = 0; i < t->n_dtypes; i++)
+        snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s",
+                 i ? ", " : "", t->dtypes[i]);
+    return tforge_error_set(TFORGE_EINPUT, "%s %s: expected one of %s's dtypes (%s)", field,
+                            dtype, t->path, allowed);
 }
 
 static int map_baselines(tforge_task *t, const cJSON *launched);

@@ -49,6 +49,10 @@ typedef struct tforge_task {
     char (*proposal_digests)[TFORGE_DIGEST_SIZE];
     size_t n_proposals;
     int variant_declared;  /* the space has `variant` before any proposal (tune --llm) */
+    char **dtypes;         /* the task's `dtypes`: those its floating inputs may take */
+    size_t n_dtypes;
+    const char *dtype;     /* the one they are made in (dtypes[0] after loading; NULL: the
+                              task declares none, the inputs keep their own) */
 } tforge_task;
 
 /* Asks `worker` to load and validate the task file, then builds its space. Errors that the
@@ -60,6 +64,10 @@ typedef struct tforge_task {
 int tforge_task_load(tforge_task **out, tforge_worker *worker, const char *path,
                      int timeout_ms);
 void tforge_task_free(tforge_task *task);
+
+/* Makes the task's floating inputs in `dtype` (NULL: the task's default, its first dtype).
+ * TFORGE_EINPUT naming `field` ("--dtype") when the task declares no dtypes or not that one. */
+int tforge_task_set_dtype(tforge_task *task, const char *dtype, const char *field);
 
 /* Selects tuning shape `shape`: its baselines and its space (constraints over shape symbols take
  * its sizes) replace the current ones, and each baseline is mapped to its point. */

@@ -17,14 +17,14 @@ static const tforge_rpc_method methods[] = {
     {"tforge_worker", "load_task", FIELDS("path"), NONE},
     {"tforge_worker", "environment", NONE, NONE},
     {"tforge_worker", "compile", FIELDS("task", "config", "shape"),
-     FIELDS("variant", "digest", "also")},
+     FIELDS("variant", "digest", "dtype", "also")},
     {"tforge_worker", "run_check", FIELDS("task", "config", "shape", "seed"),
-     FIELDS("variant", "digest", "both_orders")},
+     FIELDS("variant", "digest", "dtype", "both_orders")},
     {"tforge_worker", "time", FIELDS("task", "config", "shape"),
-     FIELDS("variant", "digest", "energy")},
+     FIELDS("variant", "digest", "dtype", "energy")},
     {"tforge_worker", "profile",
      FIELDS("task", "config", "shape", "counters", "profiler", "options"),
-     FIELDS("variant", "digest", "launches_of")},
+     FIELDS("variant", "digest", "dtype", "launches_of")},
     {"tforge_worker.worker", "device", NONE, NONE},
     {"tforge_worker.worker", "check_task", FIELDS("path"), FIELDS("config", "variant")},
     {"tforge_worker.analyze", "analyze", FIELDS("path"), FIELDS("kernel")},
@@ -34,7 +34,8 @@ static const tforge_rpc_method methods[] = {
      FIELDS("kernel", "reference")},
     {"tforge_worker.variants", "unified_diff", FIELDS("path", "text"), NONE},
     {"tforge_worker.takehome", "launch_hook", FIELDS("task", "config"), FIELDS("text")},
-    {"tforge_worker.takehome", "verify", FIELDS("out", "task", "config", "shape"), NONE},
+    {"tforge_worker.takehome", "verify", FIELDS("out", "task", "config", "shape"),
+     FIELDS("dtype")},
     {"tforge_worker.peaks", "cached", NONE, NONE},
     {"tforge_worker.proposal", "check_answer", FIELDS("answer", "kernel", "source"), NONE},
 };
@@ -142,6 +143,7 @@ static cJSON *candidate_args(const tforge_rpc_candidate *c)
     add_string(args, "variant", c->variant);
     add_string(args, "digest", c->digest);
     add_json(args, "shape", c->shape);
+    add_string(args, "dtype", c->dtype);
     return args;
 }
 
@@ -272,13 +274,15 @@ char *tforge_rpc_launch_hook(const char *task, const char *config, const char *t
     return request("tforge_worker.takehome", "launch_hook", args);
 }
 
-char *tforge_rpc_verify(const char *out, const char *task, const char *config, const char *shape)
+char *tforge_rpc_verify(const char *out, const char *task, const char *config, const char *shape,
+                        const char *dtype)
 {
     cJSON *args = cJSON_CreateObject();
     add_string(args, "out", out);
     add_string(args, "task", task);
     add_json(args, "config", config);
     add_json(args, "shape", shape);
+    add_string(args, "dtype", dtype);
     return request("tforge_worker.takehome", "verify", args);
 }
 

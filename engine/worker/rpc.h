@@ -41,6 +41,7 @@ typedef struct tforge_rpc_candidate {
                             variant `digest` names, which the worker was sent before */
     const char *digest;  /* the variant's digest (NULL with no variant): the worker keeps its
                             sources and kernels by it */
+    const char *dtype;   /* the task's floating inputs' dtype; NULL: the inputs' own */
 } tforge_rpc_candidate;
 
 /* load_task(path): the task's normalised manifest. */
@@ -91,9 +92,10 @@ char *tforge_rpc_init(const char *path, const tforge_rpc_capture_options *o);
 char *tforge_rpc_unified_diff(const char *path, const char *text);
 /* takehome.launch_hook(task, config, text): best_variant.py's hook; `text` may be NULL. */
 char *tforge_rpc_launch_hook(const char *task, const char *config, const char *text);
-/* takehome.verify(out, task, config, shape): the take-home files in `out` run as the user does. */
+/* takehome.verify(out, task, config, shape, dtype): the take-home files in `out` run as the
+ * user does, on inputs of the tuned dtype (NULL: the inputs' own). */
 char *tforge_rpc_verify(const char *out, const char *task, const char *config,
-                        const char *shape);
+                        const char *shape, const char *dtype);
 /* proposal.check_answer(answer, kernel, source): a model's answer checked before anything of it
  * runs (its code extracted, parsed, its imports and names against the allow-lists, the kernel's
  * name and parameters kept): {status: ok|refused, source, reason}. */

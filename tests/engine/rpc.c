@@ -42,7 +42,8 @@ static void each_builder_writes_its_method_with_the_tables_fields(void **state)
     const char *also[] = {"{\"N\": 17}", "{\"N\": 33}"};
     const char *argv[] = {"python", "run.py"};
     const char *options[] = {"metrics=dram", NULL};
-    tforge_rpc_candidate c = {"task.json", config, shape, "def k(): pass\n", "fnv1a64:0"};
+    tforge_rpc_candidate c = {"task.json", config, shape, "def k(): pass\n", "fnv1a64:0",
+                              "float16"};
     tforge_rpc_capture_options capture = {"out", "kern", "ref:f", 1};
     struct {
         char *request;
@@ -62,7 +63,7 @@ static void each_builder_writes_its_method_with_the_tables_fields(void **state)
         {tforge_rpc_unified_diff("k.py", "text"), "tforge_worker.variants", "unified_diff"},
         {tforge_rpc_launch_hook("task.json", config, "text"), "tforge_worker.takehome",
          "launch_hook"},
-        {tforge_rpc_verify("out", "task.json", config, shape), "tforge_worker.takehome",
+        {tforge_rpc_verify("out", "task.json", config, shape, "float16"), "tforge_worker.takehome",
          "verify"},
         {tforge_rpc_peaks(), "tforge_worker.peaks", "cached"},
         {tforge_rpc_check_answer("```python\n```", "kern", "text"), "tforge_worker.proposal",
@@ -102,7 +103,7 @@ static void a_request_outside_the_table_is_refused(void **state)
     (void)state;
     assert_null(tforge_rpc_load_task(NULL));
     assert_non_null(strstr(tforge_error_last()->message, "field 'path' is missing"));
-    tforge_rpc_candidate bad = {"task.json", "{not json", "{}", NULL, NULL};
+    tforge_rpc_candidate bad = {"task.json", "{not json", "{}", NULL, NULL, NULL};
     assert_null(tforge_rpc_time(&bad, 1));
     assert_non_null(strstr(tforge_error_last()->message, "tforge_worker.time: field 'config'"));
 }

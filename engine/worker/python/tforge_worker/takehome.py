@@ -306,15 +306,15 @@ def _dropped(kernel, launches, config):
                   any(k not in b or b[k] != config[k] for b in mine))
 
 
-def verify(out, task, config, shape, seed=2):
+def verify(out, task, config, shape, seed=2, dtype=None):
     """Import best_variant.py and best_config.py from `out` in this (fresh) process, launch the
     kernel through the file's own entry point with the winner's `config` on Triton's ordinary
     launch path at `shape`, and compare with the task's reference.
     Returns {status: ok|wrong|import|runtime|compile, message, dropped: [config keys the
-    launch did not pass to the kernel]}."""
+    launch did not pass to the kernel]}. `dtype`: the task's floating inputs' (the tuned one)."""
     launches = []
     with _observed(launches):
-        loaded = get(task)
+        loaded = get(task, dtype)
         spec = loaded.spec
         try:
             with standin.active():  # a file that asks for the device at import, on a CPU

@@ -18,7 +18,7 @@ INITS = ("randn", "rand", "zeros", "ones", "randint:LO:HI", "arange", "values")
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 INT64_MAX = 2 ** 63 - 1  # sizes are int64 to torch and Triton
 _FIELDS = ("source", "kernel", "inputs", "inputs_fn", "outputs", "launch", "reference", "shapes",
-           "baseline", "writes_inputs", "space", "cost", "description", "python_path")
+           "baseline", "writes_inputs", "space", "cost", "description", "python_path", "dtypes")
 _DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "float8_e4m3fn": 1,
                 "float8_e5m2": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint8": 1,
                 "bool": 1}
@@ -553,13 +553,30 @@ def validate(doc, path):
     space = _check_space(p, doc.get("space"), shape_symbols)
     cost = _check_cost(p, doc.get("cost"), shape_symbols)
     python_path = _check_python_path(p, doc.get("python_path", []), folder)
+    dtypes = _check_dtypes(p, doc.get("dtypes"))
+    if dtypes and inputs is None:
+        p.add("dtypes", "no dtypes with an inputs_fn (it makes its inputs itself)", dtypes)
     p.raise_if_any()
     return {
         "id": path, "dir": folder, "source": source, "kernel": kernel, "inputs": inputs,
         "inputs_fn": inputs_fn, "outputs": outputs, "launch": launch, "reference": reference,
         "shapes": shapes, "baseline": baseline, "writes_inputs": writes_inputs, "space": space,
         "cost": cost, "description": doc.get("description", ""), "python_path": python_path,
+        "dtypes": dtypes,
     }
+
+
+def _check_dtypes(p, value):
+    """dtypes: the floating dtypes the task's floating inputs may take (the first the default);
+    None when absent (the inputs keep their own)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or \
+            any(d not in FLOAT_DTYPES for d in value) or len(set(value)) != len(value):
+        p.add("dtypes", f"a non-empty list of distinct floating dtypes ({', '.join(FLOAT_DTYPES)})",
+              value)
+        return None
+    return list(value)
 
 
 def _check_python_path(p, value, folder):

@@ -27,7 +27,7 @@ from triton.runtime.jit import KernelInterface
 from . import loader, standin, variants
 from .kernels import JIT_CLASSES, code_file, hooked_runs, is_task_kernel, layers, unwrap
 from .gaps import describe as interpreter_gap, interpreter_warnings
-from .task import (INT64_MAX, LAUNCH_OPTIONS, Problems, TaskError, check_config, eval_expression,
+from .task import (FLOAT_DTYPES, INT64_MAX, LAUNCH_OPTIONS, Problems, TaskError, check_config, eval_expression,
                    python_names, read, substitute)
 
 # Triton's own defaults for a launch that names no options (CUDA backend).
@@ -36,7 +36,7 @@ DEFAULT_NUM_STAGES = 3
 _MESSAGE_LIMIT = 4000
 _GRID_NAMES = {"triton", "tl", "torch", "math", "cdiv"} | set(dir(builtins))
 
-_tasks = {}  # task id (absolute path of task.json) -> _Loaded
+_tasks = {}  # task id (absolute path of task.json), or (id, dtype) -> _Loaded
 
 
 class _Loaded:
@@ -259,6 +259,8 @@ def load_task(path):
                 analysis=kernel_analysis(loaded))
     loaded.spec = spec
     _tasks[spec["id"]] = loaded
+    for key in [k for k in _tasks if isinstance(k, tuple) and k[0] == spec["id"]]:
+        del _tasks[key]  # made from the task as it was
     return spec
 
 
@@ -399,14 +401,32 @@ def shape_plan(loaded, shape):
     return plan
 
 
-def get(task):
-    """The loaded task for a manifest dict or a task path (loading it on first use)."""
+def get(task, dtype=None):
+    """The loaded task for a manifest dict or a task path (loading it on first use). `dtype`
+    (one of the task's `dtypes`) gives the task whose floating inputs are made in it, kept
+    beside the task as it is."""
     if isinstance(task, _Loaded):
         return task
     tid = os.path.abspath(task["id"] if isinstance(task, dict) else task)
     if tid not in _tasks:
         load_task(tid)
-    return _tasks[tid]
+    if dtype is None:
+        return _tasks[tid]
+    if (tid, dtype) not in _tasks:
+        _tasks[(tid, dtype)] = _in_dtype(_tasks[tid], dtype)
+    return _tasks[(tid, dtype)]
+
+
+def _in_dtype(loaded, dtype):
+    """`loaded` with its floating inputs in `dtype`; TaskError when the task does not allow it."""
+    spec = loaded.spec
+    if dtype not in (spec["dtypes"] or ()):
+        raise TaskError([f"{spec['id']}: dtypes: expected {dtype!r} among the task's dtypes, "
+                         f"got {spec['dtypes']}"])
+    inputs = [dict(s, dtype=dtype) if s["dtype"] in FLOAT_DTYPES else s for s in spec["inputs"]]
+    retyped = _Loaded(dict(spec, inputs=inputs), loaded.module, loaded.funcs, loaded.kernel)
+    retyped.baseline = loaded.baseline
+    return retyped
 
 
 def device():
@@ -1215,9 +1235,11 @@ def taking_variant(request):
     """`request(task, config, shape, ...)` gains `variant=None` and `digest=None`: the kernel
     file's rewritten text and the engine's digest of it (the digest alone for a variant this
     worker was sent before), active while the request runs. A variant that does not load is a
-    failed compile."""
+    failed compile. It gains `dtype=None` too: one of the task's dtypes, its floating inputs'."""
     @functools.wraps(request)
-    def run(task, config, shape, *args, variant=None, digest=None, **kwargs):
+    def run(task, config, shape, *args, variant=None, digest=None, dtype=None, **kwargs):
+        if dtype is not None:  # the task with its floating inputs in `dtype`
+            task = get(task, dtype)
         if variant is None and digest is None:
             return request(task, config, shape, *args, **kwargs)
         try:
