@@ -28,21 +28,7 @@ static void check(int rc)
         fail_msg("%s", tforge_error_last()->message);
 }
 
-/* The canned "good" answer's code (a proposal its checks accept). */
-static char *good_source(void)
-{
-    char *text = NULL;
-    size_t size = 0;
-    check(tforge_file_read(&text, &size, LLM "/answers.json"));
-    cJSON *doc = cJSON_Parse(text);
-    free(text);
-    const cJSON *good = cJSON_GetArrayItem(doc, 0);
-    const char *answer = cJSON_GetObjectItemCaseSensitive(good, "text")->valuestring;
-    const char *from = strstr(answer, "```python\n") + strlen("```python\n");
-    char *code = strndup(from, (size_t)(strstr(from, "```") - from));
-    cJSON_Delete(doc);
-    return code;
-}
+#include "support/canned_answer.h"
 
 typedef struct fixture {
     tforge_worker *worker;
