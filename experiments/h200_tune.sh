@@ -77,6 +77,9 @@ if kind == "tune":
     print(f"{label:11} baseline {r['baseline'].get('ms', float('nan')):.4f} ms  best "
           f"{r['best'].get('ms', float('nan')):.4f} ms  {r.get('speedup', float('nan')):.2f}x  "
           f"{r['evaluations']} evals  {r['seconds']:.0f} s")
+    sol = r.get("speed_of_light") or {}
+    print(f"{'':11} speed of light: baseline {sol.get('baseline_percent', float('nan')):.0f}%  "
+          f"winner {sol.get('winner_percent', float('nan')):.0f}%  ({sol.get('note')})")
 elif kind == "pool":
     print(f"compile pool, {label:>2} workers: {r['evaluations']} candidates in {r['seconds']:.1f} s")
 else:

@@ -10,7 +10,11 @@ interpreter tune names no winner, and its best_variant.py is the file as it is).
 entry point is then called on the same inputs at the tuning shape through the file as it is and
 through best_variant.py, and both are timed with triton.testing.do_bench in interleaved rounds,
 each call whole (the function's allocations included, as the user pays them).
-Prints one JSON line: {check, message, file_ms, winner_ms} (the times on a GPU) or {error}.
+With a second argument EXPR (Python over the task's inputs, `torch` and `F`, as
+experiments/transforms/compare.py takes it: "torch.matmul(a, b)"), the vendor's op is timed in
+the same rounds on the same inputs.
+Prints one JSON line: {check, message, file_ms, winner_ms[, vendor_ms]} (the times on a GPU) or
+{error}.
 """
 import json
 import os
@@ -57,12 +61,14 @@ def main():
         baseline = worker._baselines_at(loaded, shape)[0]
         runs = {"file": launcher(loaded.module, loaded.kernel, baseline, inputs, shape),
                 "winner": launcher(module, kernel, winner, inputs, shape)}
+        if len(sys.argv) > 2:
+            import torch.nn.functional as F
+            runs["vendor"] = eval(f"lambda: {sys.argv[2]}", {"torch": torch, "F": F, **inputs})
         times = {k: [] for k in runs}
         for _ in range(ROUNDS):
             for name, run in runs.items():
                 times[name].append(triton.testing.do_bench(run, warmup=25, rep=100))
-        got.update(file_ms=statistics.median(times["file"]),
-                   winner_ms=statistics.median(times["winner"]))
+        got.update({f"{name}_ms": statistics.median(t) for name, t in times.items()})
     print(json.dumps(got))
 
 
