@@ -1,7 +1,8 @@
 """What Triton's CPU interpreter cannot run although a GPU compiles it, named.
 
 Under TRITON_INTERPRET such a kernel fails with an error that reads like a bug in it (`'float'
-object has no attribute 'to'`), or runs and computes something else (bfloat16 arithmetic). Each
+object has no attribute 'to'`), or runs and computes something else (bfloat16 arithmetic; Python's `and`, `or` and `not` of
+tiles, which Triton compiles elementwise: the analysis's `tile_logic` finds them). Each
 gap was reproduced with Triton 3.6's interpreter; the signatures below are what it raises.
 """
 
@@ -161,13 +162,38 @@ def describe(exc):
     return f"interpreter gap: {feature}: {why}; {_NOT_AFFECTED}"
 
 
-def interpreter_warnings(spec):
-    """What a task's results under the interpreter may get wrong, as sentences (a list)."""
+def interpreter_warnings(spec, path, kernel):
+    """What a task's results under the interpreter may get wrong, as sentences (a list): its
+    bfloat16 inputs, and the `and`/`or`/`not` of tiles in `kernel` (a jit function's name) and
+    the jit functions of its file (`path`) it calls."""
     if not _interpreting():
         return []
+    out = []
     bf16 = [i["name"] for i in spec.get("inputs") or [] if i["dtype"] == "bfloat16"]
-    if not bf16:
+    if bf16:
+        out.append(f"interpreter gap: bfloat16 tensors ({', '.join(bf16)}): Triton's CPU "
+                   "interpreter adds and multiplies bfloat16 values as their raw 16-bit "
+                   f"patterns, so a correct kernel may be reported wrong here; {_NOT_AFFECTED}")
+    return out + [f"interpreter gap: {note}; {_NOT_AFFECTED}" for note in
+                  _tile_logic_notes(path, kernel)]
+
+
+def _tile_logic_notes(path, kernel):
+    """The analysis's tile_logic notes of `kernel` and of the jit functions of the same file it
+    calls, transitively (a helper imported from another file is not followed); none when the
+    file cannot be analysed (the task's load says so elsewhere)."""
+    from . import analyze
+    try:
+        doc = analyze.analyze(path)
+    except (ValueError, OSError):
         return []
-    return [f"interpreter gap: bfloat16 tensors ({', '.join(bf16)}): Triton's CPU interpreter "
-            "adds and multiplies bfloat16 values as their raw 16-bit patterns, so a correct "
-            f"kernel may be reported wrong here; {_NOT_AFFECTED}"]
+    by_name = {k["name"]: k for k in doc["kernels"]}
+    todo, seen, notes = [kernel], set(), []
+    while todo:
+        name = todo.pop(0)
+        if name in seen or name not in by_name:
+            continue
+        seen.add(name)
+        notes += [t["note"] for t in by_name[name]["tile_logic"]]
+        todo += [c["callee"] for c in by_name[name]["calls"]]
+    return notes
