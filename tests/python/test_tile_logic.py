@@ -69,7 +69,7 @@ def _task(tmp_path, kernel, reference, args):
         "reference": f"tile_logic:{reference}",
         "shapes": {"tune": [{"M": 16, "N": 40}], "check": [{"M": 16, "N": 40}]},
         "baseline": {"BLOCK_M": 8, "BLOCK_N": 64, "num_warps": 4} if kernel == "copy_rows"
-        else {"BLOCK": 64, "SCALE": 1, "num_warps": 4},
+        else {"BLOCK": 64, "num_warps": 4},
     }
     path = tmp_path / f"{kernel}.json"
     path.write_text(json.dumps(doc))
