@@ -4,6 +4,7 @@ a task's warnings under the interpreter; the same operators over scalars are not
 import json
 import os
 import shutil
+import sys
 
 import triton
 
@@ -91,3 +92,19 @@ def test_a_task_warns_of_its_kernel_and_its_helpers(tmp_path, monkeypatch):
 def test_a_task_over_scalar_flags_has_no_warning(tmp_path):
     spec = _task(tmp_path, "scalar_flags", "double", ["x", "out", "M * N"])
     assert spec["warnings"] == []
+
+
+def test_capture_notes_the_kernels_and_its_helpers(tmp_path):
+    from tforge_worker import capture
+    shutil.copy(PATH, tmp_path / "tile_logic.py")
+    script = tmp_path / "run_copy.py"
+    script.write_text(
+        "import torch\n"
+        "import tile_logic\n"
+        "x = torch.randn(16, 40); out = torch.empty_like(x)\n"
+        "tile_logic.copy_rows[(2,)](x, out, 16, 40, BLOCK_M=8, BLOCK_N=64)\n")
+    got = capture.capture([sys.executable, str(script)], "tasks", cwd=str(tmp_path))
+    (t,) = got["tasks"]
+    where = f"{tmp_path / 'tile_logic.py'}"
+    assert [n.split(": `")[0] for n in t["notes"] if "of tiles" in n] == [
+        f"{where}:{_line('mask = (rows')}", f"{where}:{_line('mask or (offs < 0)')}"]

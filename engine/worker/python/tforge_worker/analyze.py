@@ -2521,6 +2521,22 @@ class _Kernel:
                 "end_col": end - starts[end_line]}
 
 
+def tile_logic_notes(doc, kernel):
+    """The tile_logic notes of the jit function `kernel` in the analysis `doc` (of a whole
+    file) and of the file's jit functions it calls, transitively, in that order (a helper
+    imported from another file is not followed)."""
+    by_name = {k["name"]: k for k in doc["kernels"]}
+    todo, seen, notes = [kernel], set(), []
+    while todo:
+        name = todo.pop(0)
+        if name in seen or name not in by_name:
+            continue
+        seen.add(name)
+        notes += [t["note"] for t in by_name[name]["tile_logic"]]
+        todo += [c["callee"] for c in by_name[name]["calls"]]
+    return notes
+
+
 # what the interpreter makes of a tile's truth (always True) under each operator
 _INTERPRETED = {"and": "the last operand", "or": "the first operand", "not": "False"}
 

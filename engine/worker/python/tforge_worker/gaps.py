@@ -179,21 +179,10 @@ def interpreter_warnings(spec, path, kernel):
 
 
 def _tile_logic_notes(path, kernel):
-    """The analysis's tile_logic notes of `kernel` and of the jit functions of the same file it
-    calls, transitively (a helper imported from another file is not followed); none when the
-    file cannot be analysed (the task's load says so elsewhere)."""
+    """The analysis's tile_logic notes of `kernel` and the jit functions of its file it calls;
+    none when the file cannot be analysed (the task's load says so elsewhere)."""
     from . import analyze
     try:
-        doc = analyze.analyze(path)
+        return analyze.tile_logic_notes(analyze.analyze(path), kernel)
     except (ValueError, OSError):
         return []
-    by_name = {k["name"]: k for k in doc["kernels"]}
-    todo, seen, notes = [kernel], set(), []
-    while todo:
-        name = todo.pop(0)
-        if name in seen or name not in by_name:
-            continue
-        seen.add(name)
-        notes += [t["note"] for t in by_name[name]["tile_logic"]]
-        todo += [c["callee"] for c in by_name[name]["calls"]]
-    return notes
