@@ -5,11 +5,7 @@
 # usage: tune_tile_logic.sh TFORGE SOURCE_DIR
 set -u
 tforge=$1 src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+. "$(dirname "$0")/../support/preamble.sh"
 
 cp "$src/tests/python/fixtures/tile_logic.py" "$work/"
 task() { # task KERNEL REFERENCE GRID ARGS BASELINE
@@ -44,5 +40,4 @@ if "$tforge" tune "$work/scalar_flags.json" --backend interpret --budget 2 --tra
    ! grep -q "interpreter gap" "$work/flags.txt" && ! grep -q '^## Warnings' "$work/flags/report.md"
 then ok; else bad "scalars joined by and warned of"; cat "$work/flags.txt" "$work/flags/report.md"; fi
 
-echo "tune_tile_logic: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish "tune_tile_logic"
