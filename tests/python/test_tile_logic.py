@@ -46,6 +46,20 @@ def test_scalars_joined_by_and_or_not_are_not_found():
     assert _findings("scalar_flags") == []
 
 
+def test_questions_about_types_are_not_tiles(tmp_path):
+    path = tmp_path / "k.py"
+    path.write_text("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                    "def k(x_ptr, n, FLAG: tl.constexpr, B: tl.constexpr):\n"
+                    "    offs = tl.arange(0, B)\n"
+                    "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+                    "    if x_ptr.dtype.element_ty.is_fp16() and FLAG:\n"
+                    "        x = x * 2\n"
+                    "    if FLAG and x.dtype.is_floating():\n"
+                    "        x = x * 3\n"
+                    "    tl.store(x_ptr + offs, x, mask=offs < n)\n")
+    assert analyze(str(path))["kernels"][0]["tile_logic"] == []
+
+
 def test_a_not_and_a_chain_of_tiles_are_found(tmp_path):
     path = tmp_path / "k.py"
     path.write_text("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"

@@ -159,8 +159,8 @@ statement's whole line), the max calls and the subtractions' X after it, the loo
 `tile_logic`, per jit function: Python's `and`, `or` and `not` with an operand that is, or may be,
 a tile, and chained comparisons (`0 <= offs < n`) of tiles. A tile: an expression whose shape
 (above) has an axis or is unknown, or that reads a parameter some jit function of the file passes
-such a value (a helper's `mask`; through helpers calling helpers); a constexpr, a program id or a
-scalar parameter is none. Triton's compiler makes and/or/not of tiles elementwise (&, |, ~) and
+such a value (a helper's `mask`; through helpers calling helpers); a constexpr, a program id, a
+scalar parameter or a question about a type (`x.dtype.is_fp16()`) is none. Triton's compiler makes and/or/not of tiles elementwise (&, |, ~) and
 refuses a chain; its CPU interpreter runs them as Python does, a tile always true (`a and b` is b,
 `a or b` is a), so a mask joined that way loses a part there. Recorded: op ("and", "or", "not",
 "chain"), the span, the text and `note`, the sentence for the user (file:line, why the CPU check
@@ -701,7 +701,10 @@ class _Kernel:
     def may_be_tile(self, e, tile_params):
         """Whether `e` is, or may be, a tile: its shape has an axis or is unknown, or it reads a
         parameter in `tile_params` (one a caller passes a tile)."""
-        if self.shape(e) != ():
+        s = self.shape(e)
+        if s is None and any(_type_query(n) for n in ast.walk(e)):
+            return False  # `x.dtype.is_fp16()`: a method of unknown result, but on a type
+        if s != ():
             return True
         return any(isinstance(n, ast.Name) and n.id in tile_params
                    for x in self.expand(e) for n in ast.walk(x))
@@ -2519,6 +2522,16 @@ class _Kernel:
         line, end_line = (max(i for i, s in enumerate(starts) if s <= x) for x in (start, end))
         return {"line": line + 1, "col": start - starts[line], "end_line": end_line + 1,
                 "end_col": end - starts[end_line]}
+
+
+def _type_query(e):
+    """`x.dtype.is_fp16()`, `p.type.element_ty`: a question about a type, which the compiler
+    answers once, never a tile."""
+    while isinstance(e, (ast.Call, ast.Attribute)):
+        e = e.func if isinstance(e, ast.Call) else e.value
+        if isinstance(e, ast.Attribute) and e.attr in ("dtype", "type", "element_ty"):
+            return True
+    return False
 
 
 def tile_logic_notes(doc, kernel):
