@@ -160,9 +160,10 @@ statement's whole line), the max calls and the subtractions' X after it, the loo
 a tile, and chained comparisons (`0 <= offs < n`) of tiles. A tile: an expression whose shape
 (above) has an axis or is unknown, or that reads a parameter some jit function of the file passes
 such a value (a helper's `mask`; through helpers calling helpers); a constexpr, a program id, a
-scalar parameter or a question about a type (`x.dtype.is_fp16()`) is none. Triton's compiler makes and/or/not of tiles elementwise (&, |, ~) and
-refuses a chain; its CPU interpreter runs them as Python does, a tile always true (`a and b` is b,
-`a or b` is a), so a mask joined that way loses a part there. Recorded: op ("and", "or", "not",
+scalar parameter or a question about a type (`x.dtype.is_fp16()`) is none. Triton's compiler
+makes and/or/not of tiles elementwise (&, |, ~) and refuses a chain; its CPU interpreter runs
+them as Python does, a tile always true (`a and b` is b, `a or b` is a), so a mask joined that
+way loses a part there. Recorded: op ("and", "or", "not",
 "chain"), the span, the text and `note`, the sentence for the user (file:line, why the CPU check
 is unreliable there, what to write instead).
 """
@@ -2563,11 +2564,11 @@ def _logic_note(path, line, op, text):
                 "alone, and the GPU compiler refuses it; a check on the CPU is unreliable "
                 "here: write the comparisons joined by `&`")
     means = {"and": "`&`", "or": "`|`", "not": "`~`"}[op]
-    return (f"{where}: Python's `{op}` of {'a tile' if op == 'not' else 'tiles'}: on the GPU Triton makes it elementwise "
+    of = "a tile" if op == "not" else "tiles"
+    return (f"{where}: Python's `{op}` of {of}: on the GPU Triton makes it elementwise "
             f"({means}), but its CPU interpreter (TRITON_INTERPRET=1) takes one truth value "
-            f"for a whole tile ({_INTERPRETED[op]}), so a "
-            f"check on the CPU is unreliable here: write {means}, which is what the kernel "
-            "means on the GPU")
+            f"for a whole tile ({_INTERPRETED[op]}), so a check on the CPU is unreliable "
+            f"here: write {means}, which is what the kernel means on the GPU")
 
 
 def _product(e):

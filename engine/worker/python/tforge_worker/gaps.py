@@ -1,9 +1,10 @@
 """What Triton's CPU interpreter cannot run although a GPU compiles it, named.
 
 Under TRITON_INTERPRET such a kernel fails with an error that reads like a bug in it (`'float'
-object has no attribute 'to'`), or runs and computes something else (bfloat16 arithmetic; Python's `and`, `or` and `not` of
-tiles, which Triton compiles elementwise: the analysis's `tile_logic` finds them). Each
-gap was reproduced with Triton 3.6's interpreter; the signatures below are what it raises.
+object has no attribute 'to'`), or runs and computes something else (bfloat16 arithmetic;
+Python's `and`, `or` and `not` of tiles, which Triton compiles elementwise: the analysis's
+`tile_logic` finds them). Each gap was reproduced with Triton 3.6's interpreter; the signatures
+below are what it raises.
 """
 
 import inspect
