@@ -18,7 +18,8 @@ static const char help[] =
     "is used), loops with their trip counts, loads and stores, dots, reductions, atomics, the\n"
     "autotune and heuristics decorators, the places that launch it (grid and meta-parameters,\n"
     "and where their values come from), and the tunables inferred from all that, with their\n"
-    "domains and constraints. Every fact carries its file:line.\n\n"
+    "domains and constraints. Every fact carries its file:line. Last, notes: Python's and/or/not\n"
+    "of tiles, which Triton's CPU interpreter runs otherwise than a GPU.\n\n"
     "  --kernel K         only the jit function K\n"
     "  --json             the analysis as one JSON document (each node with its span)\n"
     "  -v, -q             more or less logging\n\n"
@@ -67,8 +68,10 @@ static int run(const cli_command *command, int argc, char **argv)
         free(pretty);
         cJSON_Delete(doc);
     }
-    else
+    else {
         tforge_ir_print(stdout, ir, kernel);
+        tforge_ir_print_notes(stdout, json, kernel);
+    }
     tforge_ir_free(ir);
     free(json);
     return TFORGE_EXIT_OK;

@@ -992,3 +992,22 @@ void tforge_ir_print(FILE *out, const tforge_ir_file *file, const char *kernel)
                     file->device_queries[i].text);
     }
 }
+
+size_t tforge_ir_print_notes(FILE *out, const char *json, const char *kernel)
+{
+    cJSON *doc = cJSON_Parse(json);
+    size_t n = 0;
+    const cJSON *k, *finding;
+    cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(doc, "kernels")) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(k, "name");
+        if (kernel && !(cJSON_IsString(name) && strcmp(name->valuestring, kernel) == 0))
+            continue;
+        cJSON_ArrayForEach(finding, cJSON_GetObjectItemCaseSensitive(k, "tile_logic")) {
+            const cJSON *note = cJSON_GetObjectItemCaseSensitive(finding, "note");
+            if (cJSON_IsString(note))
+                fprintf(out, "%snote: %s\n", n++ ? "" : "\n", note->valuestring);
+        }
+    }
+    cJSON_Delete(doc);
+    return n;
+}

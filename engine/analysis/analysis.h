@@ -22,6 +22,12 @@ void tforge_ir_free(tforge_ir_file *file);
  * with file:line; then the file's device queries. */
 void tforge_ir_print(FILE *out, const tforge_ir_file *file, const char *kernel);
 
+/* The analysis's notes for the user in the document `json` (each kernel's `tile_logic`: Python's
+ * and/or/not of tiles, which Triton's CPU interpreter runs otherwise than a GPU), only `kernel`'s
+ * when not NULL, a "note: ..." line each, after the report; returns how many. They stay out of
+ * the IR: its layout is part of the transform interface, and no transform reads them. */
+size_t tforge_ir_print_notes(FILE *out, const char *json, const char *kernel);
+
 const char *tforge_ir_tunable_kind_name(tforge_ir_tunable_kind kind);
 
 #endif

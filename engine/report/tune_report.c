@@ -403,6 +403,12 @@ int tforge_report_write_tune(const char *dir, const tforge_report_tune *r)
                "(%zu from a resumed run), %.1f s, %u workers replaced\n\n",
             r->task_path, r->backend, r->backend_note, r->strategy, (unsigned long long)r->seed,
             o->n_evals, o->n_resumed, o->seconds, o->restarts);
+    if (r->n_warnings) {
+        fputs("## Warnings\n\n", f);
+        for (size_t i = 0; i < r->n_warnings; i++)
+            fprintf(f, "- %s\n", r->warnings[i]);
+        fputc('\n', f);
+    }
     if (pareto)
         fputs("Time and energy of every evaluation, their Pareto front and each objective's "
               "winner: [pareto.svg](pareto.svg).\n\n", f);

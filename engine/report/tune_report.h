@@ -41,6 +41,10 @@ typedef struct tforge_report_tune {
      * median in ms */
     const char *objective, *unit;
     const char *model;        /* report.md's section on a model's proposals (markdown), or NULL */
+    /* what the results may get wrong on this backend (the task's interpreter warnings: an `and`
+     * of tiles at file:line), listed near the top of report.md; NULL and 0: none */
+    char *const *warnings;
+    size_t n_warnings;
 } tforge_report_tune;
 
 /* Writes best_config.py, best_variant.py (and best_variant.diff when the winner rewrites the

@@ -968,7 +968,9 @@ static cJSON *write_results(const settings *s, const tforge_registry *reg, const
                                  th->dropped,  th->report,       sol_text,
                                  tforge_costmodel_objective(s->model),
                                  tforge_costmodel_unit(s->model),
-                                 model};
+                                 model,
+                                 task->warnings,
+                                 task->n_warnings};
     int rc = tforge_report_write_tune(dir, &report);
     free(model);
     free(result_text);

@@ -45,6 +45,12 @@ done
 "$tforge" analyze "$fixtures/device_queries.py" >"$out" 2>&1
 grep -q "device_queries.py:16 DEVICE = triton.runtime.driver.active.get_active_torch_device()" "$out"
 check $? "analyze device_queries: no device query at line 16"
+# Python's `and` / `or` of tiles noted with file:line; `and` of scalars not
+"$tforge" analyze tests/python/fixtures/tile_logic.py >"$out" 2>&1
+grep -q "^note: tests/python/fixtures/tile_logic.py:19: \`(rows\[:, None\] < M) and .*write \`&\`" "$out" &&
+  grep -q "^note: tests/python/fixtures/tile_logic.py:11: \`mask or (offs < 0)\`" "$out" &&
+  [ "$(grep -c '^note:' "$out")" = 2 ]
+check $? "analyze tile_logic: not the two notes at lines 19 and 11: $(grep '^note' "$out")"
 "$tforge" analyze "$fixtures/rms_norm_liger.py" --kernel _rms_norm_forward_kernel >"$out" 2>&1
 grep -q "constraint BLOCK_SIZE >= n_cols" "$out" && ! grep -q "^functions:" "$out"
 check $? "analyze --kernel: not the one kernel's report"

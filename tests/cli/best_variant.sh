@@ -10,13 +10,7 @@
 # usage: best_variant.sh TFORGE PYTHON SOURCE_DIR FIXTURE_TRANSFORM_DIR
 set -u
 tforge=$1 python=$2 src=$3 fixtures=$4
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-json() { "$python" -c "import json, sys; r = json.load(open(sys.argv[1])); assert $2, r" "$1" \
-  2>"$work/assert.txt" || { cat "$work/assert.txt"; return 1; }; }
+. "$(dirname "$0")/../support/preamble.sh"
 task=$src/tests/fixtures/tasks/best_variant/task.json
 
 # user OUT: best_variant.py as a user runs it, in a python of its own that knows nothing of
@@ -101,5 +95,4 @@ rc=$?
 if [ $rc = 0 ] && grep -qx "launches \[{'num_warps': 2, 'maxnreg': 64}\]" "$work/user2.txt"; then ok
 else bad "the next candidate's best_variant.py (exit $rc): $(tail -5 "$work/user2.txt")"; fi
 
-echo "best_variant: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish "best_variant"

@@ -5,11 +5,7 @@
 # usage: capture_env.sh TFORGE PYTHON SOURCE_DIR
 set -u
 tforge=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") python=$2 src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+. "$(dirname "$0")/../support/preamble.sh"
 realistic=$src/tests/python/fixtures/realistic
 line_of() { grep -n -F -- "$2" "$1" | head -1 | cut -d: -f1; }
 
@@ -75,5 +71,4 @@ if (cd "$work/proj" && "$tforge" capture -- python benchmarks/bench.py > "$work/
       "$work/moved/tforge-tasks/rms_norm_fwd_kernel_0/task.json" > "$work/pkg_check.txt" 2>&1)
 then ok; else bad "a launcher in a package"; cat "$work/pkg.txt" "$work/pkg_check.txt" 2>/dev/null; fi
 
-echo "capture_env: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish "capture_env"

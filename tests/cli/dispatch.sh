@@ -10,13 +10,7 @@
 # usage: dispatch.sh TFORGE PYTHON SOURCE_DIR
 set -u
 tforge=$1 python=$2 src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-json() { "$python" -c "import json, sys; r = json.load(open(sys.argv[1])); assert $2, r" "$1" \
-  2>"$work/assert.txt" || { cat "$work/assert.txt"; return 1; }; }
+. "$(dirname "$0")/../support/preamble.sh"
 fixture=$src/tests/fixtures/dispatch
 task=$fixture/task.json
 
@@ -98,5 +92,4 @@ expect2 "a held-out shape not read" "holdout-shapes: shape 12" "$work"/res/shape
 expect2 "every shape held out" "--holdout 2: expected fewer" "$work/res/shape-0/result.json" \
   "$work/res/shape-1/result.json" --holdout 2
 
-echo "dispatch: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish "dispatch"

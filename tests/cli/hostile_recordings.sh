@@ -5,11 +5,7 @@
 # usage: hostile_recordings.sh TFORGE PYTHON RECORDED_SPACE FIXTURES
 set -u
 tforge=$1 python=$2 space=$3 fixtures=$4
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+. "$(dirname "$0")/../support/preamble.sh"
 
 # refused WHAT FILE TEXT...: both commands exit 2 within 10 s, say each TEXT, and leave no store.
 refused() {
@@ -78,5 +74,4 @@ PY
   fi
 done
 
-echo "hostile recordings: $passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish "hostile recordings"

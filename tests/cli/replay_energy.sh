@@ -7,14 +7,7 @@
 # usage: replay_energy.sh TFORGE PYTHON SOURCE_DIR
 set -u
 tforge=$1 python=$2 src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-# json FILE EXPR: evaluates a Python assertion over the document `r`
-json() { "$python" -c "import json, sys; r = json.load(open(sys.argv[1])); assert $2, r" "$1" \
-  2>"$work/assert.txt" || { cat "$work/assert.txt"; return 1; }; }
+. "$(dirname "$0")/../support/preamble.sh"
 
 rec=$src/tests/fixtures/recordings/vector_add_nvml_energy.json
 "$python" - "$rec" "$work/no_energy.json" <<'EOF'
@@ -59,5 +52,4 @@ rc=$?
 if [ $rc = 2 ] && grep -q "no_energy.json: objective energy: none of the 5 recorded configurations that ran has a value" "$work/tune_refused.txt"
 then ok; else bad "tune refuses energy without energy (exit $rc)"; cat "$work/tune_refused.txt"; fi
 
-echo "replay energy: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish "replay energy"

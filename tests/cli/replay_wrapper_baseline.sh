@@ -6,14 +6,7 @@
 # usage: replay_wrapper_baseline.sh TFORGE PYTHON SOURCE_DIR
 set -u
 tforge=$1 python=$2 src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-# json FILE EXPR: evaluates a Python assertion over the document `r`
-json() { "$python" -c "import json, sys; r = json.load(open(sys.argv[1])); assert $2, r" "$1" \
-  2>"$work/assert.txt" || { cat "$work/assert.txt"; return 1; }; }
+. "$(dirname "$0")/../support/preamble.sh"
 
 # the attention wrapper's defaults: BLOCK_M 64, BLOCK_N 32, 4 warps, 1 stage
 "$tforge" tune "$src/experiments/kernels/attention/task.json" \
@@ -42,5 +35,4 @@ rc=$?
 if [ $rc = 2 ] && grep -q "the config {} leaves the recording's parameter BLOCK to the file's own launch, whose value the task's load could not tell .*: set it in the baseline of .*task_by_value.json" "$work/by_value.txt"
 then ok; else bad "a launch that needs real values refused (exit $rc)"; cat "$work/by_value.txt"; fi
 
-echo "replay wrapper baseline: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish "replay wrapper baseline"

@@ -7,12 +7,8 @@
 # usage: sweep.sh TFORGE PYTHON SOURCE_DIR MPIRUN
 set -u
 tforge=$1 python=$2 src=$3 mpirun=$4
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-failures=0 passed=0
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAIL: $1"; failures=$((failures + 1)); }
+. "$(dirname "$0")/../support/preamble.sh"
 
 # refused NAME FIELD_PATTERN JSON: the manifest is refused, exit 2, naming its file and field
 refused() {
@@ -120,5 +116,4 @@ for e in s1["entries"]:
 PY
 then ok; else bad "3 ranks (killed, resumed) against 1 rank: the same evaluations and winners"; fi
 
-echo "$passed passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish "sweep"

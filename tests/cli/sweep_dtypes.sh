@@ -7,11 +7,7 @@
 # usage: sweep_dtypes.sh TFORGE SOURCE_DIR
 set -u
 tforge=$1 src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0 passed=0
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAIL: $1"; failures=$((failures + 1)); }
+. "$(dirname "$0")/../support/preamble.sh"
 task=$src/tests/fixtures/tasks/dtypes/task.json
 plain=$src/experiments/kernels/vector_add/task.json
 defaults='"defaults": {"backend": "interpret", "budget": 1, "transforms": "none",
@@ -51,5 +47,4 @@ float16 failed dtypes/shape-0-float16/result.json float16"
 if [ "$rc" -eq 1 ] && [ "$summary" = "$want" ]; then ok
 else bad "the sweep over two dtypes -> exit $rc:"; echo "$summary"; cat "$work/out.txt"; fi
 
-echo "$passed passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish "sweep_dtypes"

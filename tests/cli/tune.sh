@@ -5,18 +5,12 @@
 # usage: tune.sh TFORGE PYTHON SOURCE_DIR
 set -u
 tforge=$1 python=$2 src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+. "$(dirname "$0")/../support/preamble.sh"
 # stored DB: how many measurements the store holds
 stored() { "$python" -c "import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*) FROM measurements').fetchone()[0])" \
   "$1" 2>/dev/null || echo 0; }
 # json FILE EXPR: evaluates a Python assertion over the result document `r`
-json() { "$python" -c "import json, sys; r = json.load(open(sys.argv[1])); assert $2, r" "$1" \
-  2>"$work/assert.txt" || { cat "$work/assert.txt"; return 1; }; }
 
 for k in vector_add softmax; do
   if "$tforge" tune "$src/experiments/kernels/$k/task.json" --backend interpret --budget 3 \
@@ -281,5 +275,4 @@ printf 'import who\n\n\ndef f(shape):\n    return {"BLOCK": who.WHO}\n' > "$work
 if TFORGE_PYTHONPATH="$work/pp:$work/pp/a:$work/pp/b" "$tforge" check "$work/pp/task/add_task.json" > "$work/pp.txt" 2>&1 &&
    grep -q 'baseline {"BLOCK":256}' "$work/pp.txt"; then ok; else bad "TFORGE_PYTHONPATH order"; cat "$work/pp.txt"; fi
 
-echo "tune: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish "tune"

@@ -9,12 +9,8 @@
 # usage: tune_dtype.sh TFORGE SOURCE_DIR
 set -u
 tforge=$1 src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 task=$src/tests/fixtures/tasks/dtypes/task.json
-failures=0 passed=0
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAIL: $1"; failures=$((failures + 1)); }
+. "$(dirname "$0")/../support/preamble.sh"
 tune() { "$tforge" tune "$@" --backend interpret --budget 2 --transforms none \
            --compile-workers 1 -q > "$work/out.txt" 2>&1; }
 # dtype_of DIR: result.json's dtype
@@ -62,5 +58,4 @@ for copy in plain dtypes; do
     cat "$work/out.txt"; fi
 done
 
-echo "$passed passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish "tune_dtype"

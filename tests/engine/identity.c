@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "support/own_worker.h"
 #include "support/tmpdir.h"
 
 extern const tforge_plugin_module tforge_static_exhaustive;
@@ -184,7 +185,7 @@ static void foreign_sources_flow_to_the_store_and_the_report(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "__worker") == 0) /* the pool starting one of its workers */
+    if (started_as_worker(argc, argv)) /* the pool starting one of its workers */
         return tforge_worker_child_main();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(foreign_sources_flow_to_the_store_and_the_report),

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "support/own_worker.h"
+
 #define LLM TFORGE_SOURCE_DIR "/tests/fixtures/llm"
 #define NO_LAUNCH "the profiler saw no launch of row_sum while it was timed"
 
@@ -139,7 +141,7 @@ static void without_a_profiler_that_counts_the_check_is_skipped(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "__worker") == 0) /* the pool starting one of its workers */
+    if (started_as_worker(argc, argv)) /* the pool starting one of its workers */
         return tforge_worker_child_main();
     setenv("TFORGE_PLUGIN_PATH", PROFILER_MODULES, 1); /* the workers find `launches` there */
     const struct CMUnitTest tests[] = {

@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "support/own_worker.h"
+
 #define LLM TFORGE_SOURCE_DIR "/tests/fixtures/llm"
 
 static void check(int rc)
@@ -175,7 +177,7 @@ static void accepted_answers_are_candidates_like_any_other(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "__worker") == 0) /* the pool starting one of its workers */
+    if (started_as_worker(argc, argv)) /* the pool starting one of its workers */
         return tforge_worker_child_main();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_answer_is_checked_before_it_runs),

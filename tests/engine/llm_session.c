@@ -69,16 +69,13 @@ static void fake_close(void *state)
 static const tforge_backend_type fake_type = {"fake", 1, fake_open, fake_evaluate, fake_retime,
                                               NULL, NULL, fake_close, NULL, NULL};
 
-static char text[1 << 20];
+#include "support/own_worker.h"
+#include "support/scratch.h"
+#include "support/text_file.h"
 
 static cJSON *read_json(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    cJSON *doc = cJSON_Parse(text);
+    cJSON *doc = cJSON_Parse(read_text(path));
     assert_non_null(doc);
     return doc;
 }
@@ -99,8 +96,7 @@ static void a_model_proposal_wins(void **state)
                                                 "builtin:exhaustive"), 0);
     assert_int_equal(tforge_registry_load_file(reg, CANNED_MODULE), 0);
     char dir[64], out[96];
-    snprintf(dir, sizeof dir, "/tmp/tforge-llm-session-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    assert_int_equal(make_scratch(dir, sizeof dir, "llm-session"), 0);
     snprintf(out, sizeof out, "%s/run", dir);
     const char *llm_options[] = {"answers=" LLM_FIXTURES "/answers.json", "only=good", NULL};
     tforge_tune_options o = TFORGE_TUNE_OPTIONS_INIT;
@@ -144,12 +140,8 @@ static void a_model_proposal_wins(void **state)
     snprintf(digest, sizeof digest, "%s", at(p, "digest")->valuestring);
     cJSON_Delete(r);
     snprintf(path, sizeof path, "%s/best_variant.py", out);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    assert_non_null(strstr(text, "tl.sum(acc, axis=0)")); /* the proposal, not the file */
+    /* the proposal, not the file */
+    assert_non_null(strstr(read_text(path), "tl.sum(acc, axis=0)"));
 
     /* resumed: the level from the store, no model asked, nothing evaluated again */
     o.resume = 1;
@@ -170,15 +162,13 @@ static void a_model_proposal_wins(void **state)
     assert_true(cJSON_IsTrue(at(p, "won")));
     cJSON_Delete(r);
 
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    assert_int_equal(system(command), 0);
+    assert_int_equal(remove_scratch(dir), 0);
     tforge_registry_free(reg);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "__worker") == 0) /* the session's worker processes */
+    if (started_as_worker(argc, argv)) /* the session's worker processes */
         return tforge_worker_child_main();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_model_proposal_wins),

@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "support/own_worker.h"
 #include "support/tmpdir.h"
 
 extern const tforge_plugin_module tforge_static_exhaustive;
@@ -231,7 +232,7 @@ static void the_loop_searches_the_knobs_of_every_proposal(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "__worker") == 0) /* the pool starting one of its workers */
+    if (started_as_worker(argc, argv)) /* the pool starting one of its workers */
         return tforge_worker_child_main();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(proposals_are_levels_of_the_variant_dimension),

@@ -31,6 +31,7 @@ static double fake_ms(const tforge_level *p)
 }
 
 #include "support/fake_timed.h"
+#include "support/fake_loop.h"
 
 /* BLOCK (BLOCKS values) and `variant` with `levels` levels: "file", then "p1". */
 static tforge_space *space_of(uint32_t levels)
@@ -65,18 +66,6 @@ static int grow_once(void *context, const tforge_loop_outcome *out, long incumbe
         *space = g->grown;
     }
     return 0;
-}
-
-static void run(tforge_loop_outcome *out, tforge_registry *reg, const tforge_space *space,
-                const tforge_loop_options *o)
-{
-    tforge_backend backend;
-    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
-    args.space = space;
-    assert_int_equal(tforge_backend_open(&backend, &fake_type, &args), 0);
-    evaluated = 0;
-    assert_int_equal(tforge_loop_run(out, reg, space, &backend, o), 0);
-    tforge_backend_close(&backend);
 }
 
 static char *key_of(const tforge_space *space, const tforge_loop_eval *e)

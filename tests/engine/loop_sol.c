@@ -27,6 +27,7 @@ static double fake_ms(const tforge_level *p)
 }
 
 #include "support/fake_timed.h"
+#include "support/fake_loop.h"
 
 /* Row 5's bound is 10 ms, beyond every value of the bowl; the rest 0.5 ms, under all. */
 static double row5_cannot_win(void *context, const tforge_candidate *c)
@@ -71,17 +72,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static void run(tforge_loop_outcome *out, fixture *f, tforge_loop_options *o)
-{
-    tforge_backend backend;
-    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
-    args.space = f->space;
-    assert_int_equal(tforge_backend_open(&backend, &fake_type, &args), 0);
-    evaluated = 0;
-    assert_int_equal(tforge_loop_run(out, f->reg, f->space, &backend, o), 0);
-    tforge_backend_close(&backend);
-}
-
 static tforge_loop_options exhaustive(const tforge_loop_bound *bound)
 {
     tforge_loop_options o = TFORGE_LOOP_OPTIONS_INIT;
@@ -99,7 +89,7 @@ static void what_cannot_win_is_not_run(void **state)
     tforge_loop_bound bound = {NULL, row5_cannot_win, 0.05, 0};
     tforge_loop_options o = exhaustive(&bound);
     tforge_loop_outcome out;
-    run(&out, f, &o);
+    run(&out, f->reg, f->space, &o);
     assert_int_equal(out.n_evals, POINTS); /* every point proposed and told */
     assert_int_equal(out.n_pruned, SIDE);
     assert_int_equal(evaluated, POINTS - SIDE);
@@ -122,7 +112,7 @@ static void what_cannot_win_is_not_run(void **state)
 
     /* no bound: everything runs */
     o.bound = NULL;
-    run(&out, f, &o);
+    run(&out, f->reg, f->space, &o);
     assert_int_equal(out.n_pruned, 0);
     assert_int_equal(evaluated, POINTS);
     assert_true(isnan(out.evals[0].lower));
@@ -141,7 +131,7 @@ static void baselines_are_never_pruned(void **state)
     o.baselines = baselines;
     o.n_baselines = 2;
     tforge_loop_outcome out;
-    run(&out, f, &o);
+    run(&out, f->reg, f->space, &o);
     assert_int_equal(out.evals[1].m.status, TFORGE_STATUS_OK);
     assert_false(out.evals[1].pruned);
     assert_int_equal(out.n_pruned, SIDE - 1); /* row 5 but the baseline's point */
@@ -156,7 +146,7 @@ static void stops_at_the_speed_of_light(void **state)
     tforge_loop_bound bound = {NULL, flat, 0.05, 95};
     tforge_loop_options o = exhaustive(&bound);
     tforge_loop_outcome out;
-    run(&out, f, &o);
+    run(&out, f->reg, f->space, &o);
     assert_true(out.sol_stopped);
     assert_int_equal(out.n_evals, 16);
     assert_int_equal(out.evals[out.best].point[0], 2);
@@ -164,7 +154,7 @@ static void stops_at_the_speed_of_light(void **state)
     tforge_loop_outcome_dispose(&out);
 
     bound.stop_percent = 97;
-    run(&out, f, &o);
+    run(&out, f->reg, f->space, &o);
     assert_false(out.sol_stopped);
     assert_int_equal(out.n_evals, POINTS);
     tforge_loop_outcome_dispose(&out);

@@ -37,6 +37,8 @@ static double fake_ms(const tforge_level *p)
 }
 
 #include "support/fake_timed.h"
+#include "support/fake_loop.h"
+#include "support/scratch.h"
 
 static double half_ms(void *context, const tforge_candidate *c)
 {
@@ -67,21 +69,6 @@ static const tforge_loop_eval *at(const tforge_loop_outcome *out, tforge_level m
     return NULL;
 }
 
-static void run(tforge_loop_outcome *out, tforge_registry *reg, const tforge_space *space,
-                const tforge_loop_options *o)
-{
-    tforge_backend backend;
-    tforge_backend_args args = TFORGE_BACKEND_ARGS_INIT;
-    args.space = space;
-    assert_int_equal(tforge_backend_open(&backend, &fake_type, &args), 0);
-    evaluated = 0;
-    fluke_calls = 0;
-    int rc = tforge_loop_run(out, reg, space, &backend, o);
-    if (rc)
-        fail_msg("loop: %s", tforge_error_last()->message);
-    tforge_backend_close(&backend);
-}
-
 static void impossible_times_are_never_trusted(void **state)
 {
     (void)state;
@@ -91,8 +78,7 @@ static void impossible_times_are_never_trusted(void **state)
                                                 "builtin:exhaustive"), 0);
     tforge_space *space = bowl();
     char dir[64], db[96];
-    snprintf(dir, sizeof dir, "/tmp/tforge-suspect-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    assert_int_equal(make_scratch(dir, sizeof dir, "suspect"), 0);
     snprintf(db, sizeof db, "%s/tforge.db", dir);
     tforge_store *store = NULL;
     assert_int_equal(tforge_store_open(&store, db), 0);
@@ -116,6 +102,7 @@ static void impossible_times_are_never_trusted(void **state)
     o.n_baselines = 1;
     o.record = &record;
     tforge_loop_outcome out;
+    fluke_calls = 0;
     run(&out, reg, space, &o);
 
     const tforge_loop_eval *s = at(&out, 4, 4);
@@ -147,6 +134,7 @@ static void impossible_times_are_never_trusted(void **state)
     assert_int_equal(tforge_run_open(&run_id, &history, store, &like, TFORGE_RUN_RESUME), 0);
     assert_int_equal(history.n, n_evals);
     o.history = &history;
+    fluke_calls = 0;
     run(&out, reg, space, &o);
     assert_int_equal(out.n_resumed, n_evals);
     s = at(&out, 4, 4);
@@ -158,9 +146,7 @@ static void impossible_times_are_never_trusted(void **state)
     tforge_run_history_dispose(&history);
 
     tforge_store_close(store);
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    assert_int_equal(system(command), 0);
+    assert_int_equal(remove_scratch(dir), 0);
     tforge_space_free(space);
     tforge_registry_free(reg);
 }

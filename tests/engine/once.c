@@ -29,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "support/own_worker.h"
 #include "support/tmpdir.h"
 
 extern const tforge_plugin_module tforge_static_exhaustive;
@@ -270,7 +271,7 @@ static void a_compile_worker_is_sent_a_variants_text_once(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "__worker") == 0) { /* one of the workers */
+    if (started_as_worker(argc, argv)) { /* one of the workers */
         const char *log = getenv(REQUESTS_LOG);
         return log ? fake_worker(log) : tforge_worker_child_main();
     }

@@ -21,6 +21,9 @@
 
 #include <cmocka.h>
 
+#include "support/own_worker.h"
+#include "support/scratch.h"
+
 extern const tforge_plugin_module tforge_static_exhaustive;
 extern const tforge_plugin_module tforge_static_energy;
 
@@ -106,8 +109,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     static fixture f;
-    snprintf(f.dir, sizeof f.dir, "/tmp/tforge-session-XXXXXX");
-    if (!mkdtemp(f.dir) || tforge_registry_new(&f.reg) ||
+    if (make_scratch(f.dir, sizeof f.dir, "session") || tforge_registry_new(&f.reg) ||
         tforge_registry_add_static(f.reg, &tforge_static_exhaustive, "builtin:exhaustive") ||
         tforge_registry_add_static(f.reg, &tforge_static_energy, "builtin:energy"))
         return -1;
@@ -119,9 +121,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     tforge_registry_free(f->reg);
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf '%s'", f->dir);
-    return system(command) == 0 ? 0 : -1;
+    return remove_scratch(f->dir);
 }
 
 static tforge_tune_options options_for(const fixture *f, told *t, const char *out)
@@ -360,7 +360,7 @@ static void bad_options_refused(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "__worker") == 0) /* the session's worker processes */
+    if (started_as_worker(argc, argv)) /* the session's worker processes */
         return tforge_worker_child_main();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_shape_tuned),

@@ -36,17 +36,9 @@ static double fake_ms(const tforge_level *p)
 }
 
 #include "support/fake_timed.h"
-
-static char text[1 << 20];
-
-static void read_text(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-}
+#include "support/own_worker.h"
+#include "support/scratch.h"
+#include "support/text_file.h"
 
 static void an_impossible_time_is_listed_never_won(void **state)
 {
@@ -58,8 +50,7 @@ static void an_impossible_time_is_listed_never_won(void **state)
     assert_int_equal(tforge_registry_add_static(reg, &tforge_static_roofline,
                                                 "builtin:roofline"), 0);
     char dir[64], out[96], path[160];
-    snprintf(dir, sizeof dir, "/tmp/tforge-session-suspect-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    assert_int_equal(make_scratch(dir, sizeof dir, "session-suspect"), 0);
     snprintf(out, sizeof out, "%s/run", dir);
     tforge_tune_options o = TFORGE_TUNE_OPTIONS_INIT;
     o.task = LLM_FIXTURES "/task.json";
@@ -115,15 +106,13 @@ static void an_impossible_time_is_listed_never_won(void **state)
                                  "trusted): evaluation "));
     assert_non_null(strstr(text, "evaluation 2, {\"BLOCK\":32,\"num_warps\":1}, at 1e-09 ms; "));
 
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    assert_int_equal(system(command), 0);
+    assert_int_equal(remove_scratch(dir), 0);
     tforge_registry_free(reg);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "__worker") == 0) /* the session's worker processes */
+    if (started_as_worker(argc, argv)) /* the session's worker processes */
         return tforge_worker_child_main();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(an_impossible_time_is_listed_never_won),

@@ -68,15 +68,17 @@ def test_gaps_are_named_only_under_the_interpreter(tmp_path, monkeypatch):
         monkeypatch.setattr(triton.knobs.runtime, "interpret", False)
         assert worker.classify(e)["message"] == "AttributeError: 'float' object has no " \
             "attribute 'to'"
-    assert interpreter_warnings(spec) == []
+    assert interpreter_warnings(spec, spec["source"], spec["kernel"]) == []
 
 
 def test_bfloat16_tensors_are_warned_about(tmp_path):
-    warnings = interpreter_warnings(_task(tmp_path, "bf16_constant", "bfloat16"))
+    spec = _task(tmp_path, "bf16_constant", "bfloat16")
+    warnings = interpreter_warnings(spec, spec["source"], spec["kernel"])
     assert len(warnings) == 1
     assert warnings[0].startswith("interpreter gap: bfloat16 tensors (x, out)")
     assert NOT_AFFECTED in warnings[0]
-    assert interpreter_warnings(_task(tmp_path, "float_to")) == []
+    spec = _task(tmp_path, "float_to")
+    assert interpreter_warnings(spec, spec["source"], spec["kernel"]) == []
 
 
 def test_the_bfloat16_warning_is_true(tmp_path):

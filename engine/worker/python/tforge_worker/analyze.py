@@ -155,6 +155,17 @@ afresh before the read, as a tail block `if remainder: qk = tl.dot(..)` does), a
 X). Recorded: X, S, the parameters, the statement, the cut that takes S out (` * S` after the
 dot's call, with parentheses around the call alone, or `S * ` before it; the in-place
 statement's whole line), the max calls and the subtractions' X after it, the loop.
+
+`tile_logic`, per jit function: Python's `and`, `or` and `not` with an operand that is, or may be,
+a tile, and chained comparisons (`0 <= offs < n`) of tiles. A tile: an expression whose shape
+(above) has an axis or is unknown, or that reads a parameter some jit function of the file passes
+such a value (a helper's `mask`; through helpers calling helpers); a constexpr, a program id, a
+scalar parameter or a question about a type (`x.dtype.is_fp16()`) is none. Triton's compiler
+makes and/or/not of tiles elementwise (&, |, ~) and refuses a chain; its CPU interpreter runs
+them as Python does, a tile always true (`a and b` is b, `a or b` is a), so a mask joined that
+way loses a part there. Recorded: op ("and", "or", "not",
+"chain"), the span, the text and `note`, the sentence for the user (file:line, why the CPU check
+is unreliable there, what to write instead).
 """
 
 import ast
@@ -367,14 +378,40 @@ class _File:
         for qualname, fn in self.functions:
             for site in _launches(self, qualname, fn):
                 sites[site["kernel"]].append(site)
-        kernels = [_Kernel(self, fn).document(sites[name]) for name, fn in self.jit.items()
-                   if only is None or name == only]
+        tiles_in = self._tile_params()
+        kernels = []
+        for name, fn in self.jit.items():
+            if only is None or name == only:
+                k = _Kernel(self, fn)
+                kernels.append(dict(k.document(sites[name]),
+                                    tile_logic=k.tile_logic(tiles_in[name])))
         functions = [{"name": fn.name, "qualname": q, "span": _span(fn),
                       "launches": sorted({s["kernel"] for ss in sites.values() for s in ss
                                           if s["qualname"] == q})}
                      for q, fn in self.functions]
         return {"path": self.path, "kernels": kernels, "functions": functions,
                 "device_queries": self._device_queries(self.tree.body)}
+
+    def _tile_params(self):
+        """Per jit function, its parameters that a jit function of the file passes a tile (or a
+        value of unknown shape) to, as a helper's `mask`; through helpers calling helpers."""
+        kernels = {name: _Kernel(self, fn) for name, fn in self.jit.items()}
+        out = {name: set() for name in self.jit}
+        changed = True
+        while changed:
+            changed = False
+            for k in kernels.values():
+                for c in k.calls():
+                    if not (isinstance(c.func, ast.Name) and c.func.id in self.jit):
+                        continue
+                    params = [a.arg for a in _params_of(self.jit[c.func.id])]
+                    passed = list(zip(params, c.args)) + \
+                        [(kw.arg, kw.value) for kw in c.keywords if kw.arg in params]
+                    tiles = {p for p, v in passed if k.may_be_tile(v, out[k.fn.name])}
+                    if not tiles <= out[c.func.id]:
+                        out[c.func.id] |= tiles
+                        changed = True
+        return out
 
     def _device_queries(self, body):
         """Module-level statements (inside if/try/with too, never in definitions or a
@@ -661,6 +698,38 @@ class _Kernel:
         for a in e.args:
             s = _broadcast(s, self.shape(a, seen))
         return s
+
+    def may_be_tile(self, e, tile_params):
+        """Whether `e` is, or may be, a tile: its shape has an axis or is unknown, or it reads a
+        parameter in `tile_params` (one a caller passes a tile)."""
+        s = self.shape(e)
+        if s is None and any(_type_query(n) for n in ast.walk(e)):
+            return False  # `x.dtype.is_fp16()`: a method of unknown result, but on a type
+        if s != ():
+            return True
+        return any(isinstance(n, ast.Name) and n.id in tile_params
+                   for x in self.expand(e) for n in ast.walk(x))
+
+    def tile_logic(self, tile_params):
+        """Python's `and`, `or`, `not` and chained comparisons over tiles in the body: Triton's
+        compiler makes and/or/not elementwise (and refuses a chain), while its CPU interpreter
+        runs them as Python does, on one truth value for a whole tile."""
+        out = []
+        for node in sorted((n for stmt in self.fn.body for n in ast.walk(stmt)),
+                           key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+            if isinstance(node, ast.BoolOp):
+                op, operands = ("and" if isinstance(node.op, ast.And) else "or"), node.values
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                op, operands = "not", [node.operand]
+            elif isinstance(node, ast.Compare) and len(node.ops) > 1:
+                op, operands = "chain", [node.left] + node.comparators
+            else:
+                continue
+            if any(self.may_be_tile(v, tile_params) for v in operands):
+                out.append({"op": op, "span": _span(node), "text": self.text(node),
+                            "note": _logic_note(self.f.path, node.lineno, op,
+                                                self.text(node))})
+        return out
 
     def pointer_bases(self, e, seen=frozenset()):
         """Kernel parameters that are the base of the address `e` (not its offsets)."""
@@ -2454,6 +2523,52 @@ class _Kernel:
         line, end_line = (max(i for i, s in enumerate(starts) if s <= x) for x in (start, end))
         return {"line": line + 1, "col": start - starts[line], "end_line": end_line + 1,
                 "end_col": end - starts[end_line]}
+
+
+def _type_query(e):
+    """`x.dtype.is_fp16()`, `p.type.element_ty`: a question about a type, which the compiler
+    answers once, never a tile."""
+    while isinstance(e, (ast.Call, ast.Attribute)):
+        e = e.func if isinstance(e, ast.Call) else e.value
+        if isinstance(e, ast.Attribute) and e.attr in ("dtype", "type", "element_ty"):
+            return True
+    return False
+
+
+def tile_logic_notes(doc, kernel):
+    """The tile_logic notes of the jit function `kernel` in the analysis `doc` (of a whole
+    file) and of the file's jit functions it calls, transitively, in that order (a helper
+    imported from another file is not followed)."""
+    by_name = {k["name"]: k for k in doc["kernels"]}
+    todo, seen, notes = [kernel], set(), []
+    while todo:
+        name = todo.pop(0)
+        if name in seen or name not in by_name:
+            continue
+        seen.add(name)
+        notes += [t["note"] for t in by_name[name]["tile_logic"]]
+        todo += [c["callee"] for c in by_name[name]["calls"]]
+    return notes
+
+
+# what the interpreter makes of a tile's truth (always True) under each operator
+_INTERPRETED = {"and": "the last operand", "or": "the first operand", "not": "False"}
+
+
+def _logic_note(path, line, op, text):
+    """The sentence for the user on one of tile_logic's findings."""
+    where = f"{path}:{line}: `{' '.join(text.split())}`"
+    if op == "chain":
+        return (f"{where}: a chained comparison of tiles: Triton's CPU interpreter "
+                "(TRITON_INTERPRET=1) runs it as Python's `and`, keeping the last comparison "
+                "alone, and the GPU compiler refuses it; a check on the CPU is unreliable "
+                "here: write the comparisons joined by `&`")
+    means = {"and": "`&`", "or": "`|`", "not": "`~`"}[op]
+    of = "a tile" if op == "not" else "tiles"
+    return (f"{where}: Python's `{op}` of {of}: on the GPU Triton makes it elementwise "
+            f"({means}), but its CPU interpreter (TRITON_INTERPRET=1) takes one truth value "
+            f"for a whole tile ({_INTERPRETED[op]}), so a check on the CPU is unreliable "
+            f"here: write {means}, which is what the kernel means on the GPU")
 
 
 def _product(e):

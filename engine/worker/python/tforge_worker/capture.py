@@ -1145,6 +1145,7 @@ def _task_for(entry, reference, irs):
         notes.append("the analysis found nothing to tune")
     if fixed_why:
         notes.append("fixed: " + "; ".join(f"{k} ({v})" for k, v in sorted(fixed_why.items())))
+    notes += analysis.tile_logic_notes(irs[entry["file"]], entry["kernel"])
     tune = symbols.tune_shape() or {"ONE": 1}  # a task names one symbol at least
     keep = {v for k, v in config.items() if isinstance(v, int) and k not in tunable}
     # recorded values (and a range of fixed numbers) fix the sizes they index or bound: which

@@ -1,8 +1,10 @@
 """What Triton's CPU interpreter cannot run although a GPU compiles it, named.
 
 Under TRITON_INTERPRET such a kernel fails with an error that reads like a bug in it (`'float'
-object has no attribute 'to'`), or runs and computes something else (bfloat16 arithmetic). Each
-gap was reproduced with Triton 3.6's interpreter; the signatures below are what it raises.
+object has no attribute 'to'`), or runs and computes something else (bfloat16 arithmetic;
+Python's `and`, `or` and `not` of tiles, which Triton compiles elementwise: the analysis's
+`tile_logic` finds them). Each gap was reproduced with Triton 3.6's interpreter; the signatures
+below are what it raises.
 """
 
 import inspect
@@ -161,13 +163,27 @@ def describe(exc):
     return f"interpreter gap: {feature}: {why}; {_NOT_AFFECTED}"
 
 
-def interpreter_warnings(spec):
-    """What a task's results under the interpreter may get wrong, as sentences (a list)."""
+def interpreter_warnings(spec, path, kernel):
+    """What a task's results under the interpreter may get wrong, as sentences (a list): its
+    bfloat16 inputs, and the `and`/`or`/`not` of tiles in `kernel` (a jit function's name) and
+    the jit functions of its file (`path`) it calls."""
     if not _interpreting():
         return []
+    out = []
     bf16 = [i["name"] for i in spec.get("inputs") or [] if i["dtype"] == "bfloat16"]
-    if not bf16:
+    if bf16:
+        out.append(f"interpreter gap: bfloat16 tensors ({', '.join(bf16)}): Triton's CPU "
+                   "interpreter adds and multiplies bfloat16 values as their raw 16-bit "
+                   f"patterns, so a correct kernel may be reported wrong here; {_NOT_AFFECTED}")
+    return out + [f"interpreter gap: {note}; {_NOT_AFFECTED}" for note in
+                  _tile_logic_notes(path, kernel)]
+
+
+def _tile_logic_notes(path, kernel):
+    """The analysis's tile_logic notes of `kernel` and the jit functions of its file it calls;
+    none when the file cannot be analysed (the task's load says so elsewhere)."""
+    from . import analyze
+    try:
+        return analyze.tile_logic_notes(analyze.analyze(path), kernel)
+    except (ValueError, OSError):
         return []
-    return [f"interpreter gap: bfloat16 tensors ({', '.join(bf16)}): Triton's CPU interpreter "
-            "adds and multiplies bfloat16 values as their raw 16-bit patterns, so a correct "
-            f"kernel may be reported wrong here; {_NOT_AFFECTED}"]

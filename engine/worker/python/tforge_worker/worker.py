@@ -249,8 +249,9 @@ def load_task(path):
     source = "function" if isinstance(spec["baseline"], str) else \
         "task" if spec["baseline"] is not None else \
         _default_baseline(spec, kernel, kernel_params(kernel))[1]
+    warnings = interpreter_warnings(spec, loaded.analysis_path, loaded.base.__name__)
     spec = dict(spec, baseline=plans[0]["baseline"], baseline_from=source, plans=plans,
-                dropped=dropped, files=files, warnings=interpreter_warnings(spec),
+                dropped=dropped, files=files, warnings=warnings,
                 kernel_kind=("autotune" if autotuner(kernel) is not None else
                              "heuristics" if any(isinstance(k, Heuristics) for k in
                                                  layers(kernel)) else "jit"),
