@@ -36,7 +36,7 @@ def test_the_peeled_gemm(tmp_path):
     g = peeled(tmp_path)
     assert (g["m"], g["n"], g["k"], g["k_stop"], g["k_offset"]) == ("M", "N", "K", "last", "kk")
     assert (g["a"]["mask"], g["b"]["mask"], g["a"]["advance"]) == (None, None, None)
-    assert g["stores_acc"] is False and g["c"]["base"] == "out"
+    assert g["stores_acc"] is False and g["c"]["base"] == "out" and g["k_advanced"] is False
 
 
 def test_peels_that_prove_nothing(tmp_path):
@@ -62,6 +62,7 @@ def test_the_flags_gemm(tmp_path):
     assert (g["a"]["mask"], g["a"]["other"], g["c"]["mask"]) == ("x_mask", None, "out_mask")
     assert [g[x]["batch"]["stride"] for x in "abc"] == [["M", "K"], ["K", "N"], ["M", "N"]]
     assert g["stores_acc"] is True and g["tile_body"] is None
+    assert g["k_advanced"] is True  # split-K, moving the tiles alone, must refuse it
 
 
 def test_flags_that_prove_nothing(tmp_path):

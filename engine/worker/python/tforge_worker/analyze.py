@@ -1023,6 +1023,7 @@ class _Kernel:
         if acc is None or a is None or b is None or store is None:
             return None
         (a_rows, a_k), (b_k, b_cols) = a["_offsets"], b["_offsets"]
+        k_advanced = bool(a_k.get("advanced") or b_k.get("advanced"))
         (c_rows, c_cols), value = store.pop("_offsets"), store.pop("_value")
         bm, bk, bn = a_rows["block"], a_k["block"], b_cols["block"]
         if b_k["block"] != bk or \
@@ -1076,6 +1077,7 @@ class _Kernel:
                            "end_col": k_args[-1].end_col_offset},
                 "k_stop": self.text(k_args[1] if len(k_args) == 3 else k_args[-1]),
                 "k_step": self.text(k_args[2]) if len(k_args) == 3 else "1",
+                "k_advanced": k_advanced,
                 # a batch axis takes a program id of its own: no one tile body per tile
                 "tile_body": None if a["batch"] or b["batch"] or store["batch"] else
                 self._tile_body()}
