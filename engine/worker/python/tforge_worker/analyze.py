@@ -70,18 +70,30 @@ has them alone. Every domain holds the launched value. A constraint the launched
 estimate, not the launch, is wrong).
 
 `gemm`, per kernel (None unless every part below holds): the GEMM of Triton's tutorial 03, what
-the descriptors, persistent and splitk rewrites cut. One tl.dot, `acc = tl.dot(a, b, acc)` or
-`acc += tl.dot(a, b)`, at the top of a top-level K loop `for k in range(0, K, BK)` (an
-iteration's tiles start at k along K) or `range(tl.cdiv(K, BK))` (at k * BK), range or tl.range;
-`acc = tl.zeros((BM, BN), ...)` the name's one top-level assignment before the loop, assigned
-nowhere else in the loop (an epilogue after the loop may rebind it: `acc = acc * alpha + bias`).
-Each operand is a tl.load in the loop of a pointer tile `P = base + rows[:, None] * stride_r +
+the descriptors, persistent and splitk rewrites cut. One tl.dot in a loop, `acc = tl.dot(a, b,
+acc)` or `acc += tl.dot(a, b)`, at the top of a top-level K loop `for k in range(0, K, BK)` (an
+iteration's tiles start at k along K) or `range(tl.cdiv(K, BK))` (at k * BK; the count maybe a
+name assigned once before the loop), range or tl.range; other dots only after the loop, outside
+loops; `acc = tl.zeros((BM, BN), ...)` the name's one top-level assignment before the loop,
+assigned nowhere else in the loop (an epilogue after the loop may rebind it: `acc = acc * alpha
++ bias`, or a block peeled by hand, `acc += tl.dot(..)`). A loop `range(0, S, BK)` whose stop S
+is not a parameter (its names bound nowhere in the body) is taken when, after it, a top-level
+statement loads each operand's tile once more (same base, strides and offsets across K) at K
+offsets `R = S + tl.arange(0, BK)` made after the loop (R and S's names bound by nothing in
+between), masked along K by `R < K` alone (made after R) with masked-off lanes 0: K is that
+bound, the same for A and B (the last K block peeled by hand).
+Each operand is a tl.load in the loop (its value, or a name a statement of the body assigns it
+to before the dot, bound nowhere else in the loop but by casts of itself, `a = a.to(..)`) of a
+pointer tile `P = base + rows[:, None] * stride_r +
 cols[None, :] * stride_c` (terms in any order; a missing stride is 1), either made at the top
 level before the loop and advanced once after the load, `P += BK * stride` along K, P assigned
 nowhere else; or made again each iteration (the load's pointer itself, or a name the body
 assigns once before the load) from K offsets the body makes before the load, `rk = S +
 tl.arange(0, B)` (assigned nowhere else in the body, S the iteration's start along K, its names
-bound nowhere in the body), no advance. Strides are parameters the body never rebinds (so are
+bound nowhere in the body), no advance. Offsets along K made before the loop may be advanced in
+place instead, `rk = tl.arange(0, BK)` at the top level and `rk += BK` a statement of the body
+after the load, their one binding there (`k_advanced`: before that statement they are the
+iteration's start plus tl.arange(0, BK)). Strides are parameters the body never rebinds (so are
 M, N, K); base is a pointer parameter never rebound, or rebound once to the tile itself by the
 statement making it (`C = C + offsets`), or moved once along a batch axis before the tile
 (`batch`: `X = P + I * S`, or the parameter in place, `P += I * S`, the name's one binding; P a
@@ -93,7 +105,11 @@ alike (made again to free registers), maybe `% size` for A's rows and B's column
 value hints (`tl.multiple_of`, `tl.max_contiguous`); A is BM x BK, B BK x BN. A load's mask is
 None (and no `other`) or made only of bounds, `rows[:, None] < M` (or `(rows < M)[:, None]`)
 and, along K, `cols[None, :] < K - <k's start>` for offsets made before the loop, `< K` for
-offsets the loop makes, joined by &, with `other` 0. The one tl.store is at the top level after
+offsets the loop makes or advances, joined by &, with `other` 0 or none (Triton gives 0 in a
+masked-off lane without one); through names (each value the kernel assigns one, in if / else
+branches or not: whichever reaches the access is one of them), maybe indexed (`m[:, None]`),
+conditional expressions (each side), `None` for no mask. Every bound along K is made in the
+loop before the load (it depends on the iteration). The one tl.store is at the top level after
 the loop, of a BM x BN value through such a tile (a name or the expression itself, offsets
 without `%`), masked by `< M` / `< N` bounds or not. M, N, K are scalar parameters, one each
 wherever bounds or wraps name them. Recorded: the sizes, blocks, GROUP constexpr, the
@@ -104,7 +120,8 @@ and statement (None for a tile the load or store takes as an expression), load/s
 pointer text and `plain` (it passes pointer, value and mask alone); `stores_acc` when the stored
 value is the accumulator itself or its `.to(D)` and no epilogue rebinds it; the loop, the dot
 statement, k's name and offset text, the loop's positional range arguments (`k_args`, a span)
-with its stop's and step's texts ("1" where left out; the start is 0); and `tile_body` when no
+with its stop's and step's texts ("1" where left out; the start is 0), `k_advanced`; and
+`tile_body` when no
 matrix has a batch axis and the body from `pid = tl.program_id(0)` (the one program id, no
 num_programs, no return, nothing bound before it bound again after it, parameters included) can
 run once per tile in a loop: the statement, the call, and the lines where re-indenting it
