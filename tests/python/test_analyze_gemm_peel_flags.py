@@ -44,6 +44,8 @@ def test_peels_that_prove_nothing(tmp_path):
     than for A, or not at all, gives no K; a dot before the loop or in a second loop is not a peel; a rebinding
     of a loaded tile that is not a cast (it would not keep a zero zero) is refused."""
     assert peeled(tmp_path, ("    ok = last + tl.arange", "    ok = last + TK + tl.arange")) is None
+    assert peeled(tmp_path, ("    ok = last + tl.arange", "    last += TK\n    ok = last + tl.arange")) \
+        is None
     assert peeled(tmp_path, ("mask=in_k[:, None]", "mask=(ok < N)[:, None]")) is None
     assert peeled(tmp_path, ("mask=in_k[None, :],\n                 other=0.0", "")) is None
     assert peeled(tmp_path, ("    total = tl.zeros((TM, TN), dtype=tl.float32)\n",

@@ -1153,10 +1153,11 @@ class _Kernel:
         begin = next((x for x in parts if not (isinstance(x, ast.Call) and self.pure_arange(x))),
                      None)
         between = after[after.index(start) + 1:after.index(stmt)]
-        watched = {axes[k_axis]} | {n.id for n in ast.walk(stop) if isinstance(n, ast.Name)}
+        stop_names = {n.id for n in ast.walk(stop) if isinstance(n, ast.Name)}
         if block != operand["_offsets"][k_axis]["block"] or begin is None or \
                 ast.unparse(begin) != ast.unparse(stop) or \
-                any(watched & _binds_names(s) for s in between):
+                any(stop_names & _binds_names(s) for s in after[:after.index(stmt)]) or \
+                any(axes[k_axis] in _binds_names(s) for s in between):
             return None
         sites = []
         bounds = self._load_bounds(load, *axes, None, k_axis, sites) \
