@@ -585,6 +585,7 @@ static tforge_ir_gemm *parse_gemm(parser *p, const cJSON *o)
     x->k_args = span(p, o, "k_args");
     x->k_stop = text(p, o, "k_stop", 1);
     x->k_step = text(p, o, "k_step", 1);
+    x->k_advanced = flag(p, o, "k_advanced");
     const cJSON *body = cJSON_GetObjectItemCaseSensitive(o, "tile_body");
     if (cJSON_IsObject(body)) {
         size_t at = push(p, ".tile_body");

@@ -242,6 +242,7 @@ static void reads_a_golden_document(void **state)
     assert_non_null(g);
     assert_string_equal(g->block_k, "BLOCK_SIZE_K");
     assert_string_equal(g->k_offset, "k * BLOCK_SIZE_K");
+    assert_false(g->k_advanced); /* its masks read the loop variable */
     assert_string_equal(g->a.stride_col, "stride_ak");
     assert_string_equal(g->b.col_start, "pid_n * BLOCK_SIZE_N");
     assert_string_equal(g->c.value, "c");

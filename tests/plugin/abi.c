@@ -176,7 +176,7 @@ static void interface_ids_name_their_layouts(void **state)
     (void)state;
     assert_int_equal(TFORGE_PLUGIN_ABI_MINOR, 3);
     assert_string_equal(TFORGE_STRATEGY_INTERFACE_ID, "tforge.strategy/2");
-    assert_string_equal(TFORGE_TRANSFORM_INTERFACE_ID, "tforge.transform/6");
+    assert_string_equal(TFORGE_TRANSFORM_INTERFACE_ID, "tforge.transform/7");
     assert_string_equal(TFORGE_HEURISTIC_INTERFACE_ID, "tforge.heuristic/2");
     assert_string_equal(TFORGE_PROFILER_INTERFACE_ID, "tforge.profiler/2");
     assert_string_equal(TFORGE_COSTMODEL_INTERFACE_ID, "tforge.costmodel/1");

@@ -50,7 +50,7 @@ static void folder_loads_good_and_refuses_each_defect(void **state)
     assert_null(tforge_registry_find(registry, TFORGE_TRANSFORM_INTERFACE_ID, "good-transform"));
     assert_int_equal(tforge_error_last()->code, TFORGE_EINPUT);
     assert_non_null(strstr(tforge_error_last()->message,
-                           "speaks tforge.transform/4, this tforge speaks tforge.transform/6"));
+                           "speaks tforge.transform/4, this tforge speaks tforge.transform/7"));
     assert_non_null(tforge_registry_find(registry, "tforge.transform/4", "good-transform"));
 
     /* a kind the registry has never heard of is a kind all the same */

@@ -1,5 +1,5 @@
 /* The analysis IR of a Triton file, lent read-only to transform plugins (part of the interface
- * "tforge.transform/6": a change of any layout below is a new interface id). It is what the
+ * "tforge.transform/7": a change of any layout below is a new interface id). It is what the
  * worker's tforge_worker.analyze returns (its docstring has the rules), parsed once by the host.
  * Every node has a span, so that a rewrite can cut the file at exactly those bytes. Text fields
  * are Python source exactly as written; NULL where the file gives none. Everything lives as long
@@ -134,7 +134,9 @@ typedef struct tforge_ir_gemm_matrix {
  * accumulator itself or its `.to(D)` (linear in it). pid is set (the program id's name) when the
  * body from `pid = tl.program_id(0)` (pid_stmt, its call pid_call) to its end can run once per
  * tile in a loop; lines are where re-indenting that body inserts (the starts of its logical
- * lines, col 0). */
+ * lines, col 0). k_advanced is 1 when A's or B's K offsets are not the loop variable's but
+ * advanced in place by the loop (`rk += BLOCK_K`): a rewrite that moves the tiles along K
+ * (split-K) would leave the masks that read them behind. */
 typedef struct tforge_ir_gemm {
     const char *m, *n, *k, *block_m, *block_n, *block_k, *group_m;
     const char *acc, *acc_dtype, *store_dtype, *k_var, *k_offset, *k_stop, *k_step;
@@ -145,6 +147,7 @@ typedef struct tforge_ir_gemm {
     tforge_ir_span pid_stmt, pid_call;
     tforge_ir_span *lines;
     size_t n_lines;
+    int k_advanced;
 } tforge_ir_gemm;
 
 /* A loop `for v in range(0, B, E)` (form "step") or `range(tl.cdiv(B, E))` ("count"), B a

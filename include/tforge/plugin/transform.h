@@ -1,4 +1,4 @@
-/* Interface "tforge.transform/6": a source rewrite as a family of dimensions of the space.
+/* Interface "tforge.transform/7": a source rewrite as a family of dimensions of the space.
  *
  * A transform reads the analysis IR of one kernel (ir.h, part of this interface), decides whether
  * it applies (a precondition the IR proves; its README says which and how), and declares the
@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define TFORGE_TRANSFORM_INTERFACE_ID "tforge.transform/6"
+#define TFORGE_TRANSFORM_INTERFACE_ID "tforge.transform/7"
 
 /* create's answer when the transform does not apply to the kernel (nothing is added). */
 #define TFORGE_TRANSFORM_NOT_APPLICABLE 1
@@ -61,7 +61,7 @@ typedef struct tforge_transform_param {
 } tforge_transform_param;
 
 /* What a transform is given besides the host and its options, lent for the whole life of its
- * state. Of tforge.transform/6 (ABI 1.3). */
+ * state. Of tforge.transform/7 (ABI 1.3). */
 typedef struct tforge_transform_input {
     uint32_t struct_size;
     const tforge_ir_kernel *kernel; /* the kernel being tuned */

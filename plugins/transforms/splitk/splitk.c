@@ -23,8 +23,10 @@ static int splitk_create(void **state, const tforge_host *host,
     /* the tile body's pid (one program id, no num_programs), A's and B's tiles made before the
      * loop and advanced in it (the split moves both), no atomics already, C's store
      * passing pointer, value and mask alone, and a stored value linear in the accumulator
-     * (`acc` or `acc.to(D)`: the sum of the partial tiles' values is the whole tile's) */
-    if (!g || !g->pid || !g->a.advance.end || !g->b.advance.end || k->n_atomics ||
+     * (`acc` or `acc.to(D)`: the sum of the partial tiles' values is the whole tile's); K
+     * offsets the loop advances in place would keep bounding the unsplit blocks */
+    if (!g || !g->pid || !g->a.advance.end || !g->b.advance.end || g->k_advanced ||
+        k->n_atomics ||
         !tforge_sdk_xf_jit_decorator(k) || !g->c.plain ||
         !g->c.pointer || !g->c.value || !g->stores_acc)
         return TFORGE_TRANSFORM_NOT_APPLICABLE;

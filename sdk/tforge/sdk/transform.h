@@ -1,4 +1,4 @@
-/* Helpers for transform plugins (interface "tforge.transform/6"): a list of span edits that owns
+/* Helpers for transform plugins (interface "tforge.transform/7"): a list of span edits that owns
  * its texts, the few questions about the source every rewrite asks (a line's indentation, where a
  * call's arguments end), an option lookup, the base state (tforge_sdk_xf_base: the parameters, the
  * edits and the description, and the describe / n_params / param / destroy that read it) and the

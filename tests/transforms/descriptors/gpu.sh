@@ -37,6 +37,10 @@ for task in $small $large tests/transforms/persistent/gemm_autotune.json; do
   expect 0 "$task" --transforms descriptors,persistent --set tma=True --set tma_subtile=True \
     --set persistent_programs=132
 done
+# the third-party spellings (issue 36's coverage fixtures) through their own wrappers
+for task in gemm_epilogue gemm_batched gemm_loop_pointers gemm_peeled gemm_flags; do
+  expect 0 tests/transforms/descriptors/$task.json --transforms descriptors --set tma=True
+done
 expect 1 tests/transforms/descriptors/matmul_unaligned.json --transforms descriptors --set tma=True
 expect 0 tests/transforms/descriptors/matmul_unaligned.json
 echo "descriptors and persistent on the GPU: $failures failed"

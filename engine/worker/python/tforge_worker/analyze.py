@@ -70,18 +70,30 @@ has them alone. Every domain holds the launched value. A constraint the launched
 estimate, not the launch, is wrong).
 
 `gemm`, per kernel (None unless every part below holds): the GEMM of Triton's tutorial 03, what
-the descriptors, persistent and splitk rewrites cut. One tl.dot, `acc = tl.dot(a, b, acc)` or
-`acc += tl.dot(a, b)`, at the top of a top-level K loop `for k in range(0, K, BK)` (an
-iteration's tiles start at k along K) or `range(tl.cdiv(K, BK))` (at k * BK), range or tl.range;
-`acc = tl.zeros((BM, BN), ...)` the name's one top-level assignment before the loop, assigned
-nowhere else in the loop (an epilogue after the loop may rebind it: `acc = acc * alpha + bias`).
-Each operand is a tl.load in the loop of a pointer tile `P = base + rows[:, None] * stride_r +
+the descriptors, persistent and splitk rewrites cut. One tl.dot in a loop, `acc = tl.dot(a, b,
+acc)` or `acc += tl.dot(a, b)`, at the top of a top-level K loop `for k in range(0, K, BK)` (an
+iteration's tiles start at k along K) or `range(tl.cdiv(K, BK))` (at k * BK; the count maybe a
+name assigned once before the loop), range or tl.range; other dots only after the loop, outside
+loops; `acc = tl.zeros((BM, BN), ...)` the name's one top-level assignment before the loop,
+assigned nowhere else in the loop (an epilogue after the loop may rebind it: `acc = acc * alpha
++ bias`, or a block peeled by hand, `acc += tl.dot(..)`). A loop `range(0, S, BK)` whose stop S
+is not a parameter (its names bound nowhere in the body) is taken when, after it, a top-level
+statement loads each operand's tile once more (same base, strides and offsets across K) at K
+offsets `R = S + tl.arange(0, BK)` made after the loop (R and S's names bound by nothing in
+between), masked along K by `R < K` alone (made after R) with masked-off lanes 0: K is that
+bound, the same for A and B (the last K block peeled by hand).
+Each operand is a tl.load in the loop (its value, or a name a statement of the body assigns it
+to before the dot, bound nowhere else in the loop but by casts of itself, `a = a.to(..)`) of a
+pointer tile `P = base + rows[:, None] * stride_r +
 cols[None, :] * stride_c` (terms in any order; a missing stride is 1), either made at the top
 level before the loop and advanced once after the load, `P += BK * stride` along K, P assigned
 nowhere else; or made again each iteration (the load's pointer itself, or a name the body
 assigns once before the load) from K offsets the body makes before the load, `rk = S +
 tl.arange(0, B)` (assigned nowhere else in the body, S the iteration's start along K, its names
-bound nowhere in the body), no advance. Strides are parameters the body never rebinds (so are
+bound nowhere in the body), no advance. Offsets along K made before the loop may be advanced in
+place instead, `rk = tl.arange(0, BK)` at the top level and `rk += BK` a statement of the body
+after the load, their one binding there (`k_advanced`: before that statement they are the
+iteration's start plus tl.arange(0, BK)). Strides are parameters the body never rebinds (so are
 M, N, K); base is a pointer parameter never rebound, or rebound once to the tile itself by the
 statement making it (`C = C + offsets`), or moved once along a batch axis before the tile
 (`batch`: `X = P + I * S`, or the parameter in place, `P += I * S`, the name's one binding; P a
@@ -93,7 +105,11 @@ alike (made again to free registers), maybe `% size` for A's rows and B's column
 value hints (`tl.multiple_of`, `tl.max_contiguous`); A is BM x BK, B BK x BN. A load's mask is
 None (and no `other`) or made only of bounds, `rows[:, None] < M` (or `(rows < M)[:, None]`)
 and, along K, `cols[None, :] < K - <k's start>` for offsets made before the loop, `< K` for
-offsets the loop makes, joined by &, with `other` 0. The one tl.store is at the top level after
+offsets the loop makes or advances, joined by &, with `other` 0 or none (Triton gives 0 in a
+masked-off lane without one); through names (each value the kernel assigns one, in if / else
+branches or not: whichever reaches the access is one of them), maybe indexed (`m[:, None]`),
+conditional expressions (each side), `None` for no mask. Every bound along K is made in the
+loop before the load (it depends on the iteration). The one tl.store is at the top level after
 the loop, of a BM x BN value through such a tile (a name or the expression itself, offsets
 without `%`), masked by `< M` / `< N` bounds or not. M, N, K are scalar parameters, one each
 wherever bounds or wraps name them. Recorded: the sizes, blocks, GROUP constexpr, the
@@ -104,7 +120,8 @@ and statement (None for a tile the load or store takes as an expression), load/s
 pointer text and `plain` (it passes pointer, value and mask alone); `stores_acc` when the stored
 value is the accumulator itself or its `.to(D)` and no epilogue rebinds it; the loop, the dot
 statement, k's name and offset text, the loop's positional range arguments (`k_args`, a span)
-with its stop's and step's texts ("1" where left out; the start is 0); and `tile_body` when no
+with its stop's and step's texts ("1" where left out; the start is 0), `k_advanced`; and
+`tile_body` when no
 matrix has a batch axis and the body from `pid = tl.program_id(0)` (the one program id, no
 num_programs, no return, nothing bound before it bound again after it, parameters included) can
 run once per tile in a loop: the statement, the call, and the lines where re-indenting it
@@ -1073,19 +1090,26 @@ class _Kernel:
         """The kernel's GEMM when it has the tutorial-03 shape (see the module's docstring), with
         the texts a rewrite reuses and the spans it replaces; None otherwise."""
         dots = [c for c in self.calls() if self.f.tl_attr(c.func) == "dot"]
-        if len(dots) != 1 or len(dots[0].args) < 2:
+        looped = [c for c in dots if self._in_loop(c)]
+        if len(looped) != 1 or len(looped[0].args) < 2:
             return None
-        dot = dots[0]
+        dot = looped[0]
         stmt, body = self.parents.get(dot), self.fn.body
         loop = self.parents.get(stmt)
         if not (isinstance(loop, ast.For) and loop in body and stmt in loop.body):
+            return None
+        # other dots only after the loop, outside loops (the last K block peeled by hand):
+        # what they add to the accumulator rebinds it there, as an epilogue does
+        if any(body.index(self._top_statement(c)) < body.index(loop) for c in dots
+               if c is not dot):
             return None
         acc = self._accumulator(stmt, dot)
         a, b = (self._operand(x, loop, axis) for x, axis in zip(dot.args[:2], (1, 0)))
         store = self._gemm_store(loop)
         if acc is None or a is None or b is None or store is None:
             return None
-        (a_rows, a_k), (b_k, b_cols) = a.pop("_offsets"), b.pop("_offsets")
+        (a_rows, a_k), (b_k, b_cols) = a["_offsets"], b["_offsets"]
+        k_advanced = bool(a_k.get("advanced") or b_k.get("advanced"))
         (c_rows, c_cols), value = store.pop("_offsets"), store.pop("_value")
         bm, bk, bn = a_rows["block"], a_k["block"], b_cols["block"]
         if b_k["block"] != bk or \
@@ -1097,7 +1121,14 @@ class _Kernel:
         if k_loop is None:
             return None
         size_k, k_var, k_offset = k_loop
+        if size_k is None:  # the loop stops short of K: the last block peeled after it says K
+            peeled = {self._peeled_size(loop, x, axis) for x, axis in ((a, 1), (b, 0))}
+            size_k = self._one_size(list(peeled)) if None not in peeled else None
+            if size_k is None:
+                return None
         k_args = loop.iter.args
+        for x in (a, b):
+            del x["_offsets"], x["_names"]
         rows_a, cols_b = a.pop("_bounds"), b.pop("_bounds")
         rows_c, cols_c = store.pop("_bounds")
         size_m = self._one_size(rows_c + rows_a.get(0, []) + [a_rows["wrap"]])
@@ -1107,6 +1138,8 @@ class _Kernel:
         def along_k(offset, bounds):
             """An operand's K offsets start at 0 before the loop, bounded by K minus the
             iteration's start, or at the iteration's start in the loop, bounded by K."""
+            if offset.get("advanced"):  # bounded where it is the iteration's start + arange
+                return not set(bounds) - {size_k}
             if offset.get("in_loop"):
                 same = ast.unparse(ast.parse(offset["start"], mode="eval")) == \
                     ast.unparse(ast.parse(k_offset, mode="eval"))
@@ -1130,9 +1163,81 @@ class _Kernel:
                            "end_col": k_args[-1].end_col_offset},
                 "k_stop": self.text(k_args[1] if len(k_args) == 3 else k_args[-1]),
                 "k_step": self.text(k_args[2]) if len(k_args) == 3 else "1",
+                "k_advanced": k_advanced,
                 # a batch axis takes a program id of its own: no one tile body per tile
                 "tile_body": None if a["batch"] or b["batch"] or store["batch"] else
                 self._tile_body()}
+
+    def _in_loop(self, node):
+        """Whether a for or while loop of the kernel holds the node."""
+        while node in self.parents:
+            node = self.parents[node]
+            if isinstance(node, (ast.For, ast.While)):
+                return True
+        return False
+
+    def _top_statement(self, node):
+        """The statement of the kernel's top level that holds the node."""
+        while node not in self.fn.body:
+            node = self.parents[node]
+        return node
+
+    def _peeled_size(self, loop, operand, k_axis):
+        """K when, after the loop `for k in range(0, S, BK)`, a top-level statement loads the
+        operand's tile once more (the same base, strides and offsets across K) at K offsets
+        `R = S + tl.arange(0, BK)` made after the loop (R and S's names bound by no statement
+        between that and the load), masked along K by `R < K` alone (made there too) with
+        masked-off lanes 0: the last block peeled by hand, which names K as the bound of the
+        operand's reads along K. None otherwise."""
+        body, stop = self.fn.body, loop.iter.args[1]
+        names = operand["_names"]
+        after = body[body.index(loop) + 1:]
+        for stmt in after:
+            for load in (c for c in ast.walk(stmt) if isinstance(c, ast.Call) and
+                         self.f.tl_attr(c.func) == "load" and not self._in_loop(c)):
+                tile = self._pointer_tile(_keyword(load, "pointer", 0), stmt)
+                if tile is None or tile[0] != operand["base"] or \
+                        (tile[1][1], tile[2][1]) != (operand["stride_row"],
+                                                     operand["stride_col"]):
+                    continue
+                axes = (tile[1][0], tile[2][0])
+                if axes[1 - k_axis] != names[1 - k_axis]:
+                    continue
+                size = self._peel_bound(load, stmt, axes, k_axis, stop, after, operand)
+                if size is not None:
+                    return size
+        return None
+
+    def _peel_bound(self, load, stmt, axes, k_axis, stop, after, operand):
+        """_peeled_size's K for one load of the operand's tile after the loop, or None."""
+        made = [s for s in after[:after.index(stmt)] if axes[k_axis] in _binds_names(s)]
+        if not made or not isinstance(made[-1], ast.Assign) or len(made[-1].targets) != 1:
+            return None
+        start = made[-1]
+        v = start.value
+        parts = (v.left, v.right) if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add) \
+            else ()
+        block = next((self.pure_arange(x) for x in parts if isinstance(x, ast.Call) and
+                      self.pure_arange(x)), None)
+        begin = next((x for x in parts if not (isinstance(x, ast.Call) and self.pure_arange(x))),
+                     None)
+        between = after[after.index(start) + 1:after.index(stmt)]
+        stop_names = {n.id for n in ast.walk(stop) if isinstance(n, ast.Name)}
+        if block != operand["_offsets"][k_axis]["block"] or begin is None or \
+                ast.unparse(begin) != ast.unparse(stop) or \
+                any(stop_names & _binds_names(s) for s in after[:after.index(stmt)]) or \
+                any(axes[k_axis] in _binds_names(s) for s in between):
+            return None
+        sites = []
+        bounds = self._load_bounds(load, *axes, None, k_axis, sites) \
+            if _keyword(load, "mask", 1) is not None else None
+        if not bounds or len(set(bounds.get(k_axis, []))) != 1:
+            return None
+        for axis, compare in sites:
+            if axis == k_axis and (compare.lineno, compare.col_offset) < \
+                    (start.lineno, start.col_offset):
+                return None
+        return bounds[k_axis][0]
 
     def _body_names(self):
         return {n.id for stmt in self.fn.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
@@ -1186,7 +1291,8 @@ class _Kernel:
             where = next((s for s in loop.body if isinstance(s, ast.Assign) and
                           len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and
                           s.targets[0].id == e.id), None)
-            load = where.value if where is not None and len(self.assigns[e.id]) == 1 else None
+            load = where.value if where is not None and self._loaded_once(e, where, loop) \
+                else None
         if not (isinstance(load, ast.Call) and self.f.tl_attr(load.func) == "load"):
             return None
         while where is not None and where not in loop.body:
@@ -1207,11 +1313,11 @@ class _Kernel:
             return None
         base, (rows, stride_row), (cols, stride_col), batch = tile
         offsets = [self._offset_def(rows), self._offset_def(cols)]
-        mask, other = _keyword(load, "mask", 1), _keyword(load, "other", 2)
-        bounds = self._bounds(mask, rows, cols) if mask is not None else {}
-        zero = other is None if mask is None else \
-            isinstance(other, ast.Constant) and other.value == 0 and other.value is not False
-        if None in offsets or bounds is None or not zero:
+        advanced = self._advanced_offsets((rows, cols)[k_axis], loop, where)
+        if advanced is not None:
+            offsets[k_axis] = advanced
+        bounds = self._load_bounds(load, rows, cols, loop, k_axis)
+        if None in offsets or bounds is None:
             return None
         k_block, k_stride = offsets[k_axis]["block"], (stride_row, stride_col)[k_axis]
         want = sorted([k_block] + ([k_stride] if k_stride != "1" else []))
@@ -1219,8 +1325,74 @@ class _Kernel:
             return None
         return {"base": base, "batch": batch, "stride_row": stride_row, "stride_col": stride_col,
                 "ptrs": pointer.id, "ptrs_stmt": _span(init), "access": _span(load),
-                "mask": self.text(mask), "other": self.text(other), "advance": _span(step),
-                "value": None, "_offsets": offsets, "_bounds": bounds}
+                "mask": self.text(_keyword(load, "mask", 1)),
+                "other": self.text(_keyword(load, "other", 2)), "advance": _span(step),
+                "value": None, "_offsets": offsets, "_bounds": bounds, "_names": (rows, cols)}
+
+    def _loaded_once(self, e, where, loop):
+        """Whether the dot's operand `e`, a name, holds what the statement `where` of the loop's
+        body loads in the same iteration, maybe cast: `where` comes before the dot's statement
+        and the loop binds the name nowhere else but by casts of itself, `x = x.to(..)`
+        (elementwise: a zero the load gives stays zero). Bindings outside the loop (a block
+        peeled after it) cannot reach the dot."""
+        dot_stmt = self.parents[self.parents[e]]
+        if loop.body.index(where) > loop.body.index(dot_stmt):
+            return False
+        for node in ast.walk(loop):
+            if not (isinstance(node, ast.Name) and node.id == e.id and
+                    isinstance(node.ctx, (ast.Store, ast.Del))) or node in where.targets:
+                continue
+            cast = self.parents[node]
+            value = getattr(cast, "value", None)
+            if not (isinstance(cast, ast.Assign) and cast.targets == [node] and
+                    isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and
+                    value.func.attr == "to" and _is_name(value.func.value, e.id)):
+                return False
+        return True
+
+    def _load_bounds(self, load, rows, cols, loop, k_axis, sites=None):
+        """The bounds of an operand's load (`_bounds`) when its masked-off lanes are zero and
+        its bounds along K are made in the loop before the load (they depend on the
+        iteration; with no loop, anywhere: `sites` then collects them); None otherwise. A load
+        with a mask and no `other` gives zeros there too: Triton sets the register to 0 before
+        the predicated load, and cp.async fills with zeros (its source size 0); the
+        interpreter does the same."""
+        mask, other = _keyword(load, "mask", 1), _keyword(load, "other", 2)
+        zero = other is None or (mask is not None and isinstance(other, ast.Constant) and
+                                 other.value == 0 and other.value is not False)
+        sites = [] if sites is None else sites
+        bounds = self._bounds(mask, rows, cols, sites) if mask is not None else {}
+        if bounds is None or not zero or loop is None:
+            return bounds if zero else None
+        inside = {id(n) for n in ast.walk(loop)}
+        for axis, compare in sites:
+            if axis == k_axis and not (id(compare) in inside and (
+                    id(compare) in {id(n) for n in ast.walk(load)} or
+                    (compare.lineno, compare.col_offset) < (load.lineno, load.col_offset))):
+                return None
+        return bounds
+
+    def _advanced_offsets(self, name, loop, where):
+        """{start "0", block, wrap None, advanced True} for offsets along K made once at the top
+        level before the loop, `name = tl.arange(0, B)`, and advanced in place one block each
+        iteration by a statement of the loop's body after the load's (`name += B`, its one
+        binding there): in the body before that statement they are the iteration's start plus
+        tl.arange(0, B). None otherwise."""
+        stores = [n for n in ast.walk(self.fn) if isinstance(n, ast.Name) and n.id == name and
+                  isinstance(n.ctx, (ast.Store, ast.Del))]
+        init = self._top_assign(name)
+        step = next((s for s in loop.body if isinstance(s, ast.AugAssign) and
+                     isinstance(s.op, ast.Add) and _is_name(s.target, name)), None)
+        body = self.fn.body
+        if name in self.names or len(stores) != 2 or init is None or step is None or \
+                {id(self.parents[n]) for n in stores} != {id(init), id(step)} or \
+                body.index(init) > body.index(loop) or \
+                loop.body.index(step) < loop.body.index(where):
+            return None
+        block = self.pure_arange(init.value) if isinstance(init.value, ast.Call) else None
+        if block not in self.constexprs or self.text(step.value) != block:
+            return None
+        return {"start": "0", "block": block, "wrap": None, "advanced": True}
 
     def _operand_made_in_loop(self, load, pointer, where, loop, k_axis):
         """_operand for a pointer tile the loop makes again each iteration, before the load (the
@@ -1254,18 +1426,16 @@ class _Kernel:
         offsets = [None, None]
         offsets[k_axis] = self._offset_value(made[0].value, made[0], loop)
         offsets[1 - k_axis] = self._offset_def(names[1 - k_axis])
-        mask, other = _keyword(load, "mask", 1), _keyword(load, "other", 2)
-        bounds = self._bounds(mask, rows, cols) if mask is not None else {}
-        zero = other is None if mask is None else \
-            isinstance(other, ast.Constant) and other.value == 0 and other.value is not False
-        if None in offsets or bounds is None or not zero:
+        bounds = self._load_bounds(load, rows, cols, loop, k_axis)
+        if None in offsets or bounds is None:
             return None
         offsets[k_axis]["in_loop"] = True
         return {"base": base, "batch": batch, "stride_row": stride_row, "stride_col": stride_col,
                 "ptrs": pointer.id if stmt is not None else None,
                 "ptrs_stmt": _span(stmt) if stmt is not None else None, "access": _span(load),
-                "mask": self.text(mask), "other": self.text(other), "advance": None,
-                "value": None, "_offsets": offsets, "_bounds": bounds}
+                "mask": self.text(_keyword(load, "mask", 1)),
+                "other": self.text(_keyword(load, "other", 2)), "advance": None,
+                "value": None, "_offsets": offsets, "_bounds": bounds, "_names": (rows, cols)}
 
     def _gemm_store(self, loop):
         """The kernel's one tl.store, at the top level after the loop, of a tile of the dot's
@@ -1447,27 +1617,66 @@ class _Kernel:
             v = v.args[0]
         return v
 
-    def _bounds(self, mask, rows, cols):
+    def _bounds(self, mask, rows, cols, sites=None):
         """{axis: [bound texts]} for a mask made only of `rows[:, None] < X` and `cols[None, :] <
-        Y` (or `(rows < X)[:, None]`, `(cols < Y)[None, :]`) joined by &, through a name
-        assigned once; None for any other mask."""
-        if isinstance(mask, ast.Name) and mask.id not in self.names and \
-                len(self.assigns.get(mask.id, [])) == 1:
-            mask = self.assigns[mask.id][0]
+        Y` (or `(rows < X)[:, None]`, `(cols < Y)[None, :]`) joined by &, maybe through names,
+        maybe indexed (`mask_m[:, None]`); None for any other mask. A name stands for each value
+        the kernel assigns it (masks chosen in if / else branches: whichever reaches the access
+        is one of them), `X if C else Y` for X and Y, `None` for no mask at all. `sites` collects each compare found along
+        an axis: (axis, compare node), for the caller to place."""
+        if isinstance(mask, ast.Constant) and mask.value is None:
+            return {}
+        index = None
+        if isinstance(mask, ast.Subscript) and isinstance(mask.value, ast.Name):
+            mask, index = mask.value, mask.slice
+        values = self._values_of(mask) if isinstance(mask, ast.Name) else \
+            [mask.body, mask.orelse] if isinstance(mask, ast.IfExp) else None
+        if values is not None:
+            found = [self._bounds(v if index is None else ast.Subscript(value=v, slice=index),
+                                  rows, cols, sites) for v in values]
+            if None in found:
+                return None
+            return {k: [t for f in found for t in f.get(k, [])]
+                    for k in set().union(*found)}
+        if index is not None:
+            mask = ast.Subscript(value=mask, slice=index)
         if isinstance(mask, ast.Subscript) and isinstance(mask.value, ast.Compare) and \
                 len(mask.value.ops) == 1:
             compare = mask.value  # the bound indexed after the compare: index its tile instead
-            mask = ast.Compare(left=ast.Subscript(value=compare.left, slice=mask.slice),
-                               ops=compare.ops, comparators=compare.comparators)
+            bound = self._bounds(ast.Compare(left=ast.Subscript(value=compare.left,
+                                                                slice=mask.slice),
+                                             ops=compare.ops, comparators=compare.comparators),
+                                 rows, cols)
+            if bound and sites is not None:
+                sites.extend((axis, compare) for axis in bound)
+            return bound
         if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
-            left, right = self._bounds(mask.left, rows, cols), self._bounds(mask.right, rows, cols)
+            left = self._bounds(mask.left, rows, cols, sites)
+            right = self._bounds(mask.right, rows, cols, sites)
             if left is None or right is None:
                 return None
             return {k: left.get(k, []) + right.get(k, []) for k in set(left) | set(right)}
         if isinstance(mask, ast.Compare) and len(mask.ops) == 1 and \
                 isinstance(mask.ops[0], ast.Lt) and _axis(mask.left) in ((0, rows), (1, cols)):
+            if sites is not None and hasattr(mask, "lineno"):
+                sites.append((_axis(mask.left)[0], mask))
             return {_axis(mask.left)[0]: [ast.unparse(mask.comparators[0])]}
         return None
+
+    def _values_of(self, name, seen=frozenset()):
+        """Every value the kernel assigns a local name (plain assignments only, each binding of
+        it one of them), or None: a parameter, a name bound otherwise (in place, by a loop,
+        unpacked from a call), or one read in its own value."""
+        if name.id in self.names or name.id in seen:
+            return None
+        values = self.assigns.get(name.id, [])
+        stores = [n for n in ast.walk(self.fn) if isinstance(n, ast.Name) and
+                  n.id == name.id and isinstance(n.ctx, (ast.Store, ast.Del))]
+        if not values or len(stores) != len(values) or any(
+                isinstance(self.parents.get(n), ast.AugAssign) for n in stores) or any(
+                _is_name(n, name.id) for v in values for n in ast.walk(v)):
+            return None
+        return values
 
     def _one_size(self, texts):
         """The one size the texts name (a scalar parameter), or None when none or several."""
@@ -1478,8 +1687,11 @@ class _Kernel:
 
     def _k_loop(self, loop, block_k):
         """(K, var, offset) for `for k in range(0, K, BK)` (offset k) or `range(tl.cdiv(K, BK))`
-        / `range(0, tl.cdiv(K, BK))` (offset k * BK), range or tl.range, K a scalar parameter;
-        the offset is where the iteration's tiles start along K. None otherwise."""
+        / `range(0, tl.cdiv(K, BK))` (offset k * BK; the count maybe a name assigned once
+        before the loop), range or tl.range, K a scalar parameter; the offset is where the
+        iteration's tiles start along K. K is None for `range(0, S, BK)` whose stop S is not
+        a parameter (its names bound nowhere in the loop): the caller looks for the last
+        block peeled after the loop. None otherwise."""
         it = loop.iter
         if not (isinstance(it, ast.Call) and isinstance(loop.target, ast.Name) and
                 ((isinstance(it.func, ast.Name) and it.func.id == "range") or
@@ -1489,8 +1701,17 @@ class _Kernel:
         first = self.text(args[0]) if args else None
         if len(args) == 3 and first == "0" and self.text(args[2]) == block_k:
             size, offset = args[1], var
+            in_loop = set().union(*[_binds_names(s) for s in loop.body])
+            if not (isinstance(size, ast.Name) and size.id in self.names) and \
+                    var not in self.assigns and not in_loop & {
+                        n.id for n in ast.walk(size) if isinstance(n, ast.Name)}:
+                return None, var, offset
         elif len(args) == 1 or (len(args) == 2 and first == "0"):
             cdiv = args[-1]
+            values = self._values_of(cdiv) if isinstance(cdiv, ast.Name) else None
+            if values is not None and len(values) == 1 and \
+                    self._top_statement(values[0]) in self.fn.body[:self.fn.body.index(loop)]:
+                cdiv = values[0]  # the count named before the loop (`num_iters = cdiv(..)`)
             f = cdiv.func if isinstance(cdiv, ast.Call) else None
             is_cdiv = self.f.tl_attr(f) == "cdiv" or (
                 isinstance(f, ast.Attribute) and f.attr == "cdiv" and
