@@ -50,6 +50,10 @@
 #                    (all, or those named) and tuned by experiments/suite/run.py (BUDGET, default
 #                    50; TIME per task, default 2m; SEED; passed through): its table into the
 #                    summary, its results in OUT_DIR/suite (at TIME=2m about three tasks fit a call)
+#   vendor:K[,K...]  issue 36's targets: tune K with tune's defaults (BUDGET when set), then
+#                    its best_variant.py in a fresh process through the file's entry point,
+#                    timed against the file as it is and torch's own op, interleaved
+#                    (experiments/suite/rerun.py)
 #   energy:K[,K...]  issue 38: each K's baseline run back to back under the engine's energy
 #                    observer (NVML's counter) while nvidia-smi samples power.draw every 50 ms,
 #                    their agreement (experiments/energy/agreement.py); then the first K tuned
@@ -214,6 +218,16 @@ EOF
         --out "$out/runs/$k" -q --json \
         > "$out/runs/$k.json" 2> "$out/runs/$k.err"
       line "$out/runs/$k.json" tune "$k"
+    done ;;
+  vendor:*)
+    for k in $(echo "${step#vendor:}" | tr , ' '); do
+      timeout 240 "$t" tune "experiments/kernels/$k/task.json" --backend cuda \
+        ${BUDGET:+--budget "$BUDGET"} --out "$out/runs/${k}_defaults" -q --json \
+        > "$out/runs/${k}_defaults.json" 2> "$out/runs/${k}_defaults.err"
+      line "$out/runs/${k}_defaults.json" tune "$k"
+      winner "$out/runs/${k}_defaults.json"
+      timeout 150 python3 experiments/suite/rerun.py "$out/runs/${k}_defaults" \
+        "$(torch_op "$k" | cut -d= -f2-)" 2>&1 | tail -1 | tee -a "$summary"
     done ;;
   pool)
     for w in 1 16; do  # one batch of 240 after the baseline; its wall is the pool's throughput

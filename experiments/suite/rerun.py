@@ -61,7 +61,7 @@ def main():
         baseline = worker._baselines_at(loaded, shape)[0]
         runs = {"file": launcher(loaded.module, loaded.kernel, baseline, inputs, shape),
                 "winner": launcher(module, kernel, winner, inputs, shape)}
-        if len(sys.argv) > 2:
+        if len(sys.argv) > 2 and sys.argv[2]:
             import torch.nn.functional as F
             runs["vendor"] = eval(f"lambda: {sys.argv[2]}", {"torch": torch, "F": F, **inputs})
         times = {k: [] for k in runs}
