@@ -395,13 +395,10 @@ class _File:
         for qualname, fn in self.functions:
             for site in _launches(self, qualname, fn):
                 sites[site["kernel"]].append(site)
-        tiles_in = self._tile_params()
-        kernels = []
-        for name, fn in self.jit.items():
-            if only is None or name == only:
-                k = _Kernel(self, fn)
-                kernels.append(dict(k.document(sites[name]),
-                                    tile_logic=k.tile_logic(tiles_in[name])))
+        every = {name: _Kernel(self, fn) for name, fn in self.jit.items()}
+        tiles_in = self._tile_params(every)
+        kernels = [dict(k.document(sites[name]), tile_logic=k.tile_logic(tiles_in[name]))
+                   for name, k in every.items() if only is None or name == only]
         functions = [{"name": fn.name, "qualname": q, "span": _span(fn),
                       "launches": sorted({s["kernel"] for ss in sites.values() for s in ss
                                           if s["qualname"] == q})}
@@ -409,10 +406,10 @@ class _File:
         return {"path": self.path, "kernels": kernels, "functions": functions,
                 "device_queries": self._device_queries(self.tree.body)}
 
-    def _tile_params(self):
-        """Per jit function, its parameters that a jit function of the file passes a tile (or a
-        value of unknown shape) to, as a helper's `mask`; through helpers calling helpers."""
-        kernels = {name: _Kernel(self, fn) for name, fn in self.jit.items()}
+    def _tile_params(self, kernels):
+        """Per jit function (`kernels`: each one's _Kernel by name), its parameters that a jit
+        function of the file passes a tile (or a value of unknown shape) to, as a helper's
+        `mask`; through helpers calling helpers."""
         out = {name: set() for name in self.jit}
         changed = True
         while changed:
@@ -1090,7 +1087,7 @@ class _Kernel:
         """The kernel's GEMM when it has the tutorial-03 shape (see the module's docstring), with
         the texts a rewrite reuses and the spans it replaces; None otherwise."""
         dots = [c for c in self.calls() if self.f.tl_attr(c.func) == "dot"]
-        looped = [c for c in dots if self._in_loop(c)]
+        looped = [c for c in dots if self.in_loop(c)]
         if len(looped) != 1 or len(looped[0].args) < 2:
             return None
         dot = looped[0]
@@ -1168,14 +1165,6 @@ class _Kernel:
                 "tile_body": None if a["batch"] or b["batch"] or store["batch"] else
                 self._tile_body()}
 
-    def _in_loop(self, node):
-        """Whether a for or while loop of the kernel holds the node."""
-        while node in self.parents:
-            node = self.parents[node]
-            if isinstance(node, (ast.For, ast.While)):
-                return True
-        return False
-
     def _top_statement(self, node):
         """The statement of the kernel's top level that holds the node."""
         while node not in self.fn.body:
@@ -1194,7 +1183,7 @@ class _Kernel:
         after = body[body.index(loop) + 1:]
         for stmt in after:
             for load in (c for c in ast.walk(stmt) if isinstance(c, ast.Call) and
-                         self.f.tl_attr(c.func) == "load" and not self._in_loop(c)):
+                         self.f.tl_attr(c.func) == "load" and not self.in_loop(c)):
                 tile = self._pointer_tile(_keyword(load, "pointer", 0), stmt)
                 if tile is None or tile[0] != operand["base"] or \
                         (tile[1][1], tile[2][1]) != (operand["stride_row"],
